@@ -1,0 +1,77 @@
+import Table from 'cli-table3';
+import pc from 'picocolors';
+import type { DeviceSummary, SnapshotSummary, SummaryRow } from '../../engine/analyses/summary.js';
+import { formatBytes, formatCount, formatDuration } from '../../engine/format.js';
+
+/** The text report of `memlens summary` for one file. */
+export function renderSummary(file: string, s: SnapshotSummary): string {
+  const out: string[] = [pc.bold(file), `  layout: ${layoutText(s)}`];
+  for (const w of s.warnings) out.push(pc.yellow(`  warning: ${w}`));
+  if (s.allocator_settings) out.push(`  allocator settings: ${settingsText(s.allocator_settings)}`);
+  for (const d of s.devices) out.push('', renderDevice(d));
+  return out.join('\n');
+}
+
+function layoutText(s: SnapshotSummary): string {
+  const proto = s.pickle_protocol === null ? 'JSON' : `pickle protocol ${s.pickle_protocol}`;
+  return s.layout === 'segment-list'
+    ? `list of segments (torch.cuda.memory_snapshot()), ${proto}`
+    : `_dump_snapshot dict, ${proto}`;
+}
+
+function settingsText(settings: Record<string, unknown>): string {
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(settings)) {
+    if (k === 'roundup_power2_divisions' && typeof v === 'object' && v !== null) {
+      const set = Object.entries(v).filter(([, n]) => n !== 0);
+      parts.push(`${k}=${set.length === 0 ? 'off' : set.map(([a, n]) => `${a}:${String(n)}`).join(',')}`);
+    } else {
+      parts.push(`${k}=${typeof v === 'string' ? JSON.stringify(v) : String(v)}`);
+    }
+  }
+  return parts.join(' ');
+}
+
+function renderDevice(d: DeviceSummary): string {
+  const lines = [pc.bold(`device ${d.device}`), renderTable(d.memory_summary)];
+  const pools = Object.entries(d.pools).map(
+    ([k, v]) => `${k}: ${v.segments} segments, ${formatBytes(v.reserved_bytes)}`,
+  );
+  lines.push(
+    `  segments: ${d.segments} (${pools.join('; ')})${d.expandable_segments ? `, ${d.expandable_segments} expandable` : ''}; blocks: ${formatCount(d.blocks)}`,
+  );
+  lines.push(
+    `  largest free (inactive) block: ${formatBytes(d.largest_inactive_block)}; streams: ${d.streams.join(', ')}`,
+  );
+  if (d.private_pools.length > 0) lines.push(`  private pools: ${d.private_pools.join(', ')}`);
+  lines.push(`  trace: ${traceText(d)}`);
+  for (const n of d.notes) lines.push(pc.dim(`  note: ${n}`));
+  for (const w of d.warnings) lines.push(pc.yellow(`  warning: ${w}`));
+  return lines.join('\n');
+}
+
+function traceText(d: DeviceSummary): string {
+  if (d.trace_entries === 0) return 'no entries (memory history was not recorded for this device)';
+  const actions = Object.entries(d.trace_actions).map(([a, n]) => `${a} ${formatCount(n)}`);
+  const span =
+    d.trace_first_time_us === null
+      ? 'no timestamps (PyTorch < 2.2)'
+      : `spans ${formatDuration(d.trace_span_us)}`;
+  const oom = d.ooms > 0 ? pc.red(`, ${d.ooms} OOM`) : ', no OOM';
+  return `${formatCount(d.trace_entries)} entries (${actions.join(', ')}), ${span}${oom}; requested memory ${formatBytes(d.trace_start_allocated_bytes)} at start, peak ${formatBytes(d.trace_peak_allocated_bytes)}; reserved ${formatBytes(d.trace_start_reserved_bytes)} at start, peak ${formatBytes(d.trace_peak_reserved_bytes)}`;
+}
+
+function renderTable(rows: SummaryRow[]): string {
+  const table = new Table({
+    head: ['Metric', 'Cur Usage', 'Peak Usage', 'Tot Alloc', 'Tot Freed'],
+    colAligns: ['left', 'right', 'right', 'right', 'right'],
+    style: { head: [], border: [], compact: true },
+  });
+  for (const r of rows) {
+    const fmt = (v: number | null): string =>
+      v === null ? '—' : r.unit === 'bytes' ? formatBytes(v) : formatCount(v);
+    const label = r.pool === 'all' ? r.metric : `      from ${r.pool} pool`;
+    table.push([label, fmt(r.current), fmt(r.peak), fmt(r.allocated_total), fmt(r.freed_total)]);
+  }
+  return table.toString();
+}

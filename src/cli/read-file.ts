@@ -1,0 +1,55 @@
+import { open, stat } from 'node:fs/promises';
+import { SnapshotError } from '../engine/errors.js';
+
+const CHUNK = 4 * 1024 * 1024;
+
+/** Checks the path is a readable regular file; fs error codes become one-line messages. */
+export async function fileSize(path: string): Promise<number> {
+  try {
+    const st = await stat(path);
+    if (st.isDirectory()) throw new SnapshotError('is a directory, expected a snapshot file');
+    if (!st.isFile()) throw new SnapshotError('is not a regular file');
+    return st.size;
+  } catch (e) {
+    throw asInputError(e);
+  }
+}
+
+/** Streams a file in 4 MiB chunks straight from its descriptor: no 2 GiB readFile limit. */
+export async function* readChunks(path: string): AsyncGenerator<Uint8Array> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, 'r');
+  } catch (e) {
+    throw asInputError(e);
+  }
+  try {
+    for (;;) {
+      const buf = new Uint8Array(CHUNK);
+      const { bytesRead } = await handle.read(buf, 0, CHUNK, null);
+      if (bytesRead === 0) return;
+      yield bytesRead === CHUNK ? buf : buf.subarray(0, bytesRead);
+    }
+  } catch (e) {
+    throw asInputError(e);
+  } finally {
+    await handle.close();
+  }
+}
+
+const FS_MESSAGES: Record<string, string> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EISDIR: 'is a directory, expected a snapshot file',
+  ELOOP: 'too many symbolic links',
+  ENAMETOOLONG: 'file name too long',
+  EIO: 'I/O error while reading',
+};
+
+function asInputError(e: unknown): unknown {
+  if (e instanceof SnapshotError) return e;
+  const code = (e as { code?: string }).code;
+  if (code !== undefined) return new SnapshotError(FS_MESSAGES[code] ?? `cannot read (${code})`);
+  return e;
+}

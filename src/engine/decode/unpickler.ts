@@ -1,0 +1,773 @@
+import { SnapshotError } from '../errors.js';
+import { NO_STACK, StackTable } from '../model/stack-table.js';
+import { TraceColumns } from '../model/trace-columns.js';
+import { bytesEqualAscii, decodeLatin1, decodeUtf8 } from './byte-strings.js';
+import { decodeLong, parseDecimal } from './ints.js';
+import { MAX_PROTOCOL, Op, opName } from './opcodes.js';
+import {
+  describeValue,
+  type Inert,
+  isDict,
+  isInert,
+  newDict,
+  PickledCall,
+  PickledExternal,
+  PickledGlobal,
+  type PyDict,
+} from './py-values.js';
+import { RowList } from './row-list.js';
+import { ENTRY_IN_MEMO, FrameDict, frameIdOf, OpenEntry, OpenStack, StackRef } from './special-values.js';
+
+export interface DecodedPickle {
+  root: unknown;
+  protocol: number | undefined;
+  trace: TraceColumns;
+  stacks: StackTable;
+  /** Lists in `root` whose entries were decoded into `trace` rows (they stay empty arrays). */
+  traceLists: Map<unknown[], RowList>;
+  /** Imports/calls the file asked for and memlens did not perform. */
+  inert: { count: number; examples: Inert[] };
+}
+
+/** Bytes that must be buffered before an opcode is decoded, so fixed-size arguments and the
+ * dict-kind peek never need their own bounds checks. */
+const LOOKAHEAD = 48;
+const MAX_TEXT_BYTES = 256 * 1024 * 1024;
+const MAX_LINE = 1 << 20;
+const KIND_PLAIN = 0;
+const KIND_ENTRY = 1;
+const KIND_FRAME = 2;
+
+/**
+ * A push-fed pickle VM (protocols 0-5). Feed it chunks with `push`, then call `finish`. It keeps
+ * no copy of the input beyond one incomplete opcode, so files of any size stream through.
+ *
+ * It knows one thing about PyTorch snapshots: dicts whose first key is 'action' are trace entries
+ * and go to columns; dicts whose first key is 'name'/'filename' are frames; lists under a 'frames'
+ * key are tracebacks and become stack ids. Everything else becomes plain JS values.
+ */
+export class Unpickler {
+  readonly trace: TraceColumns;
+  readonly stacks = new StackTable();
+  private readonly traceLists = new Map<unknown[], RowList>();
+  private buf: Uint8Array = new Uint8Array(0);
+  private view: DataView = new DataView(new ArrayBuffer(0));
+  private end = 0;
+  private base = 0;
+  private pos = 0;
+  private stack: unknown[] = [];
+  private marks: number[] = [];
+  private memo: unknown[] = [];
+  private memoSize = 0;
+  private stackRefs: StackRef[] = [];
+  private readonly noStack = new StackRef(NO_STACK);
+  private protocol = 0;
+  private done = false;
+  private root: unknown = undefined;
+  private inertCount = 0;
+  private readonly inertExamples: Inert[] = [];
+
+  constructor(expectedEntries = 1024) {
+    this.trace = new TraceColumns(expectedEntries);
+  }
+
+  /** Offset just past the last decoded opcode. */
+  get offset(): number {
+    return this.base + this.pos;
+  }
+
+  get stopped(): boolean {
+    return this.done;
+  }
+
+  push(chunk: Uint8Array): void {
+    if (this.done || chunk.length === 0) return;
+    const rest = this.end - this.pos;
+    if (rest > 0) {
+      const joined = new Uint8Array(rest + chunk.length);
+      joined.set(this.buf.subarray(this.pos, this.end));
+      joined.set(chunk, rest);
+      this.setBuffer(joined, this.base + this.pos);
+    } else {
+      this.setBuffer(chunk, this.base + this.end);
+    }
+    this.run(false);
+  }
+
+  finish(): DecodedPickle {
+    if (!this.done) this.run(true);
+    if (!this.done) {
+      const what = this.end === 0 && this.base === 0 ? 'empty input' : 'truncated pickle: no STOP opcode';
+      throw new SnapshotError(what, this.base + this.end);
+    }
+    return {
+      root: this.root,
+      protocol: this.protocol,
+      trace: this.trace,
+      stacks: this.stacks,
+      traceLists: this.traceLists,
+      inert: { count: this.inertCount, examples: this.inertExamples },
+    };
+  }
+
+  private setBuffer(buf: Uint8Array, base: number): void {
+    this.buf = buf;
+    this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+    this.end = buf.length;
+    this.base = base;
+    this.pos = 0;
+  }
+
+  private fail(message: string, at = this.pos): never {
+    throw new SnapshotError(message, this.base + at);
+  }
+
+  /** Decodes opcodes until the buffer runs short (or STOP). Hot opcodes are inline. */
+  private run(final: boolean): void {
+    const buf = this.buf;
+    const end = this.end;
+    const stack = this.stack;
+    let pos = this.pos;
+    while (pos < end && !this.done) {
+      if (!final && end - pos < LOOKAHEAD) break;
+      const op = buf[pos]!;
+      switch (op) {
+        case Op.BINGET:
+          stack.push(this.memoGet(buf[pos + 1]!, pos));
+          pos += 2;
+          break;
+        case Op.LONG_BINGET:
+          stack.push(this.memoGet(u32(buf, pos + 1), pos));
+          pos += 5;
+          break;
+        case Op.MEMOIZE:
+          this.memoPut(this.memoSize, pos);
+          pos += 1;
+          break;
+        case Op.MARK:
+          this.marks.push(stack.length);
+          pos += 1;
+          break;
+        case Op.BININT1:
+          stack.push(buf[pos + 1]!);
+          pos += 2;
+          break;
+        case Op.BININT2:
+          stack.push(buf[pos + 1]! | (buf[pos + 2]! << 8));
+          pos += 3;
+          break;
+        case Op.BININT:
+          stack.push(buf[pos + 1]! | (buf[pos + 2]! << 8) | (buf[pos + 3]! << 16) | (buf[pos + 4]! << 24));
+          pos += 5;
+          break;
+        case Op.LONG1: {
+          const n = buf[pos + 1]!;
+          if (pos + 2 + n > end) {
+            this.suspend(pos, final);
+            return;
+          }
+          stack.push(decodeLong(buf, pos + 2, n, this.base + pos));
+          pos += 2 + n;
+          break;
+        }
+        case Op.SHORT_BINUNICODE: {
+          const n = buf[pos + 1]!;
+          if (pos + 2 + n > end) {
+            this.suspend(pos, final);
+            return;
+          }
+          stack.push(decodeUtf8(buf, pos + 2, n));
+          pos += 2 + n;
+          break;
+        }
+        case Op.EMPTY_DICT:
+          stack.push(this.newDictFor(pos + 1));
+          pos += 1;
+          break;
+        case Op.EMPTY_LIST:
+          stack.push(this.isFramesValue() ? new OpenStack() : []);
+          pos += 1;
+          break;
+        case Op.SETITEMS:
+          this.pos = pos;
+          this.setItems(this.popMark(pos), pos);
+          pos += 1;
+          break;
+        case Op.APPENDS:
+          this.pos = pos;
+          this.appendItems(this.popMark(pos), pos);
+          pos += 1;
+          break;
+        case Op.NEWFALSE:
+          stack.push(false);
+          pos += 1;
+          break;
+        case Op.NEWTRUE:
+          stack.push(true);
+          pos += 1;
+          break;
+        case Op.NONE:
+          stack.push(null);
+          pos += 1;
+          break;
+        case Op.FRAME:
+          pos += 9;
+          break;
+        default: {
+          this.pos = pos;
+          const next = this.rareOp(op, final);
+          if (next < 0) return;
+          pos = next;
+        }
+      }
+    }
+    this.pos = pos;
+  }
+
+  /** Keeps the unread tail for the next chunk, or reports truncation at the end of input. */
+  private suspend(pos: number, final: boolean): void {
+    this.pos = pos;
+    if (final) this.fail(`truncated pickle: ${opName(this.buf[pos]!)} runs past the end of the input`, pos);
+  }
+
+  private need(pos: number, n: number, final: boolean): boolean {
+    if (pos + n <= this.end) return true;
+    this.suspend(pos, final);
+    return false;
+  }
+
+  private popMark(pos: number): number {
+    const m = this.marks.pop();
+    if (m === undefined) this.fail(`${opName(this.buf[pos]!)} without a MARK`, pos);
+    return m;
+  }
+
+  private memoGet(index: number, pos: number): unknown {
+    const v = this.memo[index];
+    if (v === undefined) this.fail(`memo entry ${index} is read before it is written`, pos);
+    if (v === ENTRY_IN_MEMO) this.fail(`memo entry ${index} refers back to a trace entry`, pos);
+    return v;
+  }
+
+  private memoPut(index: number, pos: number): void {
+    if (this.stack.length === 0) this.fail('memoize with an empty stack', pos);
+    if (index > 0x7fffffff) this.fail(`memo index ${index} too large`, pos);
+    const v = this.stack[this.stack.length - 1];
+    if (this.memo[index] === undefined) this.memoSize++;
+    if (v instanceof OpenEntry) this.memo[index] = ENTRY_IN_MEMO;
+    else {
+      if (v instanceof OpenStack) v.memoSlot = index;
+      this.memo[index] = v;
+    }
+  }
+
+  /** Peeks past EMPTY_DICT [memo op] [MARK] at the first key to pick the dict's representation. */
+  private newDictFor(p: number): unknown {
+    const buf = this.buf;
+    const memoOp = buf[p];
+    if (memoOp === Op.MEMOIZE) p += 1;
+    else if (memoOp === Op.BINPUT) p += 2;
+    else if (memoOp === Op.LONG_BINPUT) p += 5;
+    if (buf[p] === Op.MARK) p += 1;
+    const kind = this.keyKind(p);
+    if (kind === KIND_ENTRY) return new OpenEntry(this.trace.begin());
+    if (kind === KIND_FRAME) return new FrameDict();
+    return newDict();
+  }
+
+  private keyKind(p: number): number {
+    const buf = this.buf;
+    const op = buf[p];
+    let key: unknown;
+    if (op === Op.BINGET) key = this.memo[buf[p + 1]!];
+    else if (op === Op.LONG_BINGET) key = this.memo[u32(buf, p + 1)];
+    else if (op === Op.SHORT_BINUNICODE) return inlineKeyKind(buf, p + 2, buf[p + 1]!);
+    else if (op === Op.BINUNICODE) return inlineKeyKind(buf, p + 5, u32(buf, p + 1));
+    if (key === 'action') return KIND_ENTRY;
+    if (key === 'name' || key === 'filename') return KIND_FRAME;
+    return KIND_PLAIN;
+  }
+
+  /** True when the list about to be created is the value of a 'frames' key of a dict. */
+  private isFramesValue(): boolean {
+    const stack = this.stack;
+    const n = stack.length;
+    if (n < 2 || stack[n - 1] !== 'frames') return false;
+    const m = this.marks.length > 0 ? this.marks[this.marks.length - 1]! : -1;
+    const owner = m >= 1 && (n - m) % 2 === 1 ? stack[m - 1] : stack[n - 2];
+    return owner instanceof OpenEntry || owner instanceof FrameDict || isDict(owner);
+  }
+
+  private setItems(m: number, pos: number): void {
+    const stack = this.stack;
+    if (m === 0) this.fail('SETITEMS with no dict to set into', pos);
+    if ((stack.length - m) % 2 !== 0) this.fail('SETITEMS with an odd number of items', pos);
+    const target = stack[m - 1];
+    for (let i = m; i < stack.length; i += 2) this.setItem(target, stack[i], stack[i + 1], pos);
+    stack.length = m;
+  }
+
+  private setItem(target: unknown, key: unknown, value: unknown, pos: number): void {
+    const k = typeof key === 'string' ? key : keyText(key);
+    if (target instanceof OpenEntry) {
+      if (k === 'frames') this.trace.stack[target.row] = this.stackIdOf(value, pos);
+      else this.trace.set(target.row, k, this.plain(value));
+    } else if (target instanceof FrameDict) {
+      target.set(k, this.plain(value));
+    } else if (isDict(target)) {
+      target[k] = this.plain(value);
+    } else if (target instanceof PickledCall) {
+      target.state ??= newDict();
+      if (isDict(target.state)) target.state[k] = this.plain(value);
+    } else {
+      this.fail(`${opName(this.buf[pos]!)} into ${describeValue(target)}`, pos);
+    }
+  }
+
+  private appendItems(m: number, pos: number): void {
+    const stack = this.stack;
+    if (m === 0) this.fail('APPENDS with no list to append to', pos);
+    const target = stack[m - 1];
+    for (let i = m; i < stack.length; i++) this.appendItem(target, stack[i], pos);
+    stack.length = m;
+  }
+
+  private appendItem(target: unknown, item: unknown, pos: number): void {
+    if (target instanceof OpenStack) {
+      target.ids.push(frameIdOf(item, this.stacks, this.base + pos));
+      return;
+    }
+    if (!Array.isArray(target) || Object.isFrozen(target)) {
+      if (target instanceof PickledCall) {
+        this.appendToCall(target, item);
+        return;
+      }
+      this.fail(`${opName(this.buf[pos]!)} to ${describeValue(target)}`, pos);
+    }
+    const rows = this.traceLists.get(target);
+    if (item instanceof OpenEntry) this.rowsOf(target, pos).add(item.row);
+    else if (rows !== undefined) rows.add(this.entryFromDict(item, pos));
+    else target.push(this.plain(item));
+  }
+
+  private appendToCall(target: PickledCall, item: unknown): void {
+    if (!Array.isArray(target.state)) target.state = [];
+    (target.state as unknown[]).push(this.plain(item));
+  }
+
+  private rowsOf(list: unknown[], pos: number): RowList {
+    let rows = this.traceLists.get(list);
+    if (rows === undefined) {
+      if (list.length > 0) this.fail('a list mixes trace entries with other values', pos);
+      rows = new RowList();
+      this.traceLists.set(list, rows);
+    }
+    return rows;
+  }
+
+  /** A trace entry whose keys came in an unusual order: same columns, slower path. */
+  private entryFromDict(item: unknown, pos: number): number {
+    if (!isDict(item)) this.fail(`a trace list holds ${describeValue(item)}, expected dicts`, pos);
+    const row = this.trace.begin();
+    for (const k of Object.keys(item)) {
+      if (k === 'frames') this.trace.stack[row] = this.stackIdOf(item[k], pos);
+      else this.trace.set(row, k, item[k]);
+    }
+    return row;
+  }
+
+  private stackIdOf(value: unknown, pos: number): number {
+    if (value instanceof OpenStack) return this.closeStack(value).id;
+    if (value instanceof StackRef) return value.id;
+    if (value === null) return NO_STACK;
+    if (Array.isArray(value)) {
+      const ids = value.map((f) => frameIdOf(f, this.stacks, this.base + pos));
+      return this.stacks.internStack(ids, ids.length);
+    }
+    return this.fail(`'frames' is ${describeValue(value)}, expected a list of frames`, pos);
+  }
+
+  private closeStack(open: OpenStack): StackRef {
+    const id = this.stacks.internStack(open.ids, open.ids.length);
+    const ref = id === NO_STACK ? this.noStack : (this.stackRefs[id] ??= new StackRef(id));
+    if (open.memoSlot >= 0 && this.memo[open.memoSlot] === open) this.memo[open.memoSlot] = ref;
+    return ref;
+  }
+
+  /** Turns the decoder's stand-ins back into plain values when they land in a plain container. */
+  private plain(v: unknown): unknown {
+    if (typeof v !== 'object' || v === null) return v;
+    if (v instanceof OpenStack) return this.closeStack(v);
+    if (v instanceof FrameDict) return v.dict;
+    if (v instanceof OpenEntry) return this.entryAsDict(v.row);
+    return v;
+  }
+
+  private entryAsDict(row: number): PyDict {
+    const t = this.trace;
+    const d = newDict();
+    d.action = t.actionName(row);
+    if (!Number.isNaN(t.addr[row]!)) d.addr = t.addr[row];
+    if (!Number.isNaN(t.size[row]!)) d.size = t.size[row];
+    d.stream = t.streams[t.stream[row]!];
+    if (!Number.isNaN(t.timeUs[row]!)) d.time_us = t.timeUs[row];
+    if (t.stack[row]! >= 0) d.frames = this.stackRefs[t.stack[row]!] ?? new StackRef(t.stack[row]!);
+    return Object.assign(d, t.extras.get(row));
+  }
+
+  private pushInert(v: Inert): void {
+    this.inertCount++;
+    if (this.inertExamples.length < 8) this.inertExamples.push(v);
+    this.stack.push(v);
+  }
+
+  /** Everything not on the hot path. Returns the next position, or -1 to wait for more input. */
+  private rareOp(op: number, final: boolean): number {
+    const pos = this.pos;
+    const buf = this.buf;
+    const stack = this.stack;
+    switch (op) {
+      case Op.PROTO: {
+        const v = buf[pos + 1]!;
+        if (v > MAX_PROTOCOL)
+          this.fail(`pickle protocol ${v} is newer than memlens supports (${MAX_PROTOCOL})`);
+        this.protocol = v;
+        return pos + 2;
+      }
+      case Op.STOP:
+        if (stack.length !== 1) this.fail(`STOP with ${stack.length} values on the stack, expected 1`);
+        this.root = this.plain(stack.pop());
+        this.done = true;
+        return pos + 1;
+      case Op.BINPUT:
+        this.memoPut(buf[pos + 1]!, pos);
+        return pos + 2;
+      case Op.LONG_BINPUT:
+        this.memoPut(u32(buf, pos + 1), pos);
+        return pos + 5;
+      case Op.APPEND:
+        this.needStack(2);
+        this.appendItem(stack[stack.length - 2], stack.pop(), pos);
+        return pos + 1;
+      case Op.SETITEM: {
+        this.needStack(3);
+        const value = stack.pop();
+        const key = stack.pop();
+        this.setItem(stack[stack.length - 1], key, value, pos);
+        return pos + 1;
+      }
+      case Op.BINFLOAT:
+        stack.push(this.view.getFloat64(pos + 1, false));
+        return pos + 9;
+      case Op.EMPTY_TUPLE:
+        stack.push(Object.freeze([]));
+        return pos + 1;
+      case Op.TUPLE1:
+      case Op.TUPLE2:
+      case Op.TUPLE3:
+        this.tupleOf(op - Op.TUPLE1 + 1);
+        return pos + 1;
+      case Op.TUPLE:
+        this.tupleOf(stack.length - this.popMark(pos));
+        return pos + 1;
+      case Op.LIST:
+      case Op.DICT:
+      case Op.FROZENSET:
+        this.fromMark(op, this.popMark(pos));
+        return pos + 1;
+      case Op.EMPTY_SET:
+        stack.push(new Set());
+        return pos + 1;
+      case Op.ADDITEMS: {
+        const m = this.popMark(pos);
+        const set = stack[m - 1];
+        if (!(set instanceof Set)) this.fail(`ADDITEMS to ${describeValue(set)}`);
+        for (let i = m; i < stack.length; i++) set.add(this.plain(stack[i]));
+        stack.length = m;
+        return pos + 1;
+      }
+      case Op.POP:
+        this.needStack(1);
+        stack.pop();
+        return pos + 1;
+      case Op.POP_MARK:
+        stack.length = this.popMark(pos);
+        return pos + 1;
+      case Op.DUP:
+        this.needStack(1);
+        stack.push(stack[stack.length - 1]);
+        return pos + 1;
+      case Op.LONG4: {
+        const n = u32(buf, pos + 1);
+        if (n > 0x7fffffff) this.fail('LONG4 with a negative length');
+        if (!this.need(pos, 5 + n, final)) return -1;
+        stack.push(decodeLong(buf, pos + 5, n, this.base + pos));
+        return pos + 5 + n;
+      }
+      default:
+        return this.rareDataOp(op, final);
+    }
+  }
+
+  private rareDataOp(op: number, final: boolean): number {
+    const pos = this.pos;
+    const buf = this.buf;
+    switch (op) {
+      case Op.BINUNICODE:
+        return this.text(pos, 5, u32(buf, pos + 1), final, decodeUtf8);
+      case Op.BINUNICODE8:
+        return this.text(pos, 9, this.u64(pos + 1), final, decodeUtf8);
+      case Op.SHORT_BINSTRING:
+        return this.text(pos, 2, buf[pos + 1]!, final, decodeLatin1);
+      case Op.BINSTRING:
+        return this.text(pos, 5, u32(buf, pos + 1), final, decodeLatin1);
+      case Op.SHORT_BINBYTES:
+        return this.text(pos, 2, buf[pos + 1]!, final, copyBytes);
+      case Op.BINBYTES:
+        return this.text(pos, 5, u32(buf, pos + 1), final, copyBytes);
+      case Op.BINBYTES8:
+      case Op.BYTEARRAY8:
+        return this.text(pos, 9, this.u64(pos + 1), final, copyBytes);
+      default:
+        return this.objectOp(op, final);
+    }
+  }
+
+  /** Opcodes that would import or call Python code: recorded as inert values, never executed. */
+  private objectOp(op: number, final: boolean): number {
+    const pos = this.pos;
+    const stack = this.stack;
+    const at = this.base + pos;
+    switch (op) {
+      case Op.STACK_GLOBAL: {
+        this.needStack(2);
+        const name = stack.pop();
+        const module = stack.pop();
+        this.pushInert(new PickledGlobal(String(module), String(name), at));
+        return pos + 1;
+      }
+      case Op.REDUCE:
+      case Op.NEWOBJ: {
+        this.needStack(2);
+        const args = this.plain(stack.pop());
+        this.pushInert(new PickledCall(stack.pop(), args, at));
+        return pos + 1;
+      }
+      case Op.NEWOBJ_EX: {
+        this.needStack(3);
+        const kwargs = this.plain(stack.pop());
+        const args = this.plain(stack.pop());
+        this.pushInert(new PickledCall(stack.pop(), [args, kwargs], at));
+        return pos + 1;
+      }
+      case Op.BUILD: {
+        this.needStack(2);
+        const state = this.plain(stack.pop());
+        const target = stack[stack.length - 1];
+        if (target instanceof PickledCall) target.state = state;
+        else if (!isInert(target)) this.fail(`BUILD on ${describeValue(target)}`);
+        return pos + 1;
+      }
+      case Op.BINPERSID:
+        this.needStack(1);
+        this.pushInert(new PickledExternal('persistent id', this.plain(this.stack.pop()), at));
+        return pos + 1;
+      case Op.EXT1:
+        this.pushInert(new PickledExternal('extension code', this.buf[pos + 1]!, at));
+        return pos + 2;
+      case Op.EXT2:
+        this.pushInert(
+          new PickledExternal('extension code', this.buf[pos + 1]! | (this.buf[pos + 2]! << 8), at),
+        );
+        return pos + 3;
+      case Op.EXT4:
+        this.pushInert(new PickledExternal('extension code', u32(this.buf, pos + 1), at));
+        return pos + 5;
+      case Op.NEXT_BUFFER:
+        this.pushInert(new PickledExternal('out-of-band buffer', null, at));
+        return pos + 1;
+      case Op.READONLY_BUFFER:
+        this.needStack(1);
+        return pos + 1;
+      default:
+        return this.textOp(op, final);
+    }
+  }
+
+  /** Protocol 0/1 opcodes with newline-terminated arguments. */
+  private textOp(op: number, final: boolean): number {
+    const pos = this.pos;
+    const stack = this.stack;
+    const line = this.readLine(pos + 1, final);
+    if (line === null) return -1;
+    const at = this.base + pos;
+    let next = pos + 1 + line.length + 1;
+    switch (op) {
+      case Op.INT:
+        if (line === '01' || line === '00') stack.push(line === '01');
+        else stack.push(parseDecimal(line, at));
+        return next;
+      case Op.LONG:
+        stack.push(parseDecimal(line, at));
+        return next;
+      case Op.FLOAT:
+        stack.push(parseFloatText(line, at));
+        return next;
+      case Op.STRING:
+        stack.push(unquote(line, at));
+        return next;
+      case Op.UNICODE:
+        stack.push(
+          line.replace(/\\u([0-9a-fA-F]{4})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16))),
+        );
+        return next;
+      case Op.GET:
+        stack.push(this.memoGet(Number(parseDecimal(line, at)), pos));
+        return next;
+      case Op.PUT:
+        this.memoPut(Number(parseDecimal(line, at)), pos);
+        return next;
+      case Op.PERSID:
+        this.pushInert(new PickledExternal('persistent id', line, at));
+        return next;
+      case Op.GLOBAL:
+      case Op.INST: {
+        const name = this.readLine(next, final);
+        if (name === null) return -1;
+        next += name.length + 1;
+        const global = new PickledGlobal(line, name, at);
+        if (op === Op.GLOBAL) this.pushInert(global);
+        else this.pushInert(new PickledCall(global, this.popItems(this.popMark(pos)), at));
+        return next;
+      }
+      case Op.OBJ: {
+        const items = this.popItems(this.popMark(pos));
+        if (items.length === 0) this.fail('OBJ without a class');
+        this.pushInert(new PickledCall(items[0], Object.freeze(items.slice(1)), at));
+        return pos + 1;
+      }
+      default:
+        return this.fail(`unknown opcode ${opName(op)}`);
+    }
+  }
+
+  private readLine(start: number, final: boolean): string | null {
+    const buf = this.buf;
+    const limit = Math.min(this.end, start + MAX_LINE);
+    for (let i = start; i < limit; i++) {
+      if (buf[i] === 0x0a) return decodeLatin1(buf, start, i - start);
+    }
+    if (limit - start >= MAX_LINE) this.fail('text argument longer than 1 MiB');
+    if (!final) return null;
+    if (this.textOpcodes.has(buf[this.pos]!))
+      this.fail(`truncated pickle: ${opName(buf[this.pos]!)} has no end of line`);
+    return this.fail(`unknown opcode ${opName(buf[this.pos]!)}`);
+  }
+
+  private readonly textOpcodes = new Set<number>([
+    Op.INT,
+    Op.LONG,
+    Op.FLOAT,
+    Op.STRING,
+    Op.UNICODE,
+    Op.GET,
+    Op.PUT,
+    Op.PERSID,
+    Op.GLOBAL,
+    Op.INST,
+  ]);
+
+  private text(
+    pos: number,
+    header: number,
+    length: number,
+    final: boolean,
+    decode: (buf: Uint8Array, start: number, length: number) => unknown,
+  ): number {
+    if (length > MAX_TEXT_BYTES)
+      this.fail(`${opName(this.buf[pos]!)} of ${length} bytes is larger than memlens accepts`);
+    if (!this.need(pos, header + length, final)) return -1;
+    this.stack.push(decode(this.buf, pos + header, length));
+    return pos + header + length;
+  }
+
+  private u64(p: number): number {
+    const hi = u32(this.buf, p + 4);
+    return hi === 0 ? u32(this.buf, p) : Number.MAX_SAFE_INTEGER;
+  }
+
+  private needStack(n: number): void {
+    if (this.stack.length < n) this.fail(`${opName(this.buf[this.pos]!)} needs ${n} values on the stack`);
+  }
+
+  private tupleOf(n: number): void {
+    this.needStack(n);
+    const items = this.popItems(this.stack.length - n);
+    this.stack.push(Object.freeze(items));
+  }
+
+  private popItems(from: number): unknown[] {
+    const items = this.stack.slice(from).map((v) => this.plain(v));
+    this.stack.length = from;
+    return items;
+  }
+
+  private fromMark(op: number, m: number): void {
+    const items = this.popItems(m);
+    if (op === Op.LIST) this.stack.push(items);
+    else if (op === Op.FROZENSET) this.stack.push(new Set(items));
+    else {
+      if (items.length % 2 !== 0) this.fail('DICT with an odd number of items');
+      const d = newDict();
+      for (let i = 0; i < items.length; i += 2) d[keyText(items[i])] = items[i + 1];
+      this.stack.push(d);
+    }
+  }
+}
+
+function u32(buf: Uint8Array, p: number): number {
+  return (buf[p]! | (buf[p + 1]! << 8) | (buf[p + 2]! << 16) | (buf[p + 3]! << 24)) >>> 0;
+}
+
+function inlineKeyKind(buf: Uint8Array, start: number, length: number): number {
+  if (bytesEqualAscii(buf, start, length, 'action')) return KIND_ENTRY;
+  if (bytesEqualAscii(buf, start, length, 'name') || bytesEqualAscii(buf, start, length, 'filename')) {
+    return KIND_FRAME;
+  }
+  return KIND_PLAIN;
+}
+
+function copyBytes(buf: Uint8Array, start: number, length: number): Uint8Array {
+  return buf.slice(start, start + length);
+}
+
+function keyText(key: unknown): string {
+  if (typeof key === 'string') return key;
+  if (typeof key === 'number' || typeof key === 'bigint' || typeof key === 'boolean') return String(key);
+  if (key === null) return 'None';
+  if (Array.isArray(key)) return `(${key.map(keyText).join(', ')})`;
+  return String(key);
+}
+
+function parseFloatText(line: string, at: number): number {
+  if (/^[+-]?nan$/i.test(line)) return Number.NaN;
+  if (/^[+-]?inf(inity)?$/i.test(line)) return line.startsWith('-') ? -Infinity : Infinity;
+  const v = Number(line);
+  if (line.trim() === '' || Number.isNaN(v))
+    throw new SnapshotError(`bad float literal '${line.slice(0, 40)}'`, at);
+  return v;
+}
+
+function unquote(line: string, at: number): string {
+  const q = line[0];
+  if ((q !== "'" && q !== '"') || line[line.length - 1] !== q) {
+    throw new SnapshotError('STRING argument is not quoted', at);
+  }
+  return line.slice(1, -1).replace(/\\(x[0-9a-fA-F]{2}|.)/g, (_m, e: string) => unescapeChar(e));
+}
+
+function unescapeChar(e: string): string {
+  if (e.startsWith('x')) return String.fromCharCode(parseInt(e.slice(1), 16));
+  const map: Record<string, string> = { n: '\n', r: '\r', t: '\t', '\\': '\\', "'": "'", '"': '"' };
+  return map[e] ?? `\\${e}`;
+}

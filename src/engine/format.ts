@@ -1,0 +1,24 @@
+/** Human-readable sizes in binary units, as PyTorch's memory_summary prints them. */
+export function formatBytes(n: number): string {
+  const abs = Math.abs(n);
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = abs;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  const text = u === 0 ? `${v} B` : `${v.toFixed(v >= 100 ? 0 : v >= 10 ? 1 : 2)} ${units[u]}`;
+  return n < 0 ? `-${text}` : text;
+}
+
+export function formatCount(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+export function formatDuration(us: number): string {
+  if (us < 1000) return `${us} µs`;
+  if (us < 1e6) return `${(us / 1000).toFixed(1)} ms`;
+  if (us < 60e6) return `${(us / 1e6).toFixed(2)} s`;
+  return `${(us / 60e6).toFixed(1)} min`;
+}

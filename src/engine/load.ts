@@ -1,0 +1,147 @@
+import { decodeJsonSnapshot, MAX_JSON_BYTES } from './decode/json-snapshot.js';
+import { Unpickler } from './decode/unpickler.js';
+import { SnapshotError } from './errors.js';
+import { buildSnapshot, type Snapshot } from './model/snapshot.js';
+
+export interface LoadOptions {
+  /** Called after each chunk with the number of input bytes consumed so far. */
+  onProgress?: (bytesRead: number) => void;
+  /** Input size if known: sizes the trace columns up front. */
+  sizeHint?: number;
+}
+
+export type InputFormat = 'pickle' | 'json' | 'gzip';
+
+/** Bytes per trace entry in real pickles are ~80-200; over-reserving costs only address space. */
+const BYTES_PER_ENTRY_GUESS = 64;
+
+export function sniffFormat(head: Uint8Array): InputFormat {
+  if (head[0] === 0x1f && head[1] === 0x8b) return 'gzip';
+  for (const b of head) {
+    if (b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09) continue;
+    return b === 0x7b || b === 0x5b ? 'json' : 'pickle';
+  }
+  return 'pickle';
+}
+
+/**
+ * Loads a snapshot from a stream of chunks: pickle (protocol 0-5), JSON, or either one gzipped.
+ * Works the same in Node and in a Web Worker; the caller only supplies the bytes.
+ */
+export async function loadSnapshot(
+  chunks: AsyncIterable<Uint8Array>,
+  opts: LoadOptions = {},
+): Promise<Snapshot> {
+  const it = chunks[Symbol.asyncIterator]();
+  const first = await it.next();
+  if (first.done || first.value.length === 0) throw new SnapshotError('empty file');
+  const format = sniffFormat(first.value.subarray(0, 64));
+  let read = first.value.length;
+  const counted = (async function* () {
+    yield first.value;
+    for (let r = await it.next(); !r.done; r = await it.next()) {
+      read += r.value.length;
+      yield r.value;
+    }
+  })();
+  const progress = (): void => opts.onProgress?.(read);
+  if (format === 'gzip') return loadPlain(gunzip(counted), progress, undefined);
+  return loadPlain(counted, progress, opts.sizeHint, format);
+}
+
+async function loadPlain(
+  chunks: AsyncIterable<Uint8Array>,
+  progress: () => void,
+  sizeHint: number | undefined,
+  known?: InputFormat,
+): Promise<Snapshot> {
+  const it = chunks[Symbol.asyncIterator]();
+  const first = await it.next();
+  if (first.done || first.value.length === 0) throw new SnapshotError('empty input after decompression');
+  const format = known ?? sniffFormat(first.value.subarray(0, 64));
+  if (format === 'gzip') throw new SnapshotError('gzip inside gzip is not supported');
+  const sink = format === 'json' ? new JsonSink() : new PickleSink(sizeHint);
+  sink.push(first.value);
+  progress();
+  for (let r = await it.next(); !r.done; r = await it.next()) {
+    sink.push(r.value);
+    progress();
+  }
+  return sink.finish();
+}
+
+/** Synchronous load of an in-memory pickle or JSON (not gzip): for tests and small inputs. */
+export function loadSnapshotBytes(bytes: Uint8Array): Snapshot {
+  if (bytes.length === 0) throw new SnapshotError('empty file');
+  const format = sniffFormat(bytes.subarray(0, 64));
+  if (format === 'gzip') throw new SnapshotError('gzip input needs the streaming loader');
+  const sink = format === 'json' ? new JsonSink() : new PickleSink(bytes.length);
+  sink.push(bytes);
+  return sink.finish();
+}
+
+interface Sink {
+  push(chunk: Uint8Array): void;
+  finish(): Snapshot;
+}
+
+class PickleSink implements Sink {
+  private readonly vm: Unpickler;
+  constructor(sizeHint: number | undefined) {
+    this.vm = new Unpickler(Math.ceil((sizeHint ?? 0) / BYTES_PER_ENTRY_GUESS));
+  }
+  push(chunk: Uint8Array): void {
+    this.vm.push(chunk);
+  }
+  finish(): Snapshot {
+    return buildSnapshot(this.vm.finish());
+  }
+}
+
+class JsonSink implements Sink {
+  private readonly parts: Uint8Array[] = [];
+  private bytes = 0;
+  push(chunk: Uint8Array): void {
+    this.bytes += chunk.length;
+    if (this.bytes > MAX_JSON_BYTES) {
+      throw new SnapshotError(
+        'JSON snapshots over 512 MiB are not supported (a JS string cannot hold them); use the pickle',
+      );
+    }
+    this.parts.push(chunk);
+  }
+  finish(): Snapshot {
+    const all = new Uint8Array(this.bytes);
+    let at = 0;
+    for (const p of this.parts) {
+      all.set(p, at);
+      at += p.length;
+    }
+    const text = new TextDecoder('utf-8').decode(all);
+    return buildSnapshot(decodeJsonSnapshot(text));
+  }
+}
+
+async function* gunzip(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const source = chunks[Symbol.asyncIterator]();
+  // pull (not start) so compressed chunks are read only as fast as they are inflated.
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const r = await source.next();
+      if (r.done) controller.close();
+      else controller.enqueue(r.value);
+    },
+  }).pipeThrough(new DecompressionStream('gzip') as unknown as GzipPair);
+  const reader = stream.getReader();
+  try {
+    for (let r = await reader.read(); !r.done; r = await reader.read()) yield r.value;
+  } catch (e) {
+    throw new SnapshotError(`bad gzip data: ${(e as Error).message}`);
+  }
+}
+
+/** DecompressionStream typed the same way in DOM/WebWorker and Node typings. */
+interface GzipPair {
+  readable: ReadableStream<Uint8Array>;
+  writable: WritableStream<Uint8Array>;
+}

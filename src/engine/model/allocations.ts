@@ -1,0 +1,178 @@
+import type { DeviceTrace } from './device-trace.js';
+import { BlockState, type SegmentTables } from './segments.js';
+import { NO_STACK } from './stack-table.js';
+import { Action } from './trace-columns.js';
+
+/**
+ * Every allocation the file knows of on one device, as an interval of trace entries:
+ * alloc → free_requested → free_completed, paired by address. Allocations made before the
+ * recorded window (their alloc fell out of the ring buffer, or history started late) have
+ * start = -1; allocations still alive at dump have end = trace length and link to their block.
+ */
+export interface Allocations {
+  count: number;
+  start: Int32Array;
+  freeRequested: Int32Array;
+  end: Int32Array;
+  addr: Float64Array;
+  /** Requested bytes, as the trace records them. */
+  size: Float64Array;
+  stack: Int32Array;
+  stream: Uint16Array;
+  /** Dump-time block index, or -1 if freed inside the window. */
+  block: Int32Array;
+  /** Allocation id opened or closed by each trace entry (-1 for segment and other entries). */
+  ofEntry: Int32Array;
+  facts: AllocationFacts;
+}
+
+export interface AllocationFacts {
+  /** Frees in the trace whose alloc is not in it (the ring buffer dropped it, or recording began later). */
+  orphanFrees: number;
+  orphanFreeBytes: number;
+  /** Blocks alive at dump with no alloc in the trace. */
+  blocksBeforeRecording: number;
+  blocksBeforeRecordingBytes: number;
+  /** Allocs in the trace still open at the end whose block is not in `segments` (inconsistent file). */
+  unmatchedAllocs: number;
+  /** An alloc at an address that was still allocated (its free was not recorded). */
+  doubleAllocs: number;
+}
+
+export function pairAllocations(trace: DeviceTrace, tables: SegmentTables, device: number): Allocations {
+  const n = trace.length;
+  const b = new AllocationBuilder(capacityFor(trace, tables));
+  const ofEntry = new Int32Array(n).fill(-1);
+  const open = new Map<number, number>();
+  for (let i = 0; i < n; i++) {
+    const action = trace.action[i]!;
+    if (action === Action.alloc) ofEntry[i] = b.onAlloc(trace, i, open);
+    else if (action === Action.free_requested) ofEntry[i] = b.onFree(trace, i, open, false);
+    else if (action === Action.free_completed) ofEntry[i] = b.onFree(trace, i, open, true);
+  }
+  b.linkBlocks(tables, device, open, n);
+  return b.result(ofEntry);
+}
+
+function capacityFor(trace: DeviceTrace, tables: SegmentTables): number {
+  // Each alloc opens one allocation; a free with no alloc opens one too (at most one per free).
+  let opening = 0;
+  for (let i = 0; i < trace.length; i++) {
+    const a = trace.action[i]!;
+    if (a === Action.alloc || a === Action.free_requested || a === Action.free_completed) opening++;
+  }
+  return opening + tables.blocks.length + 1;
+}
+
+class AllocationBuilder {
+  count = 0;
+  start: Int32Array;
+  freeRequested: Int32Array;
+  end: Int32Array;
+  addr: Float64Array;
+  size: Float64Array;
+  stack: Int32Array;
+  stream: Uint16Array;
+  block: Int32Array;
+  facts: AllocationFacts = {
+    orphanFrees: 0,
+    orphanFreeBytes: 0,
+    blocksBeforeRecording: 0,
+    blocksBeforeRecordingBytes: 0,
+    unmatchedAllocs: 0,
+    doubleAllocs: 0,
+  };
+
+  constructor(capacity: number) {
+    this.start = new Int32Array(capacity);
+    this.freeRequested = new Int32Array(capacity);
+    this.end = new Int32Array(capacity);
+    this.addr = new Float64Array(capacity);
+    this.size = new Float64Array(capacity);
+    this.stack = new Int32Array(capacity);
+    this.stream = new Uint16Array(capacity);
+    this.block = new Int32Array(capacity);
+  }
+
+  add(start: number, addr: number, size: number, stack: number, stream: number): number {
+    const id = this.count++;
+    this.start[id] = start;
+    this.freeRequested[id] = -1;
+    this.end[id] = -1;
+    this.addr[id] = addr;
+    this.size[id] = size;
+    this.stack[id] = stack;
+    this.stream[id] = stream;
+    this.block[id] = -1;
+    return id;
+  }
+
+  onAlloc(t: DeviceTrace, i: number, open: Map<number, number>): number {
+    const addr = t.addr[i]!;
+    const prev = open.get(addr);
+    if (prev !== undefined) {
+      this.facts.doubleAllocs++;
+      this.end[prev] = i;
+    }
+    const id = this.add(i, addr, t.size[i]!, t.stack[i]!, t.stream[i]!);
+    open.set(addr, id);
+    return id;
+  }
+
+  onFree(t: DeviceTrace, i: number, open: Map<number, number>, completed: boolean): number {
+    const addr = t.addr[i]!;
+    let id = open.get(addr);
+    if (id === undefined) {
+      this.facts.orphanFrees++;
+      this.facts.orphanFreeBytes += t.size[i]!;
+      id = this.add(-1, addr, t.size[i]!, NO_STACK, t.stream[i]!);
+      open.set(addr, id);
+    }
+    if (completed) {
+      this.end[id] = i;
+      open.delete(addr);
+    } else {
+      this.freeRequested[id] = i;
+    }
+    return id;
+  }
+
+  linkBlocks(tables: SegmentTables, device: number, open: Map<number, number>, n: number): void {
+    const { blocks } = tables;
+    for (const seg of tables.segments) {
+      if (seg.device !== device) continue;
+      for (let k = seg.firstBlock; k < seg.firstBlock + seg.blockCount; k++) {
+        const state = blocks.state[k];
+        if (state !== BlockState.allocated && state !== BlockState.pendingFree) continue;
+        let id = open.get(blocks.address[k]!);
+        if (id === undefined) {
+          this.facts.blocksBeforeRecording++;
+          this.facts.blocksBeforeRecordingBytes += blocks.requestedSize[k]!;
+          id = this.add(-1, blocks.address[k]!, blocks.requestedSize[k]!, blocks.stack[k]!, 0);
+        }
+        open.delete(blocks.address[k]!);
+        this.block[id] = k;
+        this.end[id] = n;
+      }
+    }
+    this.facts.unmatchedAllocs = open.size;
+    for (const id of open.values()) this.end[id] = n;
+  }
+
+  result(ofEntry: Int32Array): Allocations {
+    const c = this.count;
+    return {
+      count: c,
+      start: this.start.subarray(0, c),
+      freeRequested: this.freeRequested.subarray(0, c),
+      end: this.end.subarray(0, c),
+      addr: this.addr.subarray(0, c),
+      size: this.size.subarray(0, c),
+      stack: this.stack.subarray(0, c),
+      stream: this.stream.subarray(0, c),
+      block: this.block.subarray(0, c),
+      ofEntry,
+      facts: this.facts,
+    };
+  }
+}

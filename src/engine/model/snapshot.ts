@@ -1,0 +1,162 @@
+import { describeValue, type Inert, isDict, isInert, type PyDict } from '../decode/py-values.js';
+import type { RowList } from '../decode/row-list.js';
+import type { DecodedPickle } from '../decode/unpickler.js';
+import { SnapshotError } from '../errors.js';
+import { type Allocations, pairAllocations } from './allocations.js';
+import { type DeviceTrace, deviceTrace } from './device-trace.js';
+import { LiveIndex } from './live-index.js';
+import { readSegments, type SegmentTables } from './segments.js';
+import type { StackTable } from './stack-table.js';
+import { endFigures, type RunningTotals, runningTotals } from './totals.js';
+import type { TraceColumns } from './trace-columns.js';
+
+export interface Annotation {
+  name: string;
+  stage: string;
+  device: number;
+  timeUs: number;
+}
+
+export interface DeviceModel {
+  device: number;
+  trace: DeviceTrace;
+  totals: RunningTotals;
+  allocations: Allocations;
+  live: LiveIndex;
+  /** Indices into `Snapshot.tables.segments` of this device's segments. */
+  segmentIds: number[];
+}
+
+export type SnapshotLayout = 'dict' | 'segment-list';
+
+export interface Snapshot {
+  layout: SnapshotLayout;
+  protocol: number | undefined;
+  /** `allocator_settings` as written (PyTorch ≥ 2.3), else undefined. */
+  allocatorSettings: PyDict | undefined;
+  annotations: Annotation[];
+  tables: SegmentTables;
+  stacks: StackTable;
+  traceColumns: TraceColumns;
+  devices: DeviceModel[];
+  /** Top-level keys memlens does not read (kept for the report). */
+  otherKeys: string[];
+  inert: { count: number; examples: Inert[] };
+}
+
+/** Decoded pickle (or JSON converted to the same form) → the indexed model. */
+export function buildSnapshot(decoded: DecodedPickle): Snapshot {
+  const root = decoded.root;
+  if (isInert(root)) {
+    throw new SnapshotError(
+      `not a memory snapshot: the pickle is ${describeValue(root)}, and memlens never runs pickled code`,
+    );
+  }
+  const layout: SnapshotLayout = Array.isArray(root) ? 'segment-list' : 'dict';
+  const top = Array.isArray(root) ? { segments: root } : root;
+  if (!isDict(top) || !('segments' in top)) throw notASnapshot(root);
+  const tables = readSegments(top.segments);
+  const lists = traceLists(top.device_traces, decoded.traceLists);
+  const deviceIds = devicesIn(tables, lists);
+  if (deviceIds.length === 0) {
+    throw new SnapshotError(
+      'empty snapshot: no segments and no trace entries (was memory recording on, and on this process?)',
+    );
+  }
+  return {
+    layout,
+    protocol: decoded.protocol,
+    allocatorSettings: isDict(top.allocator_settings) ? top.allocator_settings : undefined,
+    annotations: readAnnotations(top.external_annotations),
+    tables,
+    stacks: decoded.stacks,
+    traceColumns: decoded.trace,
+    devices: deviceIds.map((d) => buildDevice(d, decoded.trace, lists[d], tables)),
+    otherKeys: Object.keys(top).filter((k) => !KNOWN_KEYS.has(k)),
+    inert: decoded.inert,
+  };
+}
+
+const KNOWN_KEYS = new Set(['segments', 'device_traces', 'allocator_settings', 'external_annotations']);
+
+function notASnapshot(root: unknown): SnapshotError {
+  if (isDict(root)) {
+    const keys = Object.keys(root)
+      .slice(0, 5)
+      .map((k) => `'${k}'`);
+    return new SnapshotError(
+      `not a memory snapshot: a dict without 'segments' (keys: ${keys.join(', ') || 'none'})`,
+    );
+  }
+  return new SnapshotError(
+    `not a memory snapshot: the top level is ${describeValue(root)}, expected a dict with 'segments'`,
+  );
+}
+
+function traceLists(v: unknown, rowsOf: Map<unknown[], RowList>): (RowList | undefined)[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw new SnapshotError(`'device_traces' is ${describeValue(v)}, expected a list`);
+  return v.map((list, d) => {
+    if (!Array.isArray(list))
+      throw new SnapshotError(`device_traces[${d}] is ${describeValue(list)}, expected a list`);
+    const rows = rowsOf.get(list);
+    if (rows === undefined && list.length > 0) {
+      throw new SnapshotError(
+        `device_traces[${d}] holds ${describeValue(list[0])}, expected trace entry dicts`,
+      );
+    }
+    return rows;
+  });
+}
+
+function devicesIn(tables: SegmentTables, lists: (RowList | undefined)[]): number[] {
+  const ids = new Set<number>();
+  for (const s of tables.segments) ids.add(s.device);
+  lists.forEach((rows, d) => {
+    if (rows !== undefined && rows.count > 0) ids.add(d);
+  });
+  return [...ids].sort((a, b) => a - b);
+}
+
+function buildDevice(
+  device: number,
+  cols: TraceColumns,
+  rows: RowList | undefined,
+  tables: SegmentTables,
+): DeviceModel {
+  const trace = deviceTrace(cols, rows);
+  validateEntries(trace, cols, device);
+  const totals = runningTotals(trace, endFigures(tables, device));
+  const allocations = pairAllocations(trace, tables, device);
+  const segmentIds: number[] = [];
+  tables.segments.forEach((s, i) => {
+    if (s.device === device) segmentIds.push(i);
+  });
+  const live = new LiveIndex(allocations, trace.length, totals.peak.activeAllocations);
+  return { device, trace, totals, allocations, live, segmentIds };
+}
+
+/** Entries that change memory must say where and how much; the totals depend on it. */
+function validateEntries(trace: DeviceTrace, cols: TraceColumns, device: number): void {
+  for (let i = 0; i < trace.length; i++) {
+    const a = trace.action[i]!;
+    if (a === 255) throw new SnapshotError(`device ${device} trace entry ${i} has no 'action'`);
+    if (a > 6) continue; // snapshot, oom, annotate and unknown actions carry no memory change
+    if (Number.isNaN(trace.size[i]!) || Number.isNaN(trace.addr[i]!)) {
+      const missing = Number.isNaN(trace.size[i]!) ? 'size' : 'addr';
+      throw new SnapshotError(
+        `device ${device} trace entry ${i} (${cols.actionNames[a]}) has no '${missing}'`,
+      );
+    }
+  }
+}
+
+function readAnnotations(v: unknown): Annotation[] {
+  if (!Array.isArray(v)) return [];
+  return v.filter(isDict).map((a) => ({
+    name: typeof a.name === 'string' ? a.name : String(a.name ?? ''),
+    stage: typeof a.stage === 'string' ? a.stage : '',
+    device: typeof a.device === 'number' ? a.device : -1,
+    timeUs: typeof a.time_us === 'number' ? a.time_us : Number.NaN,
+  }));
+}

@@ -1,0 +1,237 @@
+import { describeValue, type PyDict } from '../decode/py-values.js';
+import { SnapshotError } from '../errors.js';
+import { NO_STACK } from './stack-table.js';
+
+/** Trace actions with fixed codes; unknown action strings get codes from UNKNOWN_ACTION_BASE up. */
+export enum Action {
+  alloc = 0,
+  free_requested = 1,
+  free_completed = 2,
+  segment_alloc = 3,
+  segment_free = 4,
+  segment_map = 5,
+  segment_unmap = 6,
+  snapshot = 7,
+  oom = 8,
+  annotate = 9,
+  free = 10,
+}
+export const KNOWN_ACTIONS = [
+  'alloc',
+  'free_requested',
+  'free_completed',
+  'segment_alloc',
+  'segment_free',
+  'segment_map',
+  'segment_unmap',
+  'snapshot',
+  'oom',
+  'annotate',
+  'free',
+] as const;
+const MAX_ACTIONS = 255;
+const MAX_SPARSE = (1 << 24) - 2; // a JS Map holds at most 2^24 entries
+
+/**
+ * Trace entries as columns, filled while decoding (one row per entry dict, in file order) so a
+ * 10M-entry trace never exists as 10M objects. Which rows belong to which device's trace list is
+ * kept by the decoder (`RowList`); the model cuts per-device views out of these columns.
+ */
+export class TraceColumns {
+  length = 0;
+  action = new Uint8Array(0);
+  addr = new Float64Array(0);
+  size = new Float64Array(0);
+  /** Index into `streams`: raw cudaStream_t values are 48-bit pointers, remapped while decoding. */
+  stream = new Uint16Array(0);
+  timeUs = new Float64Array(0);
+  stack = new Int32Array(0);
+  /** Allocated on first use: many files have none of these keys on any entry. */
+  compileContext: Int32Array | undefined;
+  userMetadata: Int32Array | undefined;
+  poolId: Int32Array | undefined;
+  deviceFree: Float64Array | undefined;
+  readonly streams: number[] = [0];
+  readonly actionNames: string[] = [...KNOWN_ACTIONS];
+  readonly texts: string[] = [];
+  readonly pools: (readonly [number, number])[] = [];
+  /** Keys memlens does not model, kept so nothing in the file is silently dropped. */
+  readonly extras = new Map<number, PyDict>();
+  private readonly actionIndex = new Map<string, number>(KNOWN_ACTIONS.map((a, i) => [a, i]));
+  private readonly textIndex = new Map<string, number>();
+  private readonly poolIndex = new Map<string, number>();
+  private readonly streamIndex = new Map<number, number>([[0, 0]]);
+  private lastStream = 0;
+  private lastStreamId = 0;
+  private capacity = 0;
+
+  constructor(initialCapacity = 1024) {
+    this.resize(Math.max(16, initialCapacity));
+  }
+
+  begin(): number {
+    const row = this.length;
+    if (row === this.capacity) this.resize(this.capacity * 2);
+    this.length = row + 1;
+    this.addr[row] = Number.NaN;
+    this.size[row] = Number.NaN;
+    this.timeUs[row] = Number.NaN;
+    this.stack[row] = NO_STACK;
+    this.stream[row] = 0;
+    this.action[row] = 255;
+    return row;
+  }
+
+  set(row: number, key: string, value: unknown): void {
+    switch (key) {
+      case 'action':
+        this.action[row] = this.actionCode(value, row);
+        return;
+      case 'addr':
+        this.addr[row] = exactInt(value, row, key);
+        return;
+      case 'size':
+        this.size[row] = exactInt(value, row, key);
+        return;
+      case 'stream':
+        this.stream[row] = this.streamCode(exactInt(value, row, key));
+        return;
+      case 'time_us':
+        this.timeUs[row] = exactInt(value, row, key);
+        return;
+      case 'compile_context':
+        this.compileContext ??= this.intColumn(-1);
+        this.compileContext[row] = this.text(value);
+        return;
+      case 'user_metadata':
+        this.userMetadata ??= this.intColumn(-1);
+        this.userMetadata[row] = this.text(value);
+        return;
+      case 'device_free':
+        this.deviceFree ??= this.floatColumn(Number.NaN);
+        this.deviceFree[row] = exactInt(value, row, key);
+        return;
+      case 'pool_id':
+        this.poolId ??= this.intColumn(-1);
+        this.poolId[row] = this.poolCode(value, row);
+        return;
+      default:
+        this.setExtra(row, key, value);
+    }
+  }
+
+  actionName(row: number): string {
+    return this.actionNames[this.action[row]!] ?? 'missing';
+  }
+
+  text(value: unknown): number {
+    const s = typeof value === 'string' ? value : safeJson(value);
+    let id = this.textIndex.get(s);
+    if (id === undefined) {
+      id = this.texts.length;
+      this.texts.push(s);
+      this.textIndex.set(s, id);
+    }
+    return id;
+  }
+
+  private actionCode(value: unknown, row: number): number {
+    if (typeof value !== 'string') {
+      throw new SnapshotError(`trace entry ${row}: 'action' is ${describeValue(value)}, expected a str`);
+    }
+    let code = this.actionIndex.get(value);
+    if (code === undefined) {
+      code = this.actionNames.length;
+      if (code >= MAX_ACTIONS) throw new SnapshotError(`more than ${MAX_ACTIONS} distinct trace actions`);
+      this.actionNames.push(value);
+      this.actionIndex.set(value, code);
+    }
+    return code;
+  }
+
+  private poolCode(value: unknown, row: number): number {
+    if (!Array.isArray(value) || value.length !== 2) {
+      throw new SnapshotError(
+        `trace entry ${row}: 'pool_id' is ${describeValue(value)}, expected (int, int)`,
+      );
+    }
+    const a = exactInt(value[0], row, 'pool_id');
+    const b = exactInt(value[1], row, 'pool_id');
+    const key = `${a},${b}`;
+    let code = this.poolIndex.get(key);
+    if (code === undefined) {
+      code = this.pools.length;
+      this.pools.push([a, b]);
+      this.poolIndex.set(key, code);
+    }
+    return code;
+  }
+
+  private setExtra(row: number, key: string, value: unknown): void {
+    let extra = this.extras.get(row);
+    if (extra === undefined) {
+      if (this.extras.size >= MAX_SPARSE) {
+        throw new SnapshotError(`too many trace entries with unknown keys (e.g. '${key}')`);
+      }
+      extra = Object.create(null) as PyDict;
+      this.extras.set(row, extra);
+    }
+    extra[key] = value;
+  }
+
+  private streamCode(raw: number): number {
+    if (raw === this.lastStream) return this.lastStreamId;
+    let id = this.streamIndex.get(raw);
+    if (id === undefined) {
+      id = this.streams.length;
+      if (id > 0xffff) throw new SnapshotError('more than 65535 distinct streams in the trace');
+      this.streams.push(raw);
+      this.streamIndex.set(raw, id);
+    }
+    this.lastStream = raw;
+    this.lastStreamId = id;
+    return id;
+  }
+
+  private intColumn(fill: number): Int32Array {
+    return new Int32Array(this.capacity).fill(fill);
+  }
+
+  private floatColumn(fill: number): Float64Array {
+    return new Float64Array(this.capacity).fill(fill);
+  }
+
+  private resize(capacity: number): void {
+    const old = this.capacity;
+    this.capacity = capacity;
+    this.action = resized(this.action, capacity);
+    this.addr = resized(this.addr, capacity);
+    this.size = resized(this.size, capacity);
+    this.stream = resized(this.stream, capacity);
+    this.timeUs = resized(this.timeUs, capacity);
+    this.stack = resized(this.stack, capacity);
+    if (this.compileContext) this.compileContext = resized(this.compileContext, capacity).fill(-1, old);
+    if (this.userMetadata) this.userMetadata = resized(this.userMetadata, capacity).fill(-1, old);
+    if (this.deviceFree) this.deviceFree = resized(this.deviceFree, capacity).fill(Number.NaN, old);
+    if (this.poolId) this.poolId = resized(this.poolId, capacity).fill(-1, old);
+  }
+}
+
+type Column = Uint8Array | Uint16Array | Int32Array | Float64Array;
+
+function resized<T extends Column>(a: T, capacity: number): T {
+  const b = new (a.constructor as new (n: number) => T)(capacity);
+  b.set(a.length <= capacity ? a : a.subarray(0, capacity));
+  return b;
+}
+
+/** Byte counts, addresses, streams and times must be exact: a float64 holds ints up to 2^53. */
+export function exactInt(value: unknown, row: number, key: string): number {
+  if (typeof value === 'number' && Number.isInteger(value)) return value;
+  const what = typeof value === 'bigint' ? `the int ${value}, beyond 2^53` : describeValue(value);
+  throw new SnapshotError(`trace entry ${row}: '${key}' is ${what}, expected an exact int`);
+}
+
+function safeJson(v: unknown): string {
+  return JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x));
+}
