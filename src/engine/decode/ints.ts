@@ -26,12 +26,12 @@ export function decodeLong(buf: Uint8Array, start: number, n: number, offset: nu
   return bigLong(buf, start, n);
 }
 
-function bigLong(buf: Uint8Array, start: number, n: number): bigint {
+function bigLong(buf: Uint8Array, start: number, n: number): number | bigint {
   let hex = '';
   for (let i = n - 1; i >= 0; i--) hex += buf[start + i]!.toString(16).padStart(2, '0');
   let v = BigInt(`0x${hex}`);
   if (buf[start + n - 1]! & 0x80) v -= 1n << BigInt(8 * n);
-  return v;
+  return toExact(v);
 }
 
 /** Decimal text (protocol 0 INT/LONG) → number when exact, else bigint. */

@@ -4,6 +4,7 @@ import { TraceColumns } from '../model/trace-columns.js';
 import { bytesEqualAscii, decodeLatin1, decodeUtf8 } from './byte-strings.js';
 import { decodeLong, parseDecimal } from './ints.js';
 import { MAX_PROTOCOL, Op, opName } from './opcodes.js';
+import { keyText } from './py-key.js';
 import {
   describeValue,
   type Inert,
@@ -16,6 +17,7 @@ import {
   type PyDict,
 } from './py-values.js';
 import { RowList } from './row-list.js';
+import { buildSafe } from './safe-builtins.js';
 import { ENTRY_IN_MEMO, FrameDict, frameIdOf, OpenEntry, OpenStack, StackRef } from './special-values.js';
 
 export interface DecodedPickle {
@@ -46,6 +48,14 @@ const KIND_FRAME = 2;
  * and go to columns; dicts whose first key is 'name'/'filename' are frames; lists under a 'frames'
  * key are tracebacks and become stack ids. Everything else becomes plain JS values.
  */
+/** Decodes a whole pickle held in memory into plain JS values (see py-values.ts). */
+export function decodePickle(bytes: Uint8Array): { value: unknown; inert: DecodedPickle['inert'] } {
+  const vm = new Unpickler(16, false);
+  vm.push(bytes);
+  const done = vm.finish();
+  return { value: done.root, inert: done.inert };
+}
+
 export class Unpickler {
   readonly trace: TraceColumns;
   readonly stacks = new StackTable();
@@ -66,8 +76,16 @@ export class Unpickler {
   private root: unknown = undefined;
   private inertCount = 0;
   private readonly inertExamples: Inert[] = [];
+  private readonly resolvedGlobals = new Set<Inert>();
 
-  constructor(expectedEntries = 1024) {
+  /**
+   * @param expectedEntries sizes the trace columns up front
+   * @param snapshotShapes false decodes every dict and list as a plain value (generic pickles)
+   */
+  constructor(
+    expectedEntries = 1024,
+    private readonly snapshotShapes = true,
+  ) {
     this.trace = new TraceColumns(expectedEntries);
   }
 
@@ -263,6 +281,7 @@ export class Unpickler {
 
   /** Peeks past EMPTY_DICT [memo op] [MARK] at the first key to pick the dict's representation. */
   private newDictFor(p: number): unknown {
+    if (!this.snapshotShapes) return newDict();
     const buf = this.buf;
     const memoOp = buf[p];
     if (memoOp === Op.MEMOIZE) p += 1;
@@ -290,6 +309,7 @@ export class Unpickler {
 
   /** True when the list about to be created is the value of a 'frames' key of a dict. */
   private isFramesValue(): boolean {
+    if (!this.snapshotShapes) return false;
     const stack = this.stack;
     const n = stack.length;
     if (n < 2 || stack[n - 1] !== 'frames') return false;
@@ -413,6 +433,18 @@ export class Unpickler {
     if (!Number.isNaN(t.timeUs[row]!)) d.time_us = t.timeUs[row];
     if (t.stack[row]! >= 0) d.frames = this.stackRefs[t.stack[row]!] ?? new StackRef(t.stack[row]!);
     return Object.assign(d, t.extras.get(row));
+  }
+
+  /** A builtin data constructor was applied: its global no longer counts as a request for code. */
+  private resolveGlobal(callable: unknown, value: unknown): void {
+    const g = callable as Inert;
+    if (!this.resolvedGlobals.has(g) && this.resolvedGlobals.size < 1 << 20) {
+      this.resolvedGlobals.add(g);
+      this.inertCount--;
+      const i = this.inertExamples.indexOf(g);
+      if (i >= 0) this.inertExamples.splice(i, 1);
+    }
+    this.stack.push(value);
   }
 
   private pushInert(v: Inert): void {
@@ -550,7 +582,10 @@ export class Unpickler {
       case Op.NEWOBJ: {
         this.needStack(2);
         const args = this.plain(stack.pop());
-        this.pushInert(new PickledCall(stack.pop(), args, at));
+        const callable = stack.pop();
+        const safe = op === Op.REDUCE ? buildSafe(callable, args) : undefined;
+        if (safe) this.resolveGlobal(callable, safe.value);
+        else this.pushInert(new PickledCall(callable, args, at));
         return pos + 1;
       }
       case Op.NEWOBJ_EX: {
@@ -617,9 +652,7 @@ export class Unpickler {
         stack.push(unquote(line, at));
         return next;
       case Op.UNICODE:
-        stack.push(
-          line.replace(/\\u([0-9a-fA-F]{4})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16))),
-        );
+        stack.push(rawUnicodeEscape(line));
         return next;
       case Op.GET:
         stack.push(this.memoGet(Number(parseDecimal(line, at)), pos));
@@ -741,14 +774,6 @@ function copyBytes(buf: Uint8Array, start: number, length: number): Uint8Array {
   return buf.slice(start, start + length);
 }
 
-function keyText(key: unknown): string {
-  if (typeof key === 'string') return key;
-  if (typeof key === 'number' || typeof key === 'bigint' || typeof key === 'boolean') return String(key);
-  if (key === null) return 'None';
-  if (Array.isArray(key)) return `(${key.map(keyText).join(', ')})`;
-  return String(key);
-}
-
 function parseFloatText(line: string, at: number): number {
   if (/^[+-]?nan$/i.test(line)) return Number.NaN;
   if (/^[+-]?inf(inity)?$/i.test(line)) return line.startsWith('-') ? -Infinity : Infinity;
@@ -770,4 +795,11 @@ function unescapeChar(e: string): string {
   if (e.startsWith('x')) return String.fromCharCode(parseInt(e.slice(1), 16));
   const map: Record<string, string> = { n: '\n', r: '\r', t: '\t', '\\': '\\', "'": "'", '"': '"' };
   return map[e] ?? `\\${e}`;
+}
+
+/** Protocol 0 UNICODE: raw-unicode-escape, i.e. latin-1 text with \uXXXX and \UXXXXXXXX escapes. */
+function rawUnicodeEscape(line: string): string {
+  return line.replace(/\\u([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})/g, (_m, u?: string, U?: string) =>
+    String.fromCodePoint(parseInt(u ?? U ?? '0', 16)),
+  );
 }
