@@ -8,7 +8,8 @@ export class SnapshotError extends Error {
   readonly offset: number | undefined;
 
   constructor(message: string, offset?: number) {
-    super(offset === undefined ? message : `${message} (at byte ${offset})`);
+    const line = oneLine(message);
+    super(offset === undefined ? line : `${line} (at byte ${offset})`);
     this.name = 'SnapshotError';
     this.offset = offset;
   }
@@ -16,4 +17,13 @@ export class SnapshotError extends Error {
 
 export function isSnapshotError(e: unknown): e is SnapshotError {
   return e instanceof SnapshotError;
+}
+
+const MAX_MESSAGE = 300;
+
+/** Messages quote bytes from the file; keep them on one printable line of bounded length. */
+function oneLine(message: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
+  const flat = message.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ');
+  return flat.length > MAX_MESSAGE ? `${flat.slice(0, MAX_MESSAGE - 1)}…` : flat;
 }

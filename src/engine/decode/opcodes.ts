@@ -78,3 +78,66 @@ export function opName(op: number): string {
   const printable = op >= 0x20 && op < 0x7f ? ` '${String.fromCharCode(op)}'` : '';
   return `${hex}${printable}`;
 }
+
+/**
+ * Bytes an opcode needs before any variable-length payload: the opcode itself plus its fixed
+ * argument or length field. 0 = not an opcode.
+ */
+export const HEADER_BYTES: Uint8Array = (() => {
+  const t = new Uint8Array(256);
+  const ones = [
+    Op.MARK,
+    Op.STOP,
+    Op.POP,
+    Op.POP_MARK,
+    Op.DUP,
+    Op.NONE,
+    Op.BINPERSID,
+    Op.REDUCE,
+    Op.APPEND,
+    Op.BUILD,
+    Op.DICT,
+    Op.EMPTY_DICT,
+    Op.APPENDS,
+    Op.LIST,
+    Op.EMPTY_LIST,
+    Op.OBJ,
+    Op.SETITEM,
+    Op.TUPLE,
+    Op.EMPTY_TUPLE,
+    Op.SETITEMS,
+    Op.NEWOBJ,
+    Op.TUPLE1,
+    Op.TUPLE2,
+    Op.TUPLE3,
+    Op.NEWTRUE,
+    Op.NEWFALSE,
+    Op.EMPTY_SET,
+    Op.ADDITEMS,
+    Op.FROZENSET,
+    Op.NEWOBJ_EX,
+    Op.STACK_GLOBAL,
+    Op.MEMOIZE,
+    Op.NEXT_BUFFER,
+    Op.READONLY_BUFFER,
+    Op.FLOAT,
+    Op.INT,
+    Op.LONG,
+    Op.PERSID,
+    Op.STRING,
+    Op.UNICODE,
+    Op.GLOBAL,
+    Op.GET,
+    Op.INST,
+    Op.PUT,
+  ];
+  for (const op of ones) t[op] = 1;
+  for (const op of [Op.BININT1, Op.BINGET, Op.BINPUT, Op.PROTO, Op.EXT1, Op.LONG1, Op.SHORT_BINBYTES])
+    t[op] = 2;
+  for (const op of [Op.SHORT_BINUNICODE, Op.SHORT_BINSTRING]) t[op] = 2;
+  for (const op of [Op.BININT2, Op.EXT2]) t[op] = 3;
+  for (const op of [Op.BININT, Op.LONG_BINGET, Op.LONG_BINPUT, Op.EXT4, Op.LONG4, Op.BINBYTES]) t[op] = 5;
+  for (const op of [Op.BINUNICODE, Op.BINSTRING]) t[op] = 5;
+  for (const op of [Op.BINFLOAT, Op.FRAME, Op.BINUNICODE8, Op.BINBYTES8, Op.BYTEARRAY8]) t[op] = 9;
+  return t;
+})();

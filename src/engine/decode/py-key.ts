@@ -1,3 +1,5 @@
+import { shortText } from './py-values.js';
+
 /**
  * Python dict keys become JS property names: the text Python's str() gives for the key, so
  * {None: 1, True: 2, (1, 'a'): 3} reads as {'None', 'True', "(1, 'a')"}.
@@ -11,7 +13,7 @@ export function keyText(key: unknown): string {
     const items = key.map(reprText);
     return items.length === 1 ? `(${items[0]},)` : `(${items.join(', ')})`;
   }
-  return String(key);
+  return shortText(key);
 }
 
 function reprText(v: unknown): string {

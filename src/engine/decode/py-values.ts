@@ -43,7 +43,7 @@ export class PickledCall {
     readonly offset: number,
   ) {}
   toString(): string {
-    return `call to ${String(this.callable)}`;
+    return `call to ${shortText(this.callable)}`;
   }
 }
 
@@ -55,7 +55,7 @@ export class PickledExternal {
     readonly offset: number,
   ) {}
   toString(): string {
-    return `${this.kind} ${String(this.value)}`;
+    return `${this.kind} ${shortText(this.value)}`;
   }
 }
 
@@ -78,4 +78,22 @@ export function describeValue(v: unknown): string {
   if (isInert(v)) return `a ${v.toString()}`;
   if (isDict(v)) return 'a dict';
   return 'an object';
+}
+
+/** Text for a value in a message or a label; never throws (dicts have no toString). */
+export function shortText(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return String(v);
+  if (v === null) return 'None';
+  if (isInert(v)) return v.toString();
+  return describeValue(v);
+}
+
+/** JSON text of a decoded value (bigints as digits); cyclic or too-deep values get a description. */
+export function jsonText(v: unknown): string {
+  try {
+    return JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)) ?? shortText(v);
+  } catch {
+    return shortText(v);
+  }
 }

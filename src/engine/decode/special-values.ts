@@ -1,6 +1,6 @@
 import { SnapshotError } from '../errors.js';
 import type { StackTable } from '../model/stack-table.js';
-import { describeValue, isDict, newDict, type PyDict } from './py-values.js';
+import { describeValue, isDict, newDict, type PyDict, shortText } from './py-values.js';
 
 /**
  * Values the decoder puts on its stack in place of plain dicts/lists where the snapshot's shape
@@ -39,7 +39,7 @@ export class FrameDict {
 }
 
 function asText(v: unknown): string {
-  return typeof v === 'string' ? v : v === undefined ? '' : String(v);
+  return v === undefined ? '' : shortText(v);
 }
 
 /** A finished traceback: the value of a `frames` key anywhere in the snapshot. */

@@ -3,7 +3,7 @@ import { NO_STACK, StackTable } from '../model/stack-table.js';
 import { TraceColumns } from '../model/trace-columns.js';
 import { bytesEqualAscii, decodeLatin1, decodeUtf8 } from './byte-strings.js';
 import { decodeLong, parseDecimal } from './ints.js';
-import { MAX_PROTOCOL, Op, opName } from './opcodes.js';
+import { HEADER_BYTES, MAX_PROTOCOL, Op, opName } from './opcodes.js';
 import { keyText } from './py-key.js';
 import {
   describeValue,
@@ -15,6 +15,7 @@ import {
   PickledExternal,
   PickledGlobal,
   type PyDict,
+  shortText,
 } from './py-values.js';
 import { RowList } from './row-list.js';
 import { buildSafe } from './safe-builtins.js';
@@ -147,8 +148,12 @@ export class Unpickler {
     const stack = this.stack;
     let pos = this.pos;
     while (pos < end && !this.done) {
-      if (!final && end - pos < LOOKAHEAD) break;
       const op = buf[pos]!;
+      if (end - pos < LOOKAHEAD) {
+        if (!final) break;
+        if (pos + HEADER_BYTES[op]! > end)
+          this.fail(`truncated pickle: ${opName(op)} runs past the end of the input`, pos);
+      }
       switch (op) {
         case Op.BINGET:
           stack.push(this.memoGet(buf[pos + 1]!, pos));
@@ -575,7 +580,7 @@ export class Unpickler {
         this.needStack(2);
         const name = stack.pop();
         const module = stack.pop();
-        this.pushInert(new PickledGlobal(String(module), String(name), at));
+        this.pushInert(new PickledGlobal(shortText(module), shortText(name), at));
         return pos + 1;
       }
       case Op.REDUCE:

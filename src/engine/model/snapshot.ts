@@ -1,4 +1,4 @@
-import { describeValue, type Inert, isDict, isInert, type PyDict } from '../decode/py-values.js';
+import { describeValue, type Inert, isDict, isInert, type PyDict, shortText } from '../decode/py-values.js';
 import type { RowList } from '../decode/row-list.js';
 import type { DecodedPickle } from '../decode/unpickler.js';
 import { SnapshotError } from '../errors.js';
@@ -154,7 +154,7 @@ function validateEntries(trace: DeviceTrace, cols: TraceColumns, device: number)
 function readAnnotations(v: unknown): Annotation[] {
   if (!Array.isArray(v)) return [];
   return v.filter(isDict).map((a) => ({
-    name: typeof a.name === 'string' ? a.name : String(a.name ?? ''),
+    name: a.name === undefined ? '' : shortText(a.name),
     stage: typeof a.stage === 'string' ? a.stage : '',
     device: typeof a.device === 'number' ? a.device : -1,
     timeUs: typeof a.time_us === 'number' ? a.time_us : Number.NaN,

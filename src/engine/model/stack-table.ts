@@ -1,4 +1,4 @@
-import type { PyDict } from '../decode/py-values.js';
+import { jsonText, type PyDict } from '../decode/py-values.js';
 
 /** Stack id for "no frames recorded" (absent or empty `frames`). */
 export const NO_STACK = -1;
@@ -41,7 +41,7 @@ export class StackTable {
   }
 
   internFrame(filename: string, line: number, name: string, extra?: PyDict): number {
-    const extraKey = extra === undefined ? '' : `\u0000${safeJson(extra)}`;
+    const extraKey = extra === undefined ? '' : `\u0000${jsonText(extra)}`;
     const key = `${filename}\u0000${line}\u0000${name}${extraKey}`;
     let id = this.frameIndex.get(key);
     if (id === undefined) {
@@ -125,8 +125,4 @@ function grow<T extends Int32Array | Uint32Array>(a: T, need: number): T {
   const b = new (a.constructor as new (n: number) => T)(size);
   b.set(a);
   return b;
-}
-
-function safeJson(v: unknown): string {
-  return JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x));
 }

@@ -1,4 +1,4 @@
-import { describeValue, type PyDict } from '../decode/py-values.js';
+import { describeValue, jsonText, type PyDict } from '../decode/py-values.js';
 import { SnapshotError } from '../errors.js';
 import { NO_STACK } from './stack-table.js';
 
@@ -125,7 +125,7 @@ export class TraceColumns {
   }
 
   text(value: unknown): number {
-    const s = typeof value === 'string' ? value : safeJson(value);
+    const s = typeof value === 'string' ? value : jsonText(value);
     let id = this.textIndex.get(s);
     if (id === undefined) {
       id = this.texts.length;
@@ -230,8 +230,4 @@ export function exactInt(value: unknown, row: number, key: string): number {
   if (typeof value === 'number' && Number.isInteger(value)) return value;
   const what = typeof value === 'bigint' ? `the int ${value}, beyond 2^53` : describeValue(value);
   throw new SnapshotError(`trace entry ${row}: '${key}' is ${what}, expected an exact int`);
-}
-
-function safeJson(v: unknown): string {
-  return JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x));
 }
