@@ -15,6 +15,11 @@ function run(...args: string[]) {
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, signal: r.signal };
 }
 
+function makeDir(name: string): string {
+  mkdirSync(join(dir, name), { recursive: true });
+  return join(dir, name);
+}
+
 function write(name: string, bytes: Uint8Array | string): string {
   const path = join(dir, name);
   writeFileSync(path, bytes);

@@ -23,7 +23,6 @@ const MAX_MESSAGE = 300;
 
 /** Messages quote bytes from the file; keep them on one printable line of bounded length. */
 function oneLine(message: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
   const flat = message.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ');
   return flat.length > MAX_MESSAGE ? `${flat.slice(0, MAX_MESSAGE - 1)}…` : flat;
 }
