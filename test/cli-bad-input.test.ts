@@ -47,11 +47,7 @@ describe('memlens summary on bad input', () => {
   const example = () => new Uint8Array(readFileSync(EXAMPLE));
   const cases: [string, () => string, RegExp][] = [
     ['missing file', () => join(dir, 'nope.pickle'), /no such file/],
-    [
-      'directory',
-      () => (mkdirSync(join(dir, 'adir'), { recursive: true }), join(dir, 'adir')),
-      /is a directory/,
-    ],
+    ['directory', () => makeDir('adir'), /is a directory/],
     ['empty file', () => write('empty.pickle', ''), /empty file/],
     [
       'random bytes',
