@@ -1,5 +1,5 @@
 import { SnapshotError } from '../errors.js';
-import type { StackTable } from '../model/stack-table.js';
+import { STACK_HASH_SEED, type StackTable, stackHashStep } from '../model/stack-table.js';
 import { describeValue, isDict, newDict, type PyDict, shortText } from './py-values.js';
 
 /**
@@ -50,7 +50,13 @@ export class StackRef {
 /** A `frames` list still receiving frame dicts. */
 export class OpenStack {
   ids: number[] = [];
+  hash = STACK_HASH_SEED;
   memoSlot = -1;
+
+  add(frameId: number): void {
+    this.ids.push(frameId);
+    this.hash = stackHashStep(this.hash, frameId);
+  }
 }
 
 export function frameIdOf(item: unknown, stacks: StackTable, offset: number): number {

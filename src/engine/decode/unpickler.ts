@@ -1,7 +1,8 @@
 import { SnapshotError } from '../errors.js';
-import { NO_STACK, StackTable } from '../model/stack-table.js';
+import { NO_STACK, StackTable, stackHashFinish } from '../model/stack-table.js';
 import { TraceColumns } from '../model/trace-columns.js';
 import { bytesEqualAscii, decodeLatin1, decodeUtf8 } from './byte-strings.js';
+import { FastEntryReader, type FastHost } from './fast-entry.js';
 import { decodeLong, parseDecimal } from './ints.js';
 import { HEADER_BYTES, MAX_PROTOCOL, Op, opName } from './opcodes.js';
 import { keyText } from './py-key.js';
@@ -36,6 +37,8 @@ export interface DecodedPickle {
  * dict-kind peek never need their own bounds checks. */
 const LOOKAHEAD = 48;
 const MAX_TEXT_BYTES = 256 * 1024 * 1024;
+/** How much of a new chunk is copied to finish the opcodes that straddle a chunk boundary. */
+const BRIDGE_BYTES = 64 * 1024;
 const MAX_LINE = 1 << 20;
 const KIND_PLAIN = 0;
 const KIND_ENTRY = 1;
@@ -57,19 +60,21 @@ export function decodePickle(bytes: Uint8Array): { value: unknown; inert: Decode
   return { value: done.root, inert: done.inert };
 }
 
-export class Unpickler {
+export class Unpickler implements FastHost {
   readonly trace: TraceColumns;
   readonly stacks = new StackTable();
   private readonly traceLists = new Map<unknown[], RowList>();
-  private buf: Uint8Array = new Uint8Array(0);
+  private readonly fast: FastEntryReader;
+  // Shared with the fast path (FastHost); not part of the public API.
+  buf: Uint8Array = new Uint8Array(0);
+  base = 0;
+  readonly stack: unknown[] = [];
+  readonly marks: number[] = [];
+  readonly memo: unknown[] = [];
+  memoSize = 0;
   private view: DataView = new DataView(new ArrayBuffer(0));
   private end = 0;
-  private base = 0;
   private pos = 0;
-  private stack: unknown[] = [];
-  private marks: number[] = [];
-  private memo: unknown[] = [];
-  private memoSize = 0;
   private stackRefs: StackRef[] = [];
   private readonly noStack = new StackRef(NO_STACK);
   private protocol = 0;
@@ -88,6 +93,7 @@ export class Unpickler {
     private readonly snapshotShapes = true,
   ) {
     this.trace = new TraceColumns(expectedEntries);
+    this.fast = new FastEntryReader(this);
   }
 
   /** Offset just past the last decoded opcode. */
@@ -102,19 +108,35 @@ export class Unpickler {
   push(chunk: Uint8Array): void {
     if (this.done || chunk.length === 0) return;
     const rest = this.end - this.pos;
-    if (rest > 0) {
-      const joined = new Uint8Array(rest + chunk.length);
-      joined.set(this.buf.subarray(this.pos, this.end));
-      joined.set(chunk, rest);
-      this.setBuffer(joined, this.base + this.pos);
-    } else {
-      this.setBuffer(chunk, this.base + this.end);
+    const chunkBase = this.base + this.end;
+    if (rest === 0) {
+      this.setBuffer(chunk, chunkBase);
+      this.run(false, Number.POSITIVE_INFINITY);
+      return;
     }
-    this.run(false);
+    // Copy only the unread tail plus the start of the new chunk, decode across the seam, then
+    // go on in the new chunk itself: the input is never copied as a whole.
+    const take = Math.min(chunk.length, rest + BRIDGE_BYTES);
+    this.setBuffer(
+      join(this.buf.subarray(this.pos, this.end), chunk.subarray(0, take)),
+      this.base + this.pos,
+    );
+    this.run(false, rest);
+    if (this.done) return;
+    if (this.pos >= rest) {
+      const at = this.pos - rest;
+      this.setBuffer(chunk, chunkBase);
+      this.pos = at;
+    } else if (take < chunk.length) {
+      // One opcode is longer than the seam (a huge string): join it whole.
+      const tail = this.buf.subarray(this.pos, this.end);
+      this.setBuffer(join(tail, chunk.subarray(take)), this.base + this.pos);
+    }
+    this.run(false, Number.POSITIVE_INFINITY);
   }
 
   finish(): DecodedPickle {
-    if (!this.done) this.run(true);
+    if (!this.done) this.run(true, Number.POSITIVE_INFINITY);
     if (!this.done) {
       const what = this.end === 0 && this.base === 0 ? 'empty input' : 'truncated pickle: no STOP opcode';
       throw new SnapshotError(what, this.base + this.end);
@@ -142,12 +164,12 @@ export class Unpickler {
   }
 
   /** Decodes opcodes until the buffer runs short (or STOP). Hot opcodes are inline. */
-  private run(final: boolean): void {
+  private run(final: boolean, stopAt: number): void {
     const buf = this.buf;
     const end = this.end;
     const stack = this.stack;
     let pos = this.pos;
-    while (pos < end && !this.done) {
+    while (pos < end && pos < stopAt && !this.done) {
       const op = buf[pos]!;
       if (end - pos < LOOKAHEAD) {
         if (!final) break;
@@ -203,10 +225,16 @@ export class Unpickler {
           pos += 2 + n;
           break;
         }
-        case Op.EMPTY_DICT:
-          stack.push(this.newDictFor(pos + 1));
+        case Op.EMPTY_DICT: {
+          const dict = this.newDictFor(pos + 1);
+          stack.push(dict);
           pos += 1;
+          if (dict instanceof OpenEntry) {
+            this.pos = pos;
+            pos = this.fast.read(dict.row, pos, final ? end : end - LOOKAHEAD);
+          }
           break;
+        }
         case Op.EMPTY_LIST:
           stack.push(this.isFramesValue() ? new OpenStack() : []);
           pos += 1;
@@ -275,13 +303,21 @@ export class Unpickler {
   private memoPut(index: number, pos: number): void {
     if (this.stack.length === 0) this.fail('memoize with an empty stack', pos);
     if (index > 0x7fffffff) this.fail(`memo index ${index} too large`, pos);
-    const v = this.stack[this.stack.length - 1];
+    this.memoPutValue(index, this.stack[this.stack.length - 1]);
+  }
+
+  memoPutValue(index: number, v: unknown): void {
     if (this.memo[index] === undefined) this.memoSize++;
+    else this.fast.invalidate(index);
     if (v instanceof OpenEntry) this.memo[index] = ENTRY_IN_MEMO;
     else {
       if (v instanceof OpenStack) v.memoSlot = index;
       this.memo[index] = v;
     }
+  }
+
+  stackRef(id: number): StackRef {
+    return id === NO_STACK ? this.noStack : (this.stackRefs[id] ??= new StackRef(id));
   }
 
   /** Peeks past EMPTY_DICT [memo op] [MARK] at the first key to pick the dict's representation. */
@@ -332,11 +368,15 @@ export class Unpickler {
     stack.length = m;
   }
 
+  setEntryField(row: number, key: string, value: unknown, pos: number): void {
+    if (key === 'frames') this.trace.stack[row] = this.stackIdOf(value, pos);
+    else this.trace.set(row, key, this.plain(value));
+  }
+
   private setItem(target: unknown, key: unknown, value: unknown, pos: number): void {
     const k = typeof key === 'string' ? key : keyText(key);
     if (target instanceof OpenEntry) {
-      if (k === 'frames') this.trace.stack[target.row] = this.stackIdOf(value, pos);
-      else this.trace.set(target.row, k, this.plain(value));
+      this.setEntryField(target.row, k, value, pos);
     } else if (target instanceof FrameDict) {
       target.set(k, this.plain(value));
     } else if (isDict(target)) {
@@ -353,13 +393,25 @@ export class Unpickler {
     const stack = this.stack;
     if (m === 0) this.fail('APPENDS with no list to append to', pos);
     const target = stack[m - 1];
-    for (let i = m; i < stack.length; i++) this.appendItem(target, stack[i], pos);
+    if (target instanceof OpenStack) this.appendFrames(target, m, pos);
+    else for (let i = m; i < stack.length; i++) this.appendItem(target, stack[i], pos);
     stack.length = m;
+  }
+
+  /** The hottest append: tracebacks of 20-60 frame dicts, each one interned already. */
+  private appendFrames(target: OpenStack, m: number, pos: number): void {
+    const stack = this.stack;
+    for (let i = m; i < stack.length; i++) {
+      const item = stack[i];
+      target.add(
+        item instanceof FrameDict && item.id >= 0 ? item.id : frameIdOf(item, this.stacks, this.base + pos),
+      );
+    }
   }
 
   private appendItem(target: unknown, item: unknown, pos: number): void {
     if (target instanceof OpenStack) {
-      target.ids.push(frameIdOf(item, this.stacks, this.base + pos));
+      target.add(frameIdOf(item, this.stacks, this.base + pos));
       return;
     }
     if (!Array.isArray(target) || Object.isFrozen(target)) {
@@ -413,8 +465,9 @@ export class Unpickler {
   }
 
   private closeStack(open: OpenStack): StackRef {
-    const id = this.stacks.internStack(open.ids, open.ids.length);
-    const ref = id === NO_STACK ? this.noStack : (this.stackRefs[id] ??= new StackRef(id));
+    const n = open.ids.length;
+    const id = this.stacks.internStack(open.ids, n, stackHashFinish(open.hash, n));
+    const ref = this.stackRef(id);
     if (open.memoSlot >= 0 && this.memo[open.memoSlot] === open) this.memo[open.memoSlot] = ref;
     return ref;
   }
@@ -761,6 +814,13 @@ export class Unpickler {
       this.stack.push(d);
     }
   }
+}
+
+function join(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
 }
 
 function u32(buf: Uint8Array, p: number): number {

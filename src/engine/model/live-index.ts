@@ -3,42 +3,71 @@ import type { Allocations } from './allocations.js';
 /**
  * Which allocations are alive after any trace entry, without replaying the whole trace: the live
  * set is saved every `stride` entries and a query replays at most `stride` entries from the
- * nearest checkpoint. The stride adapts so checkpoints take about CHECKPOINT_BUDGET ids in all.
+ * nearest checkpoint. The stride adapts so all checkpoints hold about CHECKPOINT_BUDGET ids.
+ * Checkpoints are built on the first query: loading a file for a summary never pays for them.
  */
 const CHECKPOINT_BUDGET = 16 * 1024 * 1024;
 const MIN_STRIDE = 1024;
 
 export class LiveIndex {
-  readonly stride: number;
-  private readonly checkpoints: Int32Array[] = [];
+  private stride = 0;
+  private checkpoints: Int32Array[] | undefined;
 
   constructor(
     private readonly allocs: Allocations,
     private readonly entries: number,
-    peakLive: number,
-  ) {
-    this.stride = Math.max(MIN_STRIDE, Math.ceil((entries * Math.max(1, peakLive)) / CHECKPOINT_BUDGET));
+  ) {}
+
+  /** Entries replayed at most per query (after the first query has built the checkpoints). */
+  get checkpointStride(): number {
     this.build();
+    return this.stride;
   }
 
   /** Allocation ids alive after entry `k` (k = -1: before the first entry), ascending. */
   aliveAfter(k: number): Int32Array {
+    const checkpoints = this.build();
     const at = Math.max(-1, Math.min(k, this.entries - 1));
     const c = Math.floor((at + 1) / this.stride);
-    const live = new Set(this.checkpoints[c]);
+    const live = new Set(checkpoints[c]);
     for (let i = c * this.stride; i <= at; i++) this.step(live, i);
     return Int32Array.from(live).sort();
   }
 
-  private build(): void {
-    const live = new Set<number>();
-    const a = this.allocs;
-    for (let id = 0; id < a.count; id++) if (a.start[id] === -1 && a.end[id] !== -1) live.add(id);
+  private build(): Int32Array[] {
+    if (this.checkpoints) return this.checkpoints;
+    const live = this.aliveAtStart();
+    const peak = this.peakLive(live.size);
+    this.stride = Math.max(MIN_STRIDE, Math.ceil((this.entries * Math.max(1, peak)) / CHECKPOINT_BUDGET));
+    const checkpoints: Int32Array[] = [];
     for (let i = 0; i < this.entries; i++) {
-      if (i % this.stride === 0) this.checkpoints.push(Int32Array.from(live));
+      if (i % this.stride === 0) checkpoints.push(Int32Array.from(live));
       this.step(live, i);
     }
-    if (this.entries % this.stride === 0) this.checkpoints.push(Int32Array.from(live));
+    if (this.entries % this.stride === 0) checkpoints.push(Int32Array.from(live));
+    this.checkpoints = checkpoints;
+    return checkpoints;
+  }
+
+  private aliveAtStart(): Set<number> {
+    const a = this.allocs;
+    const live = new Set<number>();
+    for (let id = 0; id < a.count; id++) if (a.start[id] === -1 && a.end[id] !== -1) live.add(id);
+    return live;
+  }
+
+  private peakLive(atStart: number): number {
+    let live = atStart;
+    let peak = live;
+    const a = this.allocs;
+    for (let i = 0; i < this.entries; i++) {
+      const id = a.ofEntry[i]!;
+      if (id < 0) continue;
+      if (a.start[id] === i) live++;
+      if (a.end[id] === i) live--;
+      peak = Math.max(peak, live);
+    }
+    return peak;
   }
 
   private step(live: Set<number>, i: number): void {

@@ -132,7 +132,7 @@ function buildDevice(
   tables.segments.forEach((s, i) => {
     if (s.device === device) segmentIds.push(i);
   });
-  const live = new LiveIndex(allocations, trace.length, totals.peak.activeAllocations);
+  const live = new LiveIndex(allocations, trace.length);
   return { device, trace, totals, allocations, live, segmentIds };
 }
 

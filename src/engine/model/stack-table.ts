@@ -59,9 +59,9 @@ export class StackTable {
     return this.pool.subarray(start, start + this.lengths[id]!);
   }
 
-  internStack(ids: ArrayLike<number>, length: number): number {
+  /** `hash` may be passed when the caller computed it with stackHashStep while collecting ids. */
+  internStack(ids: ArrayLike<number>, length: number, hash = hashIds(ids, length)): number {
     if (length === 0) return NO_STACK;
-    const hash = hashIds(ids, length);
     const mask = this.slots.length - 1;
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
       const entry = this.slots[slot]!;
@@ -113,10 +113,21 @@ export class StackTable {
 
 const EMPTY = new Int32Array(0);
 
+export const STACK_HASH_SEED = 0x811c9dc5;
+
+export function stackHashStep(h: number, frameId: number): number {
+  return Math.imul(h ^ frameId, 0x01000193);
+}
+
+export function stackHashFinish(h: number, length: number): number {
+  const m = Math.imul(h ^ length, 0x01000193);
+  return (m ^ (m >>> 15)) >>> 0;
+}
+
 function hashIds(ids: ArrayLike<number>, length: number): number {
-  let h = 0x811c9dc5 ^ length;
-  for (let i = 0; i < length; i++) h = Math.imul(h ^ ids[i]!, 0x01000193);
-  return (h ^ (h >>> 15)) >>> 0;
+  let h = STACK_HASH_SEED;
+  for (let i = 0; i < length; i++) h = stackHashStep(h, ids[i]!);
+  return stackHashFinish(h, length);
 }
 
 function grow<T extends Int32Array | Uint32Array>(a: T, need: number): T {

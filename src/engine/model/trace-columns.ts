@@ -30,6 +30,37 @@ export const KNOWN_ACTIONS = [
   'free',
 ] as const;
 const MAX_ACTIONS = 255;
+
+/** Trace entry keys with a column of their own. `frames` is the decoder's (stack ids). */
+export enum Field {
+  action = 0,
+  addr = 1,
+  size = 2,
+  stream = 3,
+  time_us = 4,
+  compile_context = 5,
+  user_metadata = 6,
+  device_free = 7,
+  pool_id = 8,
+  frames = 9,
+  other = 10,
+}
+const FIELDS = new Map<string, Field>([
+  ['action', Field.action],
+  ['addr', Field.addr],
+  ['size', Field.size],
+  ['stream', Field.stream],
+  ['time_us', Field.time_us],
+  ['compile_context', Field.compile_context],
+  ['user_metadata', Field.user_metadata],
+  ['device_free', Field.device_free],
+  ['pool_id', Field.pool_id],
+  ['frames', Field.frames],
+]);
+
+export function fieldOf(key: string): Field {
+  return FIELDS.get(key) ?? Field.other;
+}
 const MAX_SPARSE = (1 << 24) - 2; // a JS Map holds at most 2^24 entries
 
 /**
@@ -83,35 +114,63 @@ export class TraceColumns {
   }
 
   set(row: number, key: string, value: unknown): void {
-    switch (key) {
-      case 'action':
+    this.setField(row, fieldOf(key), key, value);
+  }
+
+  /** A numeric value for a known field: no boxing, no string switch (the decoder's hot path). */
+  setNumber(row: number, field: Field, key: string, n: number): void {
+    if (!Number.isInteger(n)) {
+      this.setField(row, field, key, n);
+      return;
+    }
+    switch (field) {
+      case Field.addr:
+        this.addr[row] = n;
+        return;
+      case Field.size:
+        this.size[row] = n;
+        return;
+      case Field.time_us:
+        this.timeUs[row] = n;
+        return;
+      case Field.stream:
+        this.stream[row] = this.streamCode(n);
+        return;
+      default:
+        this.setField(row, field, key, n);
+    }
+  }
+
+  setField(row: number, field: Field, key: string, value: unknown): void {
+    switch (field) {
+      case Field.action:
         this.action[row] = this.actionCode(value, row);
         return;
-      case 'addr':
+      case Field.addr:
         this.addr[row] = exactInt(value, row, key);
         return;
-      case 'size':
+      case Field.size:
         this.size[row] = exactInt(value, row, key);
         return;
-      case 'stream':
+      case Field.stream:
         this.stream[row] = this.streamCode(exactInt(value, row, key));
         return;
-      case 'time_us':
+      case Field.time_us:
         this.timeUs[row] = exactInt(value, row, key);
         return;
-      case 'compile_context':
+      case Field.compile_context:
         this.compileContext ??= this.intColumn(-1);
         this.compileContext[row] = this.text(value);
         return;
-      case 'user_metadata':
+      case Field.user_metadata:
         this.userMetadata ??= this.intColumn(-1);
         this.userMetadata[row] = this.text(value);
         return;
-      case 'device_free':
+      case Field.device_free:
         this.deviceFree ??= this.floatColumn(Number.NaN);
         this.deviceFree[row] = exactInt(value, row, key);
         return;
-      case 'pool_id':
+      case Field.pool_id:
         this.poolId ??= this.intColumn(-1);
         this.poolId[row] = this.poolCode(value, row);
         return;
