@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { NODE_FLAGS } from '../src/cli/node-flags.js';
 import { EDGE_DIR } from './helpers/edge-fixtures.js';
 
 const CLI = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
@@ -11,7 +12,7 @@ const EXAMPLE = join(import.meta.dirname, '..', 'examples', 'example_snapshot.pi
 let dir = '';
 
 function run(...args: string[]) {
-  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(process.execPath, [...NODE_FLAGS, CLI, ...args], { encoding: 'utf8', timeout: 30_000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, signal: r.signal };
 }
 

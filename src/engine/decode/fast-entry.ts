@@ -1,27 +1,34 @@
-import type { StackTable } from '../model/stack-table.js';
-import { STACK_HASH_SEED, stackHashFinish, stackHashStep } from '../model/stack-table.js';
+import {
+  NO_STACK,
+  STACK_HASH_SEED,
+  StackTable,
+  stackHashFinish,
+  stackHashStep,
+} from '../model/stack-table.js';
 import { Field, fieldOf, type TraceColumns } from '../model/trace-columns.js';
 import { decodeUtf8 } from './byte-strings.js';
 import { decodeLong } from './ints.js';
+import type { Memo } from './memo.js';
 import { Op } from './opcodes.js';
 import { ENTRY_IN_MEMO, FrameDict, StackRef } from './special-values.js';
 
 /** What the fast path needs from the VM. */
 export interface FastHost {
   readonly buf: Uint8Array;
-  readonly memo: unknown[];
+  readonly memo: Memo;
   readonly stack: unknown[];
   readonly marks: number[];
   readonly stacks: StackTable;
   readonly trace: TraceColumns;
   readonly base: number;
-  memoSize: number;
   memoPutValue(index: number, value: unknown): void;
   stackRef(id: number): StackRef;
   setEntryField(row: number, key: string, value: unknown, pos: number): void;
 }
 
 const CACHE_SIZE = 1 << 16;
+const UNRESOLVED = -3;
+const INVALID = -2;
 const MAX_PAIRS = 64;
 const MAX_MEMO_OP = 5;
 
@@ -32,8 +39,8 @@ const MAX_MEMO_OP = 5;
  * the first opcode it does not handle it pushes what it read onto the VM stack exactly as the VM
  * would have, and returns, so the VM goes on from there with identical state.
  *
- * Two small direct-mapped caches keyed by memo index (key string → field, frame dict → frame id)
- * keep the per-entry work on typed arrays instead of chasing memo objects.
+ * A direct-mapped cache (memo index → key field) and an interned table of tracebacks as memo
+ * index sequences keep the per-entry work on typed arrays instead of chasing memo objects.
  */
 export class FastEntryReader {
   private readonly keys: string[] = new Array(MAX_PAIRS);
@@ -44,33 +51,85 @@ export class FastEntryReader {
   private readonly isNumber = new Uint8Array(MAX_PAIRS);
   private n = 0;
   private ids: Int32Array = new Int32Array(256);
-  private readonly frameMemo = new Int32Array(CACHE_SIZE).fill(-1);
-  private readonly frameId = new Int32Array(CACHE_SIZE);
+  /** Tracebacks as sequences of memo indices → stack ids (see stackOfRun). */
+  private memoStacks = new StackTable();
+  private resolved = new Int32Array(0);
   private readonly keyMemo = new Int32Array(CACHE_SIZE).fill(-1);
   private readonly keyText: string[] = new Array(CACHE_SIZE);
   private readonly keyField = new Uint8Array(CACHE_SIZE);
 
   constructor(private readonly host: FastHost) {}
 
-  /** `p` points just past EMPTY_DICT; the OpenEntry for `row` is already on the VM stack. */
+  /**
+   * `p` points just past EMPTY_DICT; the OpenEntry for `row` is already on the VM stack. The
+   * common shapes (cached memo keys, small ints, 6-7 byte LONG1 addresses and times) are decoded
+   * inline; everything else goes through readKey/readValue.
+   */
   read(row: number, p: number, limit: number): number {
     const h = this.host;
     const buf = h.buf;
+    // FRAME opcodes can sit anywhere; outside of a key or value they change nothing.
+    if (buf[p] === Op.FRAME) return p;
     p = this.memoOp(p, h.stack[h.stack.length - 1]);
     if (buf[p] !== Op.MARK) return p;
     h.marks.push(h.stack.length);
     p++;
-    this.n = 0;
-    while (p < limit && this.n < MAX_PAIRS) {
-      if (buf[p] === Op.SETITEMS) return this.commit(row, p);
-      const afterKey = this.readKey(p, limit);
-      if (afterKey < 0) return this.bail(p, false);
-      const afterValue = this.readValue(afterKey, limit);
-      if (afterValue < 0) return this.bail(afterKey, true);
-      this.n++;
-      p = afterValue;
+    const { keyMemo, keyField, keyText, fields, keys, numbers, isNumber } = this;
+    let n = 0;
+    while (p < limit && n < MAX_PAIRS) {
+      let op = buf[p]!;
+      if (op === Op.FRAME) {
+        p += 9;
+        continue;
+      }
+      if (op === Op.SETITEMS) {
+        this.n = n;
+        return this.commit(row, p);
+      }
+      let q = -1;
+      if (op === Op.LONG_BINGET || op === Op.BINGET) {
+        const index = op === Op.BINGET ? buf[p + 1]! : u32(buf, p + 1);
+        const slot = index & (CACHE_SIZE - 1);
+        if (keyMemo[slot] === index) {
+          fields[n] = keyField[slot]!;
+          keys[n] = keyText[slot]!;
+          q = p + (op === Op.BINGET ? 2 : 5);
+        }
+      }
+      this.n = n;
+      if (q < 0) q = this.readKey(p, limit);
+      if (q < 0) return this.bail(p, false);
+      if (buf[q] === Op.FRAME) return this.bail(q, true);
+      op = buf[q]!;
+      let r = -1;
+      if (op === Op.BININT1) {
+        numbers[n] = buf[q + 1]!;
+        r = q + 2;
+      } else if (op === Op.BININT) {
+        numbers[n] = buf[q + 1]! | (buf[q + 2]! << 8) | (buf[q + 3]! << 16) | (buf[q + 4]! << 24);
+        r = q + 5;
+      } else if (op === Op.LONG1 && buf[q + 1]! <= 7) {
+        r = this.smallLong(buf, q);
+        numbers[n] = this.longValue;
+      }
+      if (r >= 0 && !combinesAt(buf, r)) isNumber[n] = 1;
+      else if (r >= 0 || (r = this.readValue(q, limit)) < 0) return this.bail(q, true);
+      n++;
+      p = r;
     }
+    this.n = n;
     return this.bail(p, false);
+  }
+
+  private longValue = 0;
+
+  /** LONG1 of up to 7 bytes whose value is exact in a double (else -1 with nothing read). */
+  private smallLong(buf: Uint8Array, q: number): number {
+    const len = buf[q + 1]!;
+    const v = len === 0 ? 0 : decodeLong(buf, q + 2, len, 0);
+    if (typeof v !== 'number') return -1;
+    this.longValue = v;
+    return q + 2 + len;
   }
 
   private commit(row: number, p: number): number {
@@ -79,10 +138,17 @@ export class FastEntryReader {
     const trace = h.trace;
     for (let i = 0; i < this.n; i++) {
       const field = this.fields[i]!;
-      if (this.isNumber[i]) trace.setNumber(row, field, this.keys[i]!, this.numbers[i]!);
-      else if (field === Field.frames || field === Field.other)
+      if (this.isNumber[i]) {
+        const v = this.numbers[i]!;
+        if (field === Field.addr) trace.addr[row] = v;
+        else if (field === Field.size) trace.size[row] = v;
+        else if (field === Field.time_us) trace.timeUs[row] = v;
+        else trace.setNumber(row, field, this.keys[i]!, v);
+      } else if (field === Field.frames || field === Field.other) {
         h.setEntryField(row, this.keys[i]!, this.objects[i], p);
-      else trace.setField(row, field, this.keys[i]!, this.objects[i]);
+      } else {
+        trace.setField(row, field, this.keys[i]!, this.objects[i]);
+      }
     }
     return p + 1;
   }
@@ -103,7 +169,7 @@ export class FastEntryReader {
     if (op === Op.LONG_BINGET) return this.memoKey(u32(buf, p + 1), p + 5);
     if (op !== Op.SHORT_BINUNICODE && op !== Op.BINUNICODE) return -1;
     const at = stringAt(buf, p);
-    if (at.end + MAX_MEMO_OP >= limit || isCombiner(buf[at.end + memoOpLength(buf, at.end)]!)) return -1;
+    if (at.end + MAX_MEMO_OP >= limit || combinesAt(buf, at.end + memoOpLength(buf, at.end))) return -1;
     const key = decodeUtf8(buf, at.start, at.end - at.start);
     this.keys[this.n] = key;
     this.fields[this.n] = fieldOf(key);
@@ -113,7 +179,7 @@ export class FastEntryReader {
   private memoKey(index: number, next: number): number {
     const slot = index & (CACHE_SIZE - 1);
     if (this.keyMemo[slot] !== index) {
-      const key = this.host.memo[index];
+      const key = this.host.memo.get(index);
       if (typeof key !== 'string') return -1;
       this.keyMemo[slot] = index;
       this.keyText[slot] = key;
@@ -147,7 +213,7 @@ export class FastEntryReader {
       case Op.BINUNICODE: {
         // The memo write is the one side effect: do it only once the value is sure to be plain.
         const at = stringAt(buf, p);
-        if (at.end + MAX_MEMO_OP >= limit || isCombiner(buf[at.end + memoOpLength(buf, at.end)]!)) return -1;
+        if (at.end + MAX_MEMO_OP >= limit || combinesAt(buf, at.end + memoOpLength(buf, at.end))) return -1;
         const v = decodeUtf8(buf, at.start, at.end - at.start);
         this.objects[i] = v;
         this.isNumber[i] = 0;
@@ -171,14 +237,14 @@ export class FastEntryReader {
   }
 
   private number(v: number, next: number): number {
-    if (isCombiner(this.host.buf[next]!)) return -1;
+    if (combinesAt(this.host.buf, next)) return -1;
     this.numbers[this.n] = v;
     this.isNumber[this.n] = 1;
     return next;
   }
 
   private object(v: unknown, next: number): number {
-    if (isCombiner(this.host.buf[next]!)) return -1;
+    if (combinesAt(this.host.buf, next)) return -1;
     this.objects[this.n] = v;
     this.isNumber[this.n] = 0;
     return next;
@@ -186,7 +252,7 @@ export class FastEntryReader {
 
   /** Strings and shared tracebacks; unusual references go the VM's way, with its errors. */
   private memoValue(index: number, next: number): number {
-    const v = this.host.memo[index];
+    const v = this.host.memo.get(index);
     if (v === undefined || v === ENTRY_IN_MEMO) return -1;
     if (typeof v === 'object' && v !== null && !(v instanceof StackRef)) return -1;
     return this.object(v, next);
@@ -200,24 +266,18 @@ export class FastEntryReader {
     const buf = this.host.buf;
     const listMemo = p + 1;
     let q = listMemo + memoOpLength(buf, listMemo);
-    let count = 0;
-    let hash = STACK_HASH_SEED;
+    this.runCount = 0;
+    this.runHash = STACK_HASH_SEED;
     for (;;) {
       const op = buf[q];
       if (op === Op.MARK) {
-        const r = this.frameRun(q + 1, limit, count, hash);
+        const r = this.frameRun(q + 1, limit);
         if (r < 0 || buf[r] !== Op.APPENDS) return -1;
-        count = this.runCount;
-        hash = this.runHash;
         q = r + 1;
       } else if (op === Op.BINGET || op === Op.LONG_BINGET) {
-        const next = q + (op === Op.BINGET ? 2 : 5);
-        const id = buf[next] === Op.APPEND ? this.frameAt(q) : -1;
-        if (id < 0) return -1;
-        if (count === this.ids.length) this.growIds();
-        this.ids[count++] = id;
-        hash = stackHashStep(hash, id);
-        q = next + 1;
+        const r = this.frameRun(q, q + (op === Op.BINGET ? 2 : 5));
+        if (r < 0 || buf[r] !== Op.APPEND) return -1;
+        q = r + 1;
       } else if (op === Op.SETITEMS || op === Op.SHORT_BINUNICODE || op === Op.BINUNICODE) {
         break; // the list is complete: the entry goes on with SETITEMS or its next key
       } else {
@@ -225,8 +285,9 @@ export class FastEntryReader {
       }
       if (q >= limit) return -1;
     }
-    const h = this.host;
-    const ref = h.stackRef(h.stacks.internStack(this.ids, count, stackHashFinish(hash, count)));
+    const id = this.stackOfRun();
+    if (id === INVALID) return -1;
+    const ref = this.host.stackRef(id);
     this.memoOp(listMemo, ref);
     this.objects[this.n] = ref;
     this.isNumber[this.n] = 0;
@@ -237,40 +298,70 @@ export class FastEntryReader {
   private runHash = 0;
 
   /**
-   * The innermost loop of the decoder: a run of BINGET/LONG_BINGET of frame dicts. Everything it
-   * touches is a local typed array; a cache miss falls back to the memo once per frame dict.
-   * Returns the position after the run (or -1 past `limit`); ids/hash go to runCount/runHash.
+   * The innermost loop of the decoder: a run of BINGET/LONG_BINGET (frame dicts, we hope),
+   * collected as raw memo indices. Frames are resolved once per distinct sequence of indices,
+   * not once per entry (see stackOfRun). Returns the position after the run, or -1 at `limit`.
    */
-  private frameRun(q: number, limit: number, count: number, hash: number): number {
+  private frameRun(q: number, limit: number): number {
     const buf = this.host.buf;
-    const frameMemo = this.frameMemo;
-    const frameId = this.frameId;
     let ids = this.ids;
+    let count = this.runCount;
+    let hash = this.runHash;
     for (;;) {
       const op = buf[q];
-      let index: number;
-      let next: number;
       if (op === Op.LONG_BINGET) {
-        index = (buf[q + 1]! | (buf[q + 2]! << 8) | (buf[q + 3]! << 16) | (buf[q + 4]! << 24)) >>> 0;
-        next = q + 5;
+        if (count === ids.length) ids = this.growIds();
+        const index = buf[q + 1]! | (buf[q + 2]! << 8) | (buf[q + 3]! << 16) | (buf[q + 4]! << 24);
+        ids[count++] = index;
+        hash = stackHashStep(hash, index);
+        q += 5;
       } else if (op === Op.BINGET) {
-        index = buf[q + 1]!;
-        next = q + 2;
+        if (count === ids.length) ids = this.growIds();
+        ids[count++] = buf[q + 1]!;
+        hash = stackHashStep(hash, buf[q + 1]!);
+        q += 2;
+      } else if (op === Op.FRAME) {
+        q += 9;
       } else {
         break;
       }
-      const slot = index & (CACHE_SIZE - 1);
-      const id = frameMemo[slot] === index ? frameId[slot]! : this.frameAt(q);
-      if (id < 0) break;
-      if (count === ids.length) ids = this.growIds();
-      ids[count++] = id;
-      hash = stackHashStep(hash, id);
-      q = next;
-      if (q >= limit) return -1;
+      if (q >= limit) {
+        if (q > limit) return -1;
+        break;
+      }
     }
     this.runCount = count;
     this.runHash = hash;
     return q;
+  }
+
+  /**
+   * The stack id for the memo indices collected by frameRun. A given traceback is written with
+   * the same memo indices every time, so the index sequence is interned like a stack and mapped
+   * to the real stack once.
+   */
+  private stackOfRun(): number {
+    const n = this.runCount;
+    const key = this.memoStacks.internStack(this.ids, n, stackHashFinish(this.runHash, n));
+    if (key === NO_STACK) return NO_STACK;
+    if (key < this.resolved.length && this.resolved[key] !== UNRESOLVED) return this.resolved[key]!;
+    const frames = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      const v = this.host.memo.get(this.ids[i]! >>> 0);
+      if (!(v instanceof FrameDict)) return this.resolve(key, INVALID);
+      frames[i] = v.intern(this.host.stacks);
+    }
+    return this.resolve(key, this.host.stacks.internStack(frames, n));
+  }
+
+  private resolve(key: number, id: number): number {
+    if (key >= this.resolved.length) {
+      const grown = new Int32Array(Math.max(1024, key * 2)).fill(UNRESOLVED);
+      grown.set(this.resolved);
+      this.resolved = grown;
+    }
+    this.resolved[key] = id;
+    return id;
   }
 
   private growIds(): Int32Array {
@@ -280,30 +371,12 @@ export class FastEntryReader {
     return grown;
   }
 
-  /** Frame id of the frame dict referenced by the BINGET/LONG_BINGET at q, or -1. */
-  private frameAt(q: number): number {
-    const buf = this.host.buf;
-    const op = buf[q];
-    let index: number;
-    if (op === Op.LONG_BINGET) index = u32(buf, q + 1);
-    else if (op === Op.BINGET) index = buf[q + 1]!;
-    else return -1;
-    const slot = index & (CACHE_SIZE - 1);
-    if (this.frameMemo[slot] === index) return this.frameId[slot]!;
-    const v = this.host.memo[index];
-    if (!(v instanceof FrameDict)) return -1;
-    const id = v.intern(this.host.stacks);
-    this.frameMemo[slot] = index;
-    this.frameId[slot] = id;
-    return id;
-  }
-
   /** Applies MEMOIZE / BINPUT / LONG_BINPUT at `p` (if any) to `value`; returns the next position. */
   private memoOp(p: number, value: unknown): number {
     const h = this.host;
     const buf = h.buf;
     const op = buf[p];
-    if (op === Op.MEMOIZE) h.memoPutValue(h.memoSize, value);
+    if (op === Op.MEMOIZE) h.memoPutValue(h.memo.size, value);
     else if (op === Op.BINPUT) h.memoPutValue(buf[p + 1]!, value);
     else if (op === Op.LONG_BINPUT) h.memoPutValue(u32(buf, p + 1), value);
     return p + memoOpLength(buf, p);
@@ -311,30 +384,37 @@ export class FastEntryReader {
 
   /** The memo slot `index` was overwritten: forget what the caches remember of it. */
   invalidate(index: number): void {
-    const slot = index & (CACHE_SIZE - 1);
-    this.frameMemo[slot] = -1;
-    this.keyMemo[slot] = -1;
+    this.keyMemo[index & (CACHE_SIZE - 1)] = -1;
+    // Index sequences may now mean other frames: start over (PyTorch never overwrites the memo).
+    this.memoStacks = new StackTable();
+    this.resolved = new Int32Array(0);
   }
 }
 
 /** Opcodes that would combine the value just read with earlier ones (tuples, calls, ...). */
-function isCombiner(op: number): boolean {
-  return (
-    op === Op.TUPLE1 ||
-    op === Op.TUPLE2 ||
-    op === Op.TUPLE3 ||
-    op === Op.STACK_GLOBAL ||
-    op === Op.REDUCE ||
-    op === Op.BUILD ||
-    op === Op.NEWOBJ ||
-    op === Op.NEWOBJ_EX ||
-    op === Op.APPEND ||
-    op === Op.SETITEM ||
-    op === Op.POP ||
-    op === Op.DUP ||
-    op === Op.BINPERSID ||
-    op === Op.READONLY_BUFFER
-  );
+const COMBINERS = new Uint8Array(256);
+for (const op of [
+  Op.TUPLE1,
+  Op.TUPLE2,
+  Op.TUPLE3,
+  Op.STACK_GLOBAL,
+  Op.REDUCE,
+  Op.BUILD,
+  Op.NEWOBJ,
+  Op.NEWOBJ_EX,
+  Op.APPEND,
+  Op.SETITEM,
+  Op.POP,
+  Op.DUP,
+  Op.BINPERSID,
+  Op.READONLY_BUFFER,
+]) {
+  COMBINERS[op] = 1;
+}
+
+/** Whether the opcode after `p`, looking past a FRAME, would combine what was just read. */
+function combinesAt(buf: Uint8Array, p: number): boolean {
+  return COMBINERS[buf[buf[p] === Op.FRAME ? p + 9 : p]!] === 1;
 }
 
 function memoOpLength(buf: Uint8Array, p: number): number {

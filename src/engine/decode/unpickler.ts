@@ -4,6 +4,7 @@ import { TraceColumns } from '../model/trace-columns.js';
 import { bytesEqualAscii, decodeLatin1, decodeUtf8 } from './byte-strings.js';
 import { FastEntryReader, type FastHost } from './fast-entry.js';
 import { decodeLong, parseDecimal } from './ints.js';
+import { Memo } from './memo.js';
 import { HEADER_BYTES, MAX_PROTOCOL, Op, opName } from './opcodes.js';
 import { keyText } from './py-key.js';
 import {
@@ -70,8 +71,7 @@ export class Unpickler implements FastHost {
   base = 0;
   readonly stack: unknown[] = [];
   readonly marks: number[] = [];
-  readonly memo: unknown[] = [];
-  memoSize = 0;
+  readonly memo: Memo;
   private view: DataView = new DataView(new ArrayBuffer(0));
   private end = 0;
   private pos = 0;
@@ -93,6 +93,7 @@ export class Unpickler implements FastHost {
     private readonly snapshotShapes = true,
   ) {
     this.trace = new TraceColumns(expectedEntries);
+    this.memo = new Memo((id) => this.stackRef(id));
     this.fast = new FastEntryReader(this);
   }
 
@@ -186,7 +187,7 @@ export class Unpickler implements FastHost {
           pos += 5;
           break;
         case Op.MEMOIZE:
-          this.memoPut(this.memoSize, pos);
+          this.memoPut(this.memo.size, pos);
           pos += 1;
           break;
         case Op.MARK:
@@ -294,7 +295,7 @@ export class Unpickler implements FastHost {
   }
 
   private memoGet(index: number, pos: number): unknown {
-    const v = this.memo[index];
+    const v = this.memo.get(index);
     if (v === undefined) this.fail(`memo entry ${index} is read before it is written`, pos);
     if (v === ENTRY_IN_MEMO) this.fail(`memo entry ${index} refers back to a trace entry`, pos);
     return v;
@@ -307,13 +308,9 @@ export class Unpickler implements FastHost {
   }
 
   memoPutValue(index: number, v: unknown): void {
-    if (this.memo[index] === undefined) this.memoSize++;
-    else this.fast.invalidate(index);
-    if (v instanceof OpenEntry) this.memo[index] = ENTRY_IN_MEMO;
-    else {
-      if (v instanceof OpenStack) v.memoSlot = index;
-      this.memo[index] = v;
-    }
+    if (this.memo.get(index) !== undefined) this.fast.invalidate(index);
+    if (v instanceof OpenStack) v.memoSlot = index;
+    this.memo.put(index, v instanceof OpenEntry ? ENTRY_IN_MEMO : v);
   }
 
   stackRef(id: number): StackRef {
@@ -324,11 +321,13 @@ export class Unpickler implements FastHost {
   private newDictFor(p: number): unknown {
     if (!this.snapshotShapes) return newDict();
     const buf = this.buf;
+    p = skipFrame(buf, p);
     const memoOp = buf[p];
     if (memoOp === Op.MEMOIZE) p += 1;
     else if (memoOp === Op.BINPUT) p += 2;
     else if (memoOp === Op.LONG_BINPUT) p += 5;
-    if (buf[p] === Op.MARK) p += 1;
+    p = skipFrame(buf, p);
+    if (buf[p] === Op.MARK) p = skipFrame(buf, p + 1);
     const kind = this.keyKind(p);
     if (kind === KIND_ENTRY) return new OpenEntry(this.trace.begin());
     if (kind === KIND_FRAME) return new FrameDict();
@@ -339,8 +338,8 @@ export class Unpickler implements FastHost {
     const buf = this.buf;
     const op = buf[p];
     let key: unknown;
-    if (op === Op.BINGET) key = this.memo[buf[p + 1]!];
-    else if (op === Op.LONG_BINGET) key = this.memo[u32(buf, p + 1)];
+    if (op === Op.BINGET) key = this.memo.get(buf[p + 1]!);
+    else if (op === Op.LONG_BINGET) key = this.memo.get(u32(buf, p + 1));
     else if (op === Op.SHORT_BINUNICODE) return inlineKeyKind(buf, p + 2, buf[p + 1]!);
     else if (op === Op.BINUNICODE) return inlineKeyKind(buf, p + 5, u32(buf, p + 1));
     if (key === 'action') return KIND_ENTRY;
@@ -468,7 +467,7 @@ export class Unpickler implements FastHost {
     const n = open.ids.length;
     const id = this.stacks.internStack(open.ids, n, stackHashFinish(open.hash, n));
     const ref = this.stackRef(id);
-    if (open.memoSlot >= 0 && this.memo[open.memoSlot] === open) this.memo[open.memoSlot] = ref;
+    if (open.memoSlot >= 0 && this.memo.get(open.memoSlot) === open) this.memo.put(open.memoSlot, ref);
     return ref;
   }
 
@@ -814,6 +813,11 @@ export class Unpickler implements FastHost {
       this.stack.push(d);
     }
   }
+}
+
+/** CPython's framer may put a FRAME opcode between any two opcodes (every ~64 KiB). */
+export function skipFrame(buf: Uint8Array, p: number): number {
+  return buf[p] === Op.FRAME ? p + 9 : p;
 }
 
 function join(a: Uint8Array, b: Uint8Array): Uint8Array {

@@ -92,6 +92,11 @@ export class TraceColumns {
   private readonly textIndex = new Map<string, number>();
   private readonly poolIndex = new Map<string, number>();
   private readonly streamIndex = new Map<number, number>([[0, 0]]);
+  // One-value caches: consecutive entries repeat the same action and text objects.
+  private lastAction: unknown = undefined;
+  private lastActionCode = 0;
+  private lastText: unknown = undefined;
+  private lastTextId = 0;
   private lastStream = 0;
   private lastStreamId = 0;
   private capacity = 0;
@@ -184,6 +189,7 @@ export class TraceColumns {
   }
 
   text(value: unknown): number {
+    if (value === this.lastText) return this.lastTextId;
     const s = typeof value === 'string' ? value : jsonText(value);
     let id = this.textIndex.get(s);
     if (id === undefined) {
@@ -191,10 +197,15 @@ export class TraceColumns {
       this.texts.push(s);
       this.textIndex.set(s, id);
     }
+    if (typeof value === 'string') {
+      this.lastText = value;
+      this.lastTextId = id;
+    }
     return id;
   }
 
   private actionCode(value: unknown, row: number): number {
+    if (value === this.lastAction) return this.lastActionCode;
     if (typeof value !== 'string') {
       throw new SnapshotError(`trace entry ${row}: 'action' is ${describeValue(value)}, expected a str`);
     }
@@ -205,6 +216,8 @@ export class TraceColumns {
       this.actionNames.push(value);
       this.actionIndex.set(value, code);
     }
+    this.lastAction = value;
+    this.lastActionCode = code;
     return code;
   }
 

@@ -1,0 +1,95 @@
+/**
+ * `npm run bench`: generates (and caches in bench/cache) synthetic snapshots, then measures
+ * `memlens summary`'s decode+index against the time to merely read the file, each in a fresh
+ * process. Prints the machine, the figures and a Markdown table for bench/RESULTS.md.
+ *
+ *   npm run bench [-- --sizes 100MB,1GB,2.2GB] [--runs 3]
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Command } from 'commander';
+import { NODE_FLAGS } from '../cli/node-flags.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const CACHE = join(ROOT, 'bench', 'cache');
+/** Bump when the generator's output changes, so cached files are remade. */
+const GENERATOR_VERSION = 1;
+
+interface Measurement {
+  ms: number;
+  bytes: number;
+  entries: number;
+  maxRssBytes: number;
+}
+
+function cachedSnapshot(size: string): string {
+  const file = join(CACHE, `synth-${size}-seed1-v${GENERATOR_VERSION}.pickle`);
+  if (!existsSync(file)) {
+    mkdirSync(CACHE, { recursive: true });
+    process.stderr.write(`generating ${file} ...\n`);
+    execFileSync(
+      process.execPath,
+      [join(ROOT, 'dist', 'scripts', 'generate.js'), '--out', file, '--size', size, '--quiet'],
+      {
+        stdio: 'inherit',
+      },
+    );
+  }
+  return file;
+}
+
+function measure(what: 'read' | 'summary', file: string): Measurement {
+  const out = execFileSync(
+    process.execPath,
+    [...NODE_FLAGS, join(ROOT, 'dist', 'bench', 'measure.js'), what, file],
+    {
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+    },
+  );
+  return JSON.parse(out) as Measurement;
+}
+
+function best(what: 'read' | 'summary', file: string, runs: number): Measurement {
+  let top: Measurement | undefined;
+  for (let i = 0; i < runs; i++) {
+    const m = measure(what, file);
+    if (!top || m.ms < top.ms) top = { ...m, maxRssBytes: Math.max(m.maxRssBytes, top?.maxRssBytes ?? 0) };
+    else top.maxRssBytes = Math.max(top.maxRssBytes, m.maxRssBytes);
+  }
+  return top!;
+}
+
+const mb = (bytes: number): string => (bytes / 1e6).toFixed(0);
+
+function main(opts: { sizes: string; runs: string }): void {
+  const runs = Math.max(1, Number(opts.runs));
+  const cpu = cpus();
+  console.log(
+    `machine: ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`,
+  );
+  console.log(`best of ${runs} runs, each in a fresh process (peak RSS: the largest of the runs)\n`);
+  console.log(
+    '| file | size | trace entries | read only | summary (decode+index) | throughput | entries/s | peak RSS | RSS − file size |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const size of opts.sizes.split(',')) {
+    const file = cachedSnapshot(size.trim());
+    const floor = best('read', file, runs);
+    const s = best('summary', file, runs);
+    const rate = (s.bytes / 1e6 / (s.ms / 1000)).toFixed(0);
+    const eps = (s.entries / (s.ms / 1000) / 1e6).toFixed(2);
+    console.log(
+      `| synthetic ${size} | ${mb(s.bytes)} MB | ${s.entries.toLocaleString('en-US')} | ${floor.ms.toFixed(0)} ms (${mb(floor.bytes / (floor.ms / 1000))} MB/s) | ${(s.ms / 1000).toFixed(2)} s | ${rate} MB/s | ${eps} M/s | ${mb(s.maxRssBytes)} MB | ${mb(s.maxRssBytes - s.bytes)} MB |`,
+    );
+  }
+}
+
+new Command('bench')
+  .option('--sizes <list>', 'synthetic file sizes', '100MB,1GB')
+  .option('--runs <n>', 'runs per measurement (best is reported)', '3')
+  .action(main)
+  .parse();

@@ -1,0 +1,95 @@
+import { SnapshotError } from '../errors.js';
+import { NO_STACK } from '../model/stack-table.js';
+import { ENTRY_IN_MEMO, StackRef } from './special-values.js';
+
+const EMPTY = 0;
+const ENTRY = -1;
+/** Stop deduplicating strings past this many (a JS Map holds at most 2^24 entries). */
+const MAX_DEDUP_STRINGS = 1 << 20;
+const MAX_SPARSE = 1 << 20;
+
+/**
+ * The pickle memo as 4-byte slots. PyTorch memoizes every dict, list and str it writes (tens of
+ * millions in a big trace) yet refers back to few distinct values. A JS array would cost 8 bytes
+ * a slot and be rescanned by every major GC; here a slot holds a code: empty, a trace entry, a
+ * traceback (stack id), or an index into a table of distinct values (strings are deduplicated).
+ */
+export class Memo {
+  /** Number of filled slots: Python's len(memo), the index MEMOIZE writes next. */
+  size = 0;
+  private slots = new Int32Array(1 << 16);
+  private readonly values: unknown[] = [];
+  private readonly stringCodes = new Map<string, number>();
+  private sparse: Map<number, number> | undefined;
+  private lastString: string | undefined;
+  private lastStringCode = 0;
+
+  constructor(private readonly stackRef: (id: number) => StackRef) {}
+
+  /** The value in slot `index`, or undefined if it was never written. */
+  get(index: number): unknown {
+    const code = index < this.slots.length ? this.slots[index]! : (this.sparse?.get(index) ?? EMPTY);
+    if (code > 0) return this.values[code - 1];
+    if (code === EMPTY) return undefined;
+    if (code === ENTRY) return ENTRY_IN_MEMO;
+    return this.stackRef(-code - 3);
+  }
+
+  put(index: number, value: unknown): void {
+    if (index >= this.slots.length && !this.grow(index)) {
+      this.putSparse(index, value);
+      return;
+    }
+    const old = this.slots[index]!;
+    if (old === EMPTY) this.size++;
+    else this.release(old);
+    this.slots[index] = this.codeOf(value);
+  }
+
+  /** An object's table entry has one slot; strings are shared between slots and stay. */
+  private release(code: number): void {
+    if (code > 0 && typeof this.values[code - 1] !== 'string') this.values[code - 1] = undefined;
+  }
+
+  /** Far-away explicit indices (BINPUT 2^30) go to a map instead of a giant array. */
+  private putSparse(index: number, value: unknown): void {
+    this.sparse ??= new Map();
+    const old = this.sparse.get(index);
+    if (old === undefined) {
+      if (this.sparse.size >= MAX_SPARSE) throw new SnapshotError('too many scattered memo indices');
+      this.size++;
+    } else this.release(old);
+    this.sparse.set(index, this.codeOf(value));
+  }
+
+  private codeOf(value: unknown): number {
+    if (value === ENTRY_IN_MEMO) return ENTRY;
+    if (value instanceof StackRef) return -(value.id === NO_STACK ? -1 : value.id) - 3;
+    if (typeof value === 'string') return this.stringCode(value);
+    this.values.push(value);
+    return this.values.length;
+  }
+
+  private stringCode(s: string): number {
+    if (s === this.lastString) return this.lastStringCode;
+    const known = this.stringCodes.get(s);
+    if (known !== undefined) return known;
+    this.values.push(s);
+    const code = this.values.length;
+    if (this.stringCodes.size < MAX_DEDUP_STRINGS) this.stringCodes.set(s, code);
+    this.lastString = s;
+    this.lastStringCode = code;
+    return code;
+  }
+
+  /** Grows the slot array to cover `index` unless it is far beyond what is filled. */
+  private grow(index: number): boolean {
+    if (index > this.size * 2 + (1 << 20)) return false;
+    let size = this.slots.length * 2;
+    while (size <= index) size *= 2;
+    const slots = new Int32Array(size);
+    slots.set(this.slots);
+    this.slots = slots;
+    return true;
+  }
+}
