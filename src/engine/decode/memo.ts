@@ -35,15 +35,14 @@ export class Memo {
     return this.stackRef(-code - 3);
   }
 
-  put(index: number, value: unknown): void {
-    if (index >= this.slots.length && !this.grow(index)) {
-      this.putSparse(index, value);
-      return;
-    }
+  /** Returns true when the slot held a value before (an overwrite, which PyTorch never does). */
+  put(index: number, value: unknown): boolean {
+    if (index >= this.slots.length && !this.grow(index)) return this.putSparse(index, value);
     const old = this.slots[index]!;
     if (old === EMPTY) this.size++;
     else this.release(old);
     this.slots[index] = this.codeOf(value);
+    return old !== EMPTY;
   }
 
   /** An object's table entry has one slot; strings are shared between slots and stay. */
@@ -52,7 +51,7 @@ export class Memo {
   }
 
   /** Far-away explicit indices (BINPUT 2^30) go to a map instead of a giant array. */
-  private putSparse(index: number, value: unknown): void {
+  private putSparse(index: number, value: unknown): boolean {
     this.sparse ??= new Map();
     const old = this.sparse.get(index);
     if (old === undefined) {
@@ -60,6 +59,7 @@ export class Memo {
       this.size++;
     } else this.release(old);
     this.sparse.set(index, this.codeOf(value));
+    return old !== undefined;
   }
 
   private codeOf(value: unknown): number {

@@ -308,9 +308,8 @@ export class Unpickler implements FastHost {
   }
 
   memoPutValue(index: number, v: unknown): void {
-    if (this.memo.get(index) !== undefined) this.fast.invalidate(index);
     if (v instanceof OpenStack) v.memoSlot = index;
-    this.memo.put(index, v instanceof OpenEntry ? ENTRY_IN_MEMO : v);
+    if (this.memo.put(index, v instanceof OpenEntry ? ENTRY_IN_MEMO : v)) this.fast.invalidate(index);
   }
 
   stackRef(id: number): StackRef {
@@ -393,8 +392,20 @@ export class Unpickler implements FastHost {
     if (m === 0) this.fail('APPENDS with no list to append to', pos);
     const target = stack[m - 1];
     if (target instanceof OpenStack) this.appendFrames(target, m, pos);
+    else if (Array.isArray(target) && stack[m] instanceof OpenEntry) this.appendEntries(target, m, pos);
     else for (let i = m; i < stack.length; i++) this.appendItem(target, stack[i], pos);
     stack.length = m;
+  }
+
+  /** A batch of up to 1000 trace entries: one list lookup for the whole batch. */
+  private appendEntries(target: unknown[], m: number, pos: number): void {
+    const stack = this.stack;
+    const rows = this.rowsOf(target, pos);
+    for (let i = m; i < stack.length; i++) {
+      const item = stack[i];
+      if (item instanceof OpenEntry) rows.add(item.row);
+      else rows.add(this.entryFromDict(item, pos));
+    }
   }
 
   /** The hottest append: tracebacks of 20-60 frame dicts, each one interned already. */

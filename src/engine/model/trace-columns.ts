@@ -95,8 +95,8 @@ export class TraceColumns {
   // One-value caches: consecutive entries repeat the same action and text objects.
   private lastAction: unknown = undefined;
   private lastActionCode = 0;
-  private lastText: unknown = undefined;
-  private lastTextId = 0;
+  private readonly lastText: unknown[] = [undefined, undefined];
+  private readonly lastTextId = [0, 0];
   private lastStream = 0;
   private lastStreamId = 0;
   private capacity = 0;
@@ -165,11 +165,11 @@ export class TraceColumns {
         return;
       case Field.compile_context:
         this.compileContext ??= this.intColumn(-1);
-        this.compileContext[row] = this.text(value);
+        this.compileContext[row] = this.textOf(value, 0);
         return;
       case Field.user_metadata:
         this.userMetadata ??= this.intColumn(-1);
-        this.userMetadata[row] = this.text(value);
+        this.userMetadata[row] = this.textOf(value, 1);
         return;
       case Field.device_free:
         this.deviceFree ??= this.floatColumn(Number.NaN);
@@ -188,18 +188,24 @@ export class TraceColumns {
     return this.actionNames[this.action[row]!] ?? 'missing';
   }
 
+  /** text() with a one-value cache per column (`which`): entries repeat the same strings. */
+  private textOf(value: unknown, which: 0 | 1): number {
+    if (value === this.lastText[which]) return this.lastTextId[which]!;
+    const id = this.text(value);
+    if (typeof value === 'string') {
+      this.lastText[which] = value;
+      this.lastTextId[which] = id;
+    }
+    return id;
+  }
+
   text(value: unknown): number {
-    if (value === this.lastText) return this.lastTextId;
     const s = typeof value === 'string' ? value : jsonText(value);
     let id = this.textIndex.get(s);
     if (id === undefined) {
       id = this.texts.length;
       this.texts.push(s);
       this.textIndex.set(s, id);
-    }
-    if (typeof value === 'string') {
-      this.lastText = value;
-      this.lastTextId = id;
     }
     return id;
   }
