@@ -107,12 +107,12 @@ function summarizeDevice(s: Snapshot, d: DeviceModel): DeviceSummary {
 }
 
 function countActions(s: Snapshot, d: DeviceModel): Record<string, number> {
-  const counts = new Map<number, number>();
-  for (let i = 0; i < d.trace.length; i++)
-    counts.set(d.trace.action[i]!, (counts.get(d.trace.action[i]!) ?? 0) + 1);
+  const counts = new Float64Array(256);
+  for (let i = 0; i < d.trace.length; i++) counts[d.trace.action[i]!]!++;
   const names = s.traceColumns.actionNames;
+  const present = [...counts.keys()].filter((a) => counts[a]! > 0);
   return Object.fromEntries(
-    [...counts].map(([a, n]) => [names[a]!, n] as const).sort((x, y) => (x[0] < y[0] ? -1 : 1)),
+    present.map((a) => [names[a] ?? 'missing', counts[a]!] as const).sort((x, y) => (x[0] < y[0] ? -1 : 1)),
   );
 }
 
@@ -129,8 +129,9 @@ function timeRange(time: Float64Array): [number, number] | null {
 }
 
 function streamsOf(s: Snapshot, d: DeviceModel): string[] {
-  const seen = new Set<number>();
-  for (let i = 0; i < d.trace.length; i++) seen.add(s.traceColumns.streams[d.trace.stream[i]!]!);
+  const used = new Uint8Array(s.traceColumns.streams.length);
+  for (let i = 0; i < d.trace.length; i++) used[d.trace.stream[i]!] = 1;
+  const seen = new Set<number>(s.traceColumns.streams.filter((_, id) => used[id] === 1));
   for (const id of d.segmentIds) seen.add(s.tables.segments[id]!.stream);
   return [...seen].sort((a, b) => a - b).map(hexStream);
 }

@@ -1,3 +1,4 @@
+import { AddrMap } from './addr-map.js';
 import type { DeviceTrace } from './device-trace.js';
 import { BlockState, type SegmentTables } from './segments.js';
 import { NO_STACK } from './stack-table.js';
@@ -43,7 +44,7 @@ export function pairAllocations(trace: DeviceTrace, tables: SegmentTables, devic
   const n = trace.length;
   const b = new AllocationBuilder(capacityFor(trace, tables));
   const ofEntry = new Int32Array(n).fill(-1);
-  const open = new Map<number, number>();
+  const open = new AddrMap();
   for (let i = 0; i < n; i++) {
     const action = trace.action[i]!;
     if (action === Action.alloc) ofEntry[i] = b.onAlloc(trace, i, open);
@@ -107,7 +108,7 @@ class AllocationBuilder {
     return id;
   }
 
-  onAlloc(t: DeviceTrace, i: number, open: Map<number, number>): number {
+  onAlloc(t: DeviceTrace, i: number, open: AddrMap): number {
     const addr = t.addr[i]!;
     const prev = open.get(addr);
     if (prev !== undefined) {
@@ -119,7 +120,7 @@ class AllocationBuilder {
     return id;
   }
 
-  onFree(t: DeviceTrace, i: number, open: Map<number, number>, completed: boolean): number {
+  onFree(t: DeviceTrace, i: number, open: AddrMap, completed: boolean): number {
     const addr = t.addr[i]!;
     let id = open.get(addr);
     if (id === undefined) {
@@ -137,7 +138,7 @@ class AllocationBuilder {
     return id;
   }
 
-  linkBlocks(tables: SegmentTables, device: number, open: Map<number, number>, n: number): void {
+  linkBlocks(tables: SegmentTables, device: number, open: AddrMap, n: number): void {
     const { blocks } = tables;
     for (const seg of tables.segments) {
       if (seg.device !== device) continue;
@@ -156,7 +157,9 @@ class AllocationBuilder {
       }
     }
     this.facts.unmatchedAllocs = open.size;
-    for (const id of open.values()) this.end[id] = n;
+    open.forEachValue((id) => {
+      this.end[id] = n;
+    });
   }
 
   result(ofEntry: Int32Array): Allocations {
