@@ -8,7 +8,7 @@ import {
 import { Field, fieldOf, type TraceColumns } from '../model/trace-columns.js';
 import { decodeUtf8 } from './byte-strings.js';
 import { decodeLong } from './ints.js';
-import type { Memo } from './memo.js';
+import { Memo } from './memo.js';
 import { Op } from './opcodes.js';
 import { ENTRY_IN_MEMO, FrameDict, StackRef } from './special-values.js';
 
@@ -70,7 +70,7 @@ export class FastEntryReader {
     const buf = h.buf;
     // FRAME opcodes can sit anywhere; outside of a key or value they change nothing.
     if (buf[p] === Op.FRAME) return p;
-    p = this.memoOp(p, h.stack[h.stack.length - 1]);
+    p = this.memoCode(p, Memo.ENTRY_CODE);
     if (buf[p] !== Op.MARK) return p;
     h.marks.push(h.stack.length);
     p++;
@@ -144,6 +144,8 @@ export class FastEntryReader {
         else if (field === Field.size) trace.size[row] = v;
         else if (field === Field.time_us) trace.timeUs[row] = v;
         else trace.setNumber(row, field, this.keys[i]!, v);
+      } else if (field === Field.frames && this.objects[i] instanceof StackRef) {
+        trace.stack[row] = (this.objects[i] as StackRef).id;
       } else if (field === Field.frames || field === Field.other) {
         h.setEntryField(row, this.keys[i]!, this.objects[i], p);
       } else {
@@ -173,7 +175,7 @@ export class FastEntryReader {
     const key = decodeUtf8(buf, at.start, at.end - at.start);
     this.keys[this.n] = key;
     this.fields[this.n] = fieldOf(key);
-    return this.memoOp(at.end, key);
+    return this.memoCode(at.end, this.host.memo.stringCodeOf(key));
   }
 
   private memoKey(index: number, next: number): number {
@@ -217,7 +219,7 @@ export class FastEntryReader {
         const v = decodeUtf8(buf, at.start, at.end - at.start);
         this.objects[i] = v;
         this.isNumber[i] = 0;
-        return this.memoOp(at.end, v);
+        return this.memoCode(at.end, this.host.memo.stringCodeOf(v));
       }
       case Op.BINGET:
         return this.memoValue(buf[p + 1]!, p + 2);
@@ -287,9 +289,8 @@ export class FastEntryReader {
     }
     const id = this.stackOfRun();
     if (id === INVALID) return -1;
-    const ref = this.host.stackRef(id);
-    this.memoOp(listMemo, ref);
-    this.objects[this.n] = ref;
+    this.memoCode(listMemo, Memo.stackCode(id));
+    this.objects[this.n] = this.host.stackRef(id);
     this.isNumber[this.n] = 0;
     return q;
   }
@@ -371,15 +372,18 @@ export class FastEntryReader {
     return grown;
   }
 
-  /** Applies MEMOIZE / BINPUT / LONG_BINPUT at `p` (if any) to `value`; returns the next position. */
-  private memoOp(p: number, value: unknown): number {
-    const h = this.host;
-    const buf = h.buf;
+  /** Applies MEMOIZE / BINPUT / LONG_BINPUT at `p` (if any) with a memo code; returns the next position. */
+  private memoCode(p: number, code: number): number {
+    const buf = this.host.buf;
     const op = buf[p];
-    if (op === Op.MEMOIZE) h.memoPutValue(h.memo.size, value);
-    else if (op === Op.BINPUT) h.memoPutValue(buf[p + 1]!, value);
-    else if (op === Op.LONG_BINPUT) h.memoPutValue(u32(buf, p + 1), value);
+    if (op === Op.MEMOIZE) this.putCode(this.host.memo.size, code);
+    else if (op === Op.BINPUT) this.putCode(buf[p + 1]!, code);
+    else if (op === Op.LONG_BINPUT) this.putCode(u32(buf, p + 1), code);
     return p + memoOpLength(buf, p);
+  }
+
+  private putCode(index: number, code: number): void {
+    if (this.host.memo.putCode(index, code)) this.invalidate(index);
   }
 
   /** The memo slot `index` was overwritten: forget what the caches remember of it. */

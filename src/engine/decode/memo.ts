@@ -45,6 +45,26 @@ export class Memo {
     return old !== EMPTY;
   }
 
+  /** put() for a code already known: the decoder's fast path (entries, tracebacks, strings). */
+  putCode(index: number, code: number): boolean {
+    if (index >= this.slots.length && !this.grow(index)) return this.putSparseCode(index, code);
+    const old = this.slots[index]!;
+    if (old === EMPTY) this.size++;
+    else this.release(old);
+    this.slots[index] = code;
+    return old !== EMPTY;
+  }
+
+  static readonly ENTRY_CODE = ENTRY;
+
+  static stackCode(id: number): number {
+    return -(id === NO_STACK ? -1 : id) - 3;
+  }
+
+  stringCodeOf(s: string): number {
+    return this.stringCode(s);
+  }
+
   /** An object's table entry has one slot; strings are shared between slots and stay. */
   private release(code: number): void {
     if (code > 0 && typeof this.values[code - 1] !== 'string') this.values[code - 1] = undefined;
@@ -52,19 +72,23 @@ export class Memo {
 
   /** Far-away explicit indices (BINPUT 2^30) go to a map instead of a giant array. */
   private putSparse(index: number, value: unknown): boolean {
+    return this.putSparseCode(index, this.codeOf(value));
+  }
+
+  private putSparseCode(index: number, code: number): boolean {
     this.sparse ??= new Map();
     const old = this.sparse.get(index);
     if (old === undefined) {
       if (this.sparse.size >= MAX_SPARSE) throw new SnapshotError('too many scattered memo indices');
       this.size++;
     } else this.release(old);
-    this.sparse.set(index, this.codeOf(value));
+    this.sparse.set(index, code);
     return old !== undefined;
   }
 
   private codeOf(value: unknown): number {
     if (value === ENTRY_IN_MEMO) return ENTRY;
-    if (value instanceof StackRef) return -(value.id === NO_STACK ? -1 : value.id) - 3;
+    if (value instanceof StackRef) return Memo.stackCode(value.id);
     if (typeof value === 'string') return this.stringCode(value);
     this.values.push(value);
     return this.values.length;
