@@ -15,10 +15,6 @@ export class SnapshotError extends Error {
   }
 }
 
-export function isSnapshotError(e: unknown): e is SnapshotError {
-  return e instanceof SnapshotError;
-}
-
 const MAX_MESSAGE = 300;
 
 /** Messages quote bytes from the file; keep them on one printable line of bounded length. */

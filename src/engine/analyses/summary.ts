@@ -16,12 +16,13 @@ export interface SummaryRow {
   freed_total: number | null;
 }
 
-export interface DeviceSummary {
+/** The per-device figures defined in shared/corpus/README.md, under those names. */
+export interface DeviceFigures {
   device: number;
   segments: number;
   expandable_segments: number;
   blocks: number;
-  pools: Record<string, { segments: number; reserved_bytes: number }>;
+  pools: Record<string, PoolFigures>;
   reserved_bytes: number;
   allocated_bytes: number;
   active_bytes: number;
@@ -36,6 +37,14 @@ export interface DeviceSummary {
   trace_peak_allocated_bytes: number;
   trace_start_reserved_bytes: number;
   trace_peak_reserved_bytes: number;
+}
+
+export interface PoolFigures {
+  segments: number;
+  reserved_bytes: number;
+}
+
+export interface DeviceSummary extends DeviceFigures {
   trace_first_time_us: number | null;
   trace_last_time_us: number | null;
   streams: string[];

@@ -97,15 +97,6 @@ export class Unpickler implements FastHost {
     this.fast = new FastEntryReader(this);
   }
 
-  /** Offset just past the last decoded opcode. */
-  get offset(): number {
-    return this.base + this.pos;
-  }
-
-  get stopped(): boolean {
-    return this.done;
-  }
-
   push(chunk: Uint8Array): void {
     if (this.done || chunk.length === 0) return;
     const rest = this.end - this.pos;
@@ -827,7 +818,7 @@ export class Unpickler implements FastHost {
 }
 
 /** CPython's framer may put a FRAME opcode between any two opcodes (every ~64 KiB). */
-export function skipFrame(buf: Uint8Array, p: number): number {
+function skipFrame(buf: Uint8Array, p: number): number {
   return buf[p] === Op.FRAME ? p + 9 : p;
 }
 

@@ -18,12 +18,6 @@ export class LiveIndex {
     private readonly entries: number,
   ) {}
 
-  /** Entries replayed at most per query (after the first query has built the checkpoints). */
-  get checkpointStride(): number {
-    this.build();
-    return this.stride;
-  }
-
   /** Allocation ids alive after entry `k` (k = -1: before the first entry), ascending. */
   aliveAfter(k: number): Int32Array {
     const checkpoints = this.build();

@@ -3,36 +3,13 @@
  * the same keys as the corpus's expected/*.json, computed from the generator's own allocator
  * state and event counters rather than from the encoded file.
  */
+
+import type { DeviceFigures } from '../analyses/summary.js';
 import { ALLOCATED, FREE } from './blocks.js';
 import { ACTION_NAMES, OOM, type SimEvent } from './events.js';
 import type { SegmentView } from './views.js';
 
-export interface PoolFigures {
-  segments: number;
-  reserved_bytes: number;
-}
-
-export interface DeviceFigures {
-  device: number;
-  segments: number;
-  expandable_segments: number;
-  blocks: number;
-  pools: Record<string, PoolFigures>;
-  reserved_bytes: number;
-  allocated_bytes: number;
-  active_bytes: number;
-  requested_bytes: number;
-  inactive_split_bytes: number;
-  largest_inactive_block: number;
-  trace_entries: number;
-  trace_actions: Record<string, number>;
-  ooms: number;
-  trace_span_us: number;
-  trace_start_allocated_bytes: number;
-  trace_peak_allocated_bytes: number;
-  trace_start_reserved_bytes: number;
-  trace_peak_reserved_bytes: number;
-}
+export type { DeviceFigures, PoolFigures } from '../analyses/summary.js';
 
 export interface ExpectedFigures {
   devices: DeviceFigures[];
