@@ -113,7 +113,9 @@ export class FastEntryReader {
         numbers[n] = this.longValue;
       }
       if (r >= 0 && !combinesAt(buf, r)) isNumber[n] = 1;
-      else if (r >= 0 || (r = this.readValue(q, limit)) < 0) return this.bail(q, true);
+      else if (r >= 0 || (r = this.sharedString(buf, q)) < 0) {
+        if ((r = this.readValue(q, limit)) < 0) return this.bail(q, true);
+      }
       n++;
       p = r;
     }
@@ -122,6 +124,18 @@ export class FastEntryReader {
   }
 
   private longValue = 0;
+
+  /** A value that is a memo reference to a string (actions, '' metadata): the commonest non-int. */
+  private sharedString(buf: Uint8Array, q: number): number {
+    const op = buf[q];
+    if (op !== Op.BINGET && op !== Op.LONG_BINGET) return -1;
+    const next = q + (op === Op.BINGET ? 2 : 5);
+    const v = this.host.memo.get(op === Op.BINGET ? buf[q + 1]! : u32(buf, q + 1));
+    if (typeof v !== 'string' || combinesAt(buf, next)) return -1;
+    this.objects[this.n] = v;
+    this.isNumber[this.n] = 0;
+    return next;
+  }
 
   /** LONG1 of up to 7 bytes whose value is exact in a double (else -1 with nothing read). */
   private smallLong(buf: Uint8Array, q: number): number {
