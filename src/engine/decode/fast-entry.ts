@@ -72,7 +72,8 @@ export class FastEntryReader {
     if (buf[p] === Op.FRAME) return p;
     p = this.memoCode(p, Memo.ENTRY_CODE);
     if (buf[p] !== Op.MARK) return p;
-    h.marks.push(h.stack.length);
+    // The MARK is pushed on the VM's mark stack only if we bail (see bail): a completed entry
+    // would pop it straight away.
     p++;
     const { keyMemo, keyField, keyText, fields, keys, numbers, isNumber } = this;
     let n = 0;
@@ -148,7 +149,6 @@ export class FastEntryReader {
 
   private commit(row: number, p: number): number {
     const h = this.host;
-    h.marks.pop();
     const trace = h.trace;
     for (let i = 0; i < this.n; i++) {
       const field = this.fields[i]!;
@@ -172,8 +172,10 @@ export class FastEntryReader {
   /** Leaves the VM exactly where opcode-by-opcode decoding would be at `p`. */
   private bail(p: number, pendingKey: boolean): number {
     const stack = this.host.stack;
-    for (let i = 0; i < this.n; i++)
-      stack.push(this.keys[i], this.isNumber[i] ? this.numbers[i] : this.objects[i]);
+    this.host.marks.push(stack.length);
+    for (let i = 0; i < this.n; i++) {
+      stack.push(this.keys[i], this.isNumber[i] === 1 ? this.numbers[i] : this.objects[i]);
+    }
     if (pendingKey) stack.push(this.keys[this.n]);
     return p;
   }
