@@ -168,3 +168,29 @@ function deepNesting(depth: number): Uint8Array {
   out[out.length - 1] = 0x2e;
   return out;
 }
+
+describe('memlens peak', () => {
+  it('names the code that held memory at the peak, in text and JSON', () => {
+    const text = run('peak', '--top', '3', EXAMPLE);
+    expect(text.status).toBe(0);
+    expect(text.stdout).toMatch(
+      /allocated memory peaked at 531 MiB \(requested bytes\) after trace entry 144 of 2,043/,
+    );
+    expect(text.stdout).toMatch(/swiglu\.py:10/);
+    const json = JSON.parse(run('peak', '--json', '--at', '10', EXAMPLE).stdout);
+    const dev = json.files[0].devices[0];
+    expect(dev.after_entry).toBe(10);
+    expect(dev.moment).toBe('entry');
+    expect(dev.groups.length).toBeLessThanOrEqual(10);
+    expect(dev.groups.reduce((n: number, g: { bytes: number }) => n + g.bytes, 0) + dev.other_bytes).toBe(
+      dev.allocated_bytes,
+    );
+  });
+
+  it('fails cleanly on a bad file like every command', () => {
+    const bad = write('bad-peak.pickle', 'nope');
+    const r = run('peak', bad);
+    expect(r.status).toBe(2);
+    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+  });
+});

@@ -1,11 +1,36 @@
 import Table from 'cli-table3';
+import type { Command } from 'commander';
 import pc from 'picocolors';
-import type { DeviceSummary, SnapshotSummary, SummaryRow } from '../../engine/analyses/summary.js';
+import {
+  type DeviceSummary,
+  type SnapshotSummary,
+  type SummaryRow,
+  summarize,
+} from '../../engine/analyses/summary.js';
 import { formatBytes, formatCount, formatDuration } from '../../engine/format.js';
+import { type FileOptions, parseDevice, runFiles } from '../run-files.js';
+
+/** `memlens summary`: the memory_summary() table and what the file says about itself. */
+export function summaryCommand(program: Command): void {
+  program
+    .command('summary')
+    .description(
+      'per device: the torch.cuda.memory_summary() table, allocator settings, trace facts and warnings',
+    )
+    .argument('<file...>', 'snapshot files (.pickle, .json, optionally gzipped)')
+    .option('--device <n>', 'only this device', parseDevice)
+    .option('--json', 'print JSON: {"files": [{"file", "devices": [...]}]}')
+    .action((files: string[], opts: FileOptions) =>
+      runFiles(files, opts, (snapshot, devices) => {
+        const summary = summarize(snapshot, devices);
+        return { json: { ...summary }, text: renderSummary(summary) };
+      }),
+    );
+}
 
 /** The text report of `memlens summary` for one file. */
-export function renderSummary(file: string, s: SnapshotSummary): string {
-  const out: string[] = [pc.bold(file), `  layout: ${layoutText(s)}`];
+export function renderSummary(s: SnapshotSummary): string {
+  const out: string[] = [`  layout: ${layoutText(s)}`];
   for (const w of s.warnings) out.push(pc.yellow(`  warning: ${w}`));
   if (s.allocator_settings) out.push(`  allocator settings: ${settingsText(s.allocator_settings)}`);
   for (const d of s.devices) out.push('', renderDevice(d));

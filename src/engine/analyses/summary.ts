@@ -63,8 +63,7 @@ export interface SnapshotSummary {
   warnings: string[];
 }
 
-export function summarize(s: Snapshot, device?: number): SnapshotSummary {
-  const devices = s.devices.filter((d) => device === undefined || d.device === device);
+export function summarize(s: Snapshot, devices: DeviceModel[] = s.devices): SnapshotSummary {
   return {
     layout: s.layout,
     pickle_protocol: s.protocol ?? null,

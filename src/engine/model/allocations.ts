@@ -10,6 +10,9 @@ import { Action } from './trace-columns.js';
  * recorded window (their alloc fell out of the ring buffer, or history started late) have
  * start = -1; allocations still alive at dump have end = trace length and link to their block.
  */
+/** `freeRequested` of an allocation the user had freed before the recorded window began. */
+export const FREED_BEFORE_WINDOW = -2;
+
 export interface Allocations {
   count: number;
   start: Int32Array;
@@ -128,6 +131,8 @@ class AllocationBuilder {
       this.facts.orphanFreeBytes += t.size[i]!;
       id = this.add(-1, addr, t.size[i]!, NO_STACK, t.stream[i]!);
       open.set(addr, id);
+      // Completed with no free_requested seen: the user freed it before the window began.
+      if (completed) this.freeRequested[id] = FREED_BEFORE_WINDOW;
     }
     if (completed) {
       this.end[id] = i;
@@ -150,6 +155,8 @@ class AllocationBuilder {
           this.facts.blocksBeforeRecording++;
           this.facts.blocksBeforeRecordingBytes += blocks.requestedSize[k]!;
           id = this.add(-1, blocks.address[k]!, blocks.requestedSize[k]!, blocks.stack[k]!, 0);
+          // Pending at dump with no free_requested in the window: the user freed it before.
+          if (state === BlockState.pendingFree) this.freeRequested[id] = FREED_BEFORE_WINDOW;
         }
         open.delete(blocks.address[k]!);
         this.block[id] = k;

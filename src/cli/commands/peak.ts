@@ -1,0 +1,104 @@
+import Table from 'cli-table3';
+import type { Command } from 'commander';
+import pc from 'picocolors';
+import { type DevicePeak, type PeakOptions, peakOf } from '../../engine/analyses/peak.js';
+import { formatBytes, formatCount, formatDuration } from '../../engine/format.js';
+import type { Frame } from '../../engine/model/stack-table.js';
+import { type FileOptions, parseCount, parseDevice, runFiles } from '../run-files.js';
+
+interface PeakCliOptions extends FileOptions {
+  at?: number;
+  time?: number;
+  top: number;
+  fullStacks?: boolean;
+}
+
+/** `memlens peak`: what was live when allocated memory peaked, grouped by allocating code. */
+export function peakCommand(program: Command): void {
+  program
+    .command('peak')
+    .description('when allocated memory peaked in the recorded window, and which code held it then')
+    .argument('<file...>', 'snapshot files (.pickle, .json, optionally gzipped)')
+    .option('--at <entry>', 'the state after this trace entry instead of the peak', parseCount)
+    .option('--time <us>', 'the state at this time_us (µs, as in the trace) instead of the peak', parseCount)
+    .option('--top <n>', 'how many allocating sites to list', parseCount, 10)
+    .option('--full-stacks', 'group by whole stacks, not only frames in your own code')
+    .option('--device <n>', 'only this device', parseDevice)
+    .option('--json', 'print JSON: {"files": [{"file", "devices": [...]}]}')
+    .action((files: string[], opts: PeakCliOptions) => {
+      const peakOpts: PeakOptions = { top: opts.top, fullStacks: opts.fullStacks ?? false };
+      if (opts.at !== undefined) peakOpts.at = opts.at;
+      if (opts.time !== undefined) peakOpts.timeUs = opts.time;
+      return runFiles(files, opts, (snapshot, devices) => {
+        const peaks = devices.map((d) => ({
+          peak: peakOf(snapshot, d, peakOpts),
+          entries: d.trace.length,
+          t0: d.trace.timeUs[0] ?? Number.NaN,
+        }));
+        return {
+          json: { devices: peaks.map((p) => p.peak) },
+          text: peaks.map((p) => renderPeak(p.peak, p.entries, p.t0, opts.fullStacks ?? false)).join('\n\n'),
+        };
+      });
+    });
+}
+
+function renderPeak(p: DevicePeak, entries: number, t0: number, full: boolean): string {
+  const lines = [pc.bold(`device ${p.device}`), `  ${headline(p, entries, t0)}`];
+  lines.push(
+    `  reserved then: ${formatBytes(p.reserved_bytes)} (peak reserved in the window: ${formatBytes(p.peak_reserved_bytes)})`,
+  );
+  const shown = p.groups.reduce((n, g) => n + g.bytes, 0);
+  lines.push(
+    `  ${formatCount(p.live_allocations)} allocations live, ${formatBytes(shown + p.other_bytes)}; by allocating ${full ? 'stack' : 'site in your code'}:`,
+  );
+  lines.push(table(p));
+  if (p.other_groups > 0)
+    lines.push(
+      `  … ${formatCount(p.other_groups)} more sites hold ${formatBytes(p.other_bytes)} (--top to list them)`,
+    );
+  if (p.unknown_stack_bytes > 0) {
+    lines.push(
+      pc.yellow(
+        `  ${formatBytes(p.unknown_stack_bytes)} have no stack: allocated before recording began, or recorded without context.`,
+      ),
+    );
+  }
+  return lines.join('\n');
+}
+
+function headline(p: DevicePeak, entries: number, t0: number): string {
+  const when =
+    p.after_entry < 0
+      ? 'before the first trace entry'
+      : `after trace entry ${formatCount(p.after_entry)} of ${formatCount(entries)}`;
+  const time =
+    p.time_us !== null && !Number.isNaN(t0) ? ` (${formatDuration(p.time_us - t0)} into the trace)` : '';
+  const what = p.moment === 'allocated peak' ? 'allocated memory peaked at' : 'allocated memory was';
+  return `${what} ${pc.bold(formatBytes(p.allocated_bytes))} (requested bytes) ${when}${time}`;
+}
+
+function table(p: DevicePeak): string {
+  const total = p.groups.reduce((n, g) => n + g.bytes, 0) + p.other_bytes;
+  const t = new Table({
+    head: ['bytes', 'share', 'count', 'allocated at (innermost first)'],
+    style: { head: [], border: [], compact: true },
+    colAligns: ['right', 'right', 'right', 'left'],
+  });
+  for (const g of p.groups) {
+    const share = total > 0 ? `${((100 * g.bytes) / total).toFixed(1)}%` : '—';
+    t.push([formatBytes(g.bytes), share, formatCount(g.count), where(g.frames)]);
+  }
+  return t.toString();
+}
+
+function where(frames: Frame[]): string {
+  if (frames.length === 0) return pc.dim('(no stack recorded)');
+  const shown = frames.slice(0, 4).map((f) => `${f.name} (${shortFile(f.filename)}:${f.line})`);
+  return frames.length > 4 ? `${shown.join('\n')}\n… ${frames.length - 4} more` : shown.join('\n');
+}
+
+function shortFile(path: string): string {
+  const parts = path.split('/');
+  return parts.length > 2 ? `…/${parts.slice(-2).join('/')}` : path;
+}

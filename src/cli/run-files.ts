@@ -1,0 +1,69 @@
+import { InvalidArgumentError } from 'commander';
+import { SnapshotError } from '../engine/errors.js';
+import type { DeviceModel, Snapshot } from '../engine/model/snapshot.js';
+import { openSnapshot } from './open-snapshot.js';
+
+/** Exit code for bad input (unreadable, not a snapshot, corrupt). */
+export const EXIT_BAD_INPUT = 2;
+
+export interface FileOptions {
+  device?: number;
+  json?: boolean;
+}
+
+/**
+ * The loop every command shares: load each file, analyse it, print text as it goes or one JSON
+ * document at the end ({"files": [...]}), report a bad file in one line and go on with the rest.
+ */
+export async function runFiles(
+  files: string[],
+  opts: FileOptions,
+  analyse: (snapshot: Snapshot, devices: DeviceModel[]) => { json: Record<string, unknown>; text: string },
+): Promise<void> {
+  const reports: Record<string, unknown>[] = [];
+  let failed = false;
+  for (const file of files) {
+    try {
+      const snapshot = await openSnapshot(file, { progress: !opts.json });
+      const { json, text } = analyse(snapshot, devicesOf(snapshot, opts.device));
+      if (opts.json) reports.push({ file, ...json });
+      else process.stdout.write(`${file}\n${text}\n\n`);
+    } catch (e) {
+      failed = true;
+      reportError(file, e);
+      if (opts.json) reports.push({ file, error: (e as Error).message });
+    }
+  }
+  if (opts.json) process.stdout.write(`${JSON.stringify({ files: reports }, null, 1)}\n`);
+  if (failed) process.exitCode = EXIT_BAD_INPUT;
+}
+
+function devicesOf(snapshot: Snapshot, device: number | undefined): DeviceModel[] {
+  if (device === undefined) return snapshot.devices;
+  const found = snapshot.devices.filter((d) => d.device === device);
+  if (found.length === 0) {
+    throw new SnapshotError(
+      `has no device ${device} (devices: ${snapshot.devices.map((d) => d.device).join(', ')})`,
+    );
+  }
+  return found;
+}
+
+export function reportError(file: string, e: unknown): void {
+  const message = e instanceof Error ? e.message : String(e);
+  process.stderr.write(`memlens: ${file}: ${message.split('\n')[0]}\n`);
+}
+
+export function parseDevice(v: string): number {
+  return nonNegative(v, 'expected a device index (0, 1, ...)');
+}
+
+export function parseCount(v: string): number {
+  return nonNegative(v, 'expected a non-negative integer');
+}
+
+function nonNegative(v: string, what: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(what);
+  return n;
+}
