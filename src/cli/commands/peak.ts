@@ -1,9 +1,9 @@
 import Table from 'cli-table3';
 import type { Command } from 'commander';
-import pc from 'picocolors';
 import { type DevicePeak, type PeakOptions, peakOf } from '../../engine/analyses/peak.js';
 import { formatBytes, formatCount, formatDuration } from '../../engine/format.js';
 import type { Frame } from '../../engine/model/stack-table.js';
+import { pc } from '../colors.js';
 import { type FileOptions, parseCount, parseDevice, runFiles } from '../run-files.js';
 
 interface PeakCliOptions extends FileOptions {

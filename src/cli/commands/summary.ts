@@ -1,6 +1,5 @@
 import Table from 'cli-table3';
 import type { Command } from 'commander';
-import pc from 'picocolors';
 import {
   type DeviceSummary,
   type SnapshotSummary,
@@ -8,6 +7,7 @@ import {
   summarize,
 } from '../../engine/analyses/summary.js';
 import { formatBytes, formatCount, formatDuration } from '../../engine/format.js';
+import { pc } from '../colors.js';
 import { type FileOptions, parseDevice, runFiles } from '../run-files.js';
 
 /** `memlens summary`: the memory_summary() table and what the file says about itself. */
