@@ -194,3 +194,27 @@ describe('memlens peak', () => {
     expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
   });
 });
+
+describe('memlens peak --speedscope', () => {
+  it('writes the live memory at the peak as a speedscope profile, bytes as weights', () => {
+    const out = join(dir, 'peak.speedscope.json');
+    const r = run('peak', '--json', '--speedscope', out, EXAMPLE);
+    expect(r.status).toBe(0);
+    const peak = JSON.parse(r.stdout).files[0].devices[0];
+    const file = JSON.parse(readFileSync(out, 'utf8'));
+    expect(file.$schema).toBe('https://www.speedscope.app/file-format-schema.json');
+    const profile = file.profiles[0];
+    expect(profile.unit).toBe('bytes');
+    expect(profile.weights.reduce((a: number, b: number) => a + b, 0)).toBe(peak.allocated_bytes);
+    expect(profile.samples.length).toBe(profile.weights.length);
+    for (const sample of profile.samples) for (const i of sample) expect(file.shared.frames[i]).toBeDefined();
+  });
+
+  it('reports an unwritable output in one line and leaves nothing behind', () => {
+    const out = join(dir, 'no-such-dir', 'p.json');
+    const r = run('peak', '--speedscope', out, EXAMPLE);
+    expect(r.status).toBe(2);
+    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/cannot write .*ENOENT/);
+  });
+});

@@ -1,16 +1,21 @@
 import Table from 'cli-table3';
 import type { Command } from 'commander';
 import { type DevicePeak, type PeakOptions, peakOf } from '../../engine/analyses/peak.js';
+import { liveMemoryProfile } from '../../engine/analyses/speedscope.js';
+import { SnapshotError } from '../../engine/errors.js';
 import { formatBytes, formatCount, formatDuration } from '../../engine/format.js';
+import type { DeviceModel, Snapshot } from '../../engine/model/snapshot.js';
 import type { Frame } from '../../engine/model/stack-table.js';
 import { pc } from '../colors.js';
 import { type FileOptions, parseCount, parseDevice, runFiles } from '../run-files.js';
+import { writeFileAtomically } from '../write-file.js';
 
 interface PeakCliOptions extends FileOptions {
   at?: number;
   time?: number;
   top: number;
   fullStacks?: boolean;
+  speedscope?: string;
 }
 
 /** `memlens peak`: what was live when allocated memory peaked, grouped by allocating code. */
@@ -23,6 +28,10 @@ export function peakCommand(program: Command): void {
     .option('--time <us>', 'the state at this time_us (µs, as in the trace) instead of the peak', parseCount)
     .option('--top <n>', 'how many allocating sites to list', parseCount, 10)
     .option('--full-stacks', 'group by whole stacks, not only frames in your own code')
+    .option(
+      '--speedscope <out.json>',
+      'also write the live memory as a speedscope profile (bytes as weights)',
+    )
     .option('--device <n>', 'only this device', parseDevice)
     .option('--json', 'print JSON: {"files": [{"file", "devices": [...]}]}')
     .action((files: string[], opts: PeakCliOptions) => {
@@ -30,6 +39,7 @@ export function peakCommand(program: Command): void {
       if (opts.at !== undefined) peakOpts.at = opts.at;
       if (opts.time !== undefined) peakOpts.timeUs = opts.time;
       return runFiles(files, opts, (snapshot, devices) => {
+        if (opts.speedscope) writeProfile(opts.speedscope, snapshot, devices, peakOpts, files.length);
         const peaks = devices.map((d) => ({
           peak: peakOf(snapshot, d, peakOpts),
           entries: d.trace.length,
@@ -41,6 +51,35 @@ export function peakCommand(program: Command): void {
         };
       });
     });
+}
+
+/** One profile per device; the first file only when several are given (say so rather than guess). */
+function writeProfile(
+  out: string,
+  snapshot: Snapshot,
+  devices: DeviceModel[],
+  opts: PeakOptions,
+  files: number,
+): void {
+  if (files > 1) throw new SnapshotError('--speedscope takes one snapshot file at a time');
+  const profiles = devices.map((d) => {
+    const p = peakOf(snapshot, d, { ...opts, top: 0 });
+    return liveMemoryProfile(
+      snapshot,
+      d,
+      p.after_entry,
+      `device ${d.device}, ${p.moment} (after entry ${p.after_entry})`,
+    );
+  });
+  const file = { ...profiles[0]!, profiles: profiles.flatMap((p) => p.profiles) };
+  // Frames are per profile here; speedscope shares one frame table, so merge them.
+  file.shared = { frames: [] };
+  file.profiles = profiles.flatMap((p) => {
+    const offset = file.shared.frames.length;
+    file.shared.frames.push(...p.shared.frames);
+    return p.profiles.map((q) => ({ ...q, samples: q.samples.map((s) => s.map((i) => i + offset)) }));
+  });
+  writeFileAtomically(out, JSON.stringify(file));
 }
 
 function renderPeak(p: DevicePeak, entries: number, t0: number, full: boolean): string {
