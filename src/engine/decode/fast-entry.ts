@@ -7,6 +7,7 @@ import {
 } from '../model/stack-table.js';
 import { Field, fieldOf, type TraceColumns } from '../model/trace-columns.js';
 import { decodeUtf8 } from './byte-strings.js';
+import { u32 } from './bytes.js';
 import { decodeLong } from './ints.js';
 import { Memo } from './memo.js';
 import { Op } from './opcodes.js';
@@ -450,8 +451,4 @@ function stringAt(buf: Uint8Array, p: number): { start: number; end: number } {
   span.start = p + (short ? 2 : 5);
   span.end = span.start + (short ? buf[p + 1]! : u32(buf, p + 1));
   return span;
-}
-
-function u32(buf: Uint8Array, p: number): number {
-  return (buf[p]! | (buf[p + 1]! << 8) | (buf[p + 2]! << 16) | (buf[p + 3]! << 24)) >>> 0;
 }

@@ -2,10 +2,12 @@ import { SnapshotError } from '../errors.js';
 import { NO_STACK, StackTable, stackHashFinish } from '../model/stack-table.js';
 import { TraceColumns } from '../model/trace-columns.js';
 import { bytesEqualAscii, decodeLatin1, decodeUtf8 } from './byte-strings.js';
+import { join, u32 } from './bytes.js';
 import { FastEntryReader, type FastHost } from './fast-entry.js';
 import { decodeLong, parseDecimal } from './ints.js';
 import { Memo } from './memo.js';
 import { HEADER_BYTES, MAX_PROTOCOL, Op, opName } from './opcodes.js';
+import { parseFloatText, rawUnicodeEscape, unquote } from './protocol0.js';
 import { keyText } from './py-key.js';
 import {
   describeValue,
@@ -822,17 +824,6 @@ function skipFrame(buf: Uint8Array, p: number): number {
   return buf[p] === Op.FRAME ? p + 9 : p;
 }
 
-function join(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
-}
-
-function u32(buf: Uint8Array, p: number): number {
-  return (buf[p]! | (buf[p + 1]! << 8) | (buf[p + 2]! << 16) | (buf[p + 3]! << 24)) >>> 0;
-}
-
 function inlineKeyKind(buf: Uint8Array, start: number, length: number): number {
   if (bytesEqualAscii(buf, start, length, 'action')) return KIND_ENTRY;
   if (bytesEqualAscii(buf, start, length, 'name') || bytesEqualAscii(buf, start, length, 'filename')) {
@@ -843,34 +834,4 @@ function inlineKeyKind(buf: Uint8Array, start: number, length: number): number {
 
 function copyBytes(buf: Uint8Array, start: number, length: number): Uint8Array {
   return buf.slice(start, start + length);
-}
-
-function parseFloatText(line: string, at: number): number {
-  if (/^[+-]?nan$/i.test(line)) return Number.NaN;
-  if (/^[+-]?inf(inity)?$/i.test(line)) return line.startsWith('-') ? -Infinity : Infinity;
-  const v = Number(line);
-  if (line.trim() === '' || Number.isNaN(v))
-    throw new SnapshotError(`bad float literal '${line.slice(0, 40)}'`, at);
-  return v;
-}
-
-function unquote(line: string, at: number): string {
-  const q = line[0];
-  if ((q !== "'" && q !== '"') || line[line.length - 1] !== q) {
-    throw new SnapshotError('STRING argument is not quoted', at);
-  }
-  return line.slice(1, -1).replace(/\\(x[0-9a-fA-F]{2}|.)/g, (_m, e: string) => unescapeChar(e));
-}
-
-function unescapeChar(e: string): string {
-  if (e.startsWith('x')) return String.fromCharCode(parseInt(e.slice(1), 16));
-  const map: Record<string, string> = { n: '\n', r: '\r', t: '\t', '\\': '\\', "'": "'", '"': '"' };
-  return map[e] ?? `\\${e}`;
-}
-
-/** Protocol 0 UNICODE: raw-unicode-escape, i.e. latin-1 text with \uXXXX and \UXXXXXXXX escapes. */
-function rawUnicodeEscape(line: string): string {
-  return line.replace(/\\u([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})/g, (_m, u?: string, U?: string) =>
-    String.fromCodePoint(parseInt(u ?? U ?? '0', 16)),
-  );
 }
