@@ -1,25 +1,18 @@
 /** Trace events as the allocator model emits them, before they are shaped into snapshot dicts. */
+import { Action, KNOWN_ACTIONS } from '../model/trace-columns.js';
 import type { Stack } from './frames.js';
 
-export const ALLOC = 0;
-export const FREE_REQUESTED = 1;
-export const FREE_COMPLETED = 2;
-export const SEGMENT_ALLOC = 3;
-export const SEGMENT_FREE = 4;
-export const SEGMENT_MAP = 5;
-export const SEGMENT_UNMAP = 6;
-export const OOM = 7;
+// The model's action codes and names: the generator writes the format's own vocabulary.
+export const ALLOC = Action.alloc;
+export const FREE_REQUESTED = Action.free_requested;
+export const FREE_COMPLETED = Action.free_completed;
+export const SEGMENT_ALLOC = Action.segment_alloc;
+export const SEGMENT_FREE = Action.segment_free;
+export const SEGMENT_MAP = Action.segment_map;
+export const SEGMENT_UNMAP = Action.segment_unmap;
+export const OOM = Action.oom;
 
-export const ACTION_NAMES = [
-  'alloc',
-  'free_requested',
-  'free_completed',
-  'segment_alloc',
-  'segment_free',
-  'segment_map',
-  'segment_unmap',
-  'oom',
-] as const;
+export const ACTION_NAMES = KNOWN_ACTIONS;
 
 export type ActionName = (typeof ACTION_NAMES)[number];
 
