@@ -5,6 +5,7 @@
 import { Command } from 'commander';
 import { peakCommand } from './commands/peak.js';
 import { summaryCommand } from './commands/summary.js';
+import { tableCommands } from './commands/tables.js';
 import { EXIT_BAD_INPUT } from './run-files.js';
 
 const program = new Command()
@@ -17,6 +18,7 @@ const program = new Command()
 
 summaryCommand(program);
 peakCommand(program);
+tableCommands(program);
 
 program
   .parseAsync(process.argv)

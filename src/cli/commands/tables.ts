@@ -1,0 +1,171 @@
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import {
+  blockTable,
+  type Cell,
+  eventTable,
+  type RowTable,
+  type Selection,
+  selectRows,
+} from '../../engine/analyses/tables.js';
+import type { DeviceModel, Snapshot } from '../../engine/model/snapshot.js';
+import { openSnapshot } from '../open-snapshot.js';
+import { EXIT_BAD_INPUT, parseCount, parseDevice, reportError } from '../run-files.js';
+
+interface TableCliOptions {
+  range?: [number, number];
+  filter: string[];
+  sort?: string;
+  format: 'csv' | 'json';
+  limit?: number;
+  device?: number;
+}
+
+type MakeTable = (s: Snapshot, d: DeviceModel) => RowTable;
+
+/** `memlens events` and `memlens blocks`: the two tables, filtered, sorted and streamed out. */
+export function tableCommands(program: Command): void {
+  tableCommand(
+    program,
+    'events',
+    'one row per trace entry: action, address, size, stream, totals after it, innermost user frame',
+    eventTable,
+  );
+  tableCommand(
+    program,
+    'blocks',
+    'one row per allocation: address, requested size, state at dump, its alloc/free entries, user frame',
+    blockTable,
+  );
+}
+
+function tableCommand(program: Command, name: string, description: string, make: MakeTable): void {
+  program
+    .command(name)
+    .description(description)
+    .argument('<file>', 'snapshot file (.pickle, .json, optionally gzipped)')
+    .option('--range <a:b>', 'rows a to b (inclusive; trace entry indices for events)', parseRange)
+    .option(
+      '--filter <cond>',
+      'keep rows meeting COLUMN OP VALUE (OP: = != >= <= > < ~contains); repeatable',
+      collect,
+      [],
+    )
+    .option('--sort <column>', 'sort by a column; prefix with - for descending')
+    .option(
+      '--format <fmt>',
+      'csv or json (JSON: {"files": [{"file", "devices": [{"device", "rows": [...]}]}]})',
+      parseFormat,
+      'csv',
+    )
+    .option('--limit <n>', 'print at most n rows per device', parseCount)
+    .option('--device <n>', 'only this device', parseDevice)
+    .action(async (file: string, opts: TableCliOptions) => {
+      try {
+        const snapshot = await openSnapshot(file, { progress: true });
+        const devices = snapshot.devices.filter((d) => opts.device === undefined || d.device === opts.device);
+        const out = new LineWriter();
+        if (opts.format === 'json') writeJson(out, file, snapshot, devices, make, opts);
+        else writeCsv(out, snapshot, devices, make, opts);
+        out.flush();
+      } catch (e) {
+        reportError(file, e);
+        process.exitCode = EXIT_BAD_INPUT;
+      }
+    });
+}
+
+function selection(opts: TableCliOptions): Selection {
+  const sel: Selection = { filter: opts.filter };
+  if (opts.range) sel.range = opts.range;
+  if (opts.sort) sel.sort = opts.sort;
+  return sel;
+}
+
+function rowsOf(table: RowTable, opts: TableCliOptions): Int32Array {
+  const rows = selectRows(table, selection(opts));
+  return opts.limit === undefined ? rows : rows.subarray(0, opts.limit);
+}
+
+function writeCsv(
+  out: LineWriter,
+  s: Snapshot,
+  devices: DeviceModel[],
+  make: MakeTable,
+  opts: TableCliOptions,
+): void {
+  let header = false;
+  for (const d of devices) {
+    const table = make(s, d);
+    if (!header) out.line(['device', ...table.columns].join(','));
+    header = true;
+    for (const r of rowsOf(table, opts)) {
+      let line = String(d.device);
+      for (let c = 0; c < table.columns.length; c++) line += `,${csvCell(table.cell(r, c))}`;
+      out.line(line);
+    }
+  }
+}
+
+function writeJson(
+  out: LineWriter,
+  file: string,
+  s: Snapshot,
+  devices: DeviceModel[],
+  make: MakeTable,
+  opts: TableCliOptions,
+): void {
+  out.line(`{"files": [{"file": ${JSON.stringify(file)}, "devices": [`);
+  devices.forEach((d, k) => {
+    const table = make(s, d);
+    out.line(`${k > 0 ? ',' : ''}{"device": ${d.device}, "rows": [`);
+    let first = true;
+    for (const r of rowsOf(table, opts)) {
+      const row: Record<string, Cell> = {};
+      table.columns.forEach((name, c) => {
+        row[name] = table.cell(r, c);
+      });
+      out.line(`${first ? '' : ','}${JSON.stringify(row)}`);
+      first = false;
+    }
+    out.line(']}');
+  });
+  out.line(']}]}');
+}
+
+function csvCell(v: Cell): string {
+  if (v === null) return '';
+  if (typeof v === 'number') return String(v);
+  return /[",\n\r]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
+}
+
+/** Buffers lines and writes in ~1 MiB pieces: stdout writes are synchronous for files and pipes. */
+class LineWriter {
+  private parts: string[] = [];
+  private size = 0;
+  line(text: string): void {
+    this.parts.push(text);
+    this.size += text.length + 1;
+    if (this.size > 1 << 20) this.flush();
+  }
+  flush(): void {
+    if (this.parts.length > 0) process.stdout.write(`${this.parts.join('\n')}\n`);
+    this.parts = [];
+    this.size = 0;
+  }
+}
+
+function parseRange(v: string): [number, number] {
+  const m = /^(\d+)?:(\d+)?$/.exec(v.trim());
+  if (!m) throw new InvalidArgumentError('expected A:B (either may be left out), e.g. 1000:2000');
+  return [m[1] ? Number(m[1]) : 0, m[2] ? Number(m[2]) : Number.MAX_SAFE_INTEGER];
+}
+
+function parseFormat(v: string): 'csv' | 'json' {
+  if (v !== 'csv' && v !== 'json') throw new InvalidArgumentError('expected csv or json');
+  return v;
+}
+
+function collect(v: string, previous: string[]): string[] {
+  return [...previous, v];
+}

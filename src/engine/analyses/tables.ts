@@ -1,0 +1,195 @@
+import { SnapshotError } from '../errors.js';
+import type { DeviceModel, Snapshot } from '../model/snapshot.js';
+import { userFrames } from './user-frames.js';
+
+/**
+ * The event and block tables (MindStudio Insight's two tables) as row accessors over the model's
+ * columns: nothing is materialized per row until a row is printed, so a 10M-entry trace can be
+ * filtered, sorted (a permutation of row ids) and streamed out.
+ */
+export type Cell = string | number | null;
+
+export interface RowTable {
+  readonly columns: readonly string[];
+  readonly length: number;
+  cell(row: number, column: number): Cell;
+}
+
+export const EVENT_COLUMNS = [
+  'id',
+  'action',
+  'address',
+  'size',
+  'stream',
+  'time_us',
+  'allocated_bytes',
+  'active_bytes',
+  'reserved_bytes',
+  'frame',
+] as const;
+
+export const BLOCK_COLUMNS = [
+  'id',
+  'address',
+  'size',
+  'block_size',
+  'state',
+  'alloc_event',
+  'free_requested_event',
+  'free_completed_event',
+  'frame',
+] as const;
+
+/** One row per trace entry; totals are after the entry; frame is the innermost user frame. */
+export function eventTable(s: Snapshot, d: DeviceModel): RowTable {
+  const t = d.trace;
+  const names = s.traceColumns.actionNames;
+  const streams = s.traceColumns.streams;
+  const frame = frameText(s);
+  const cells: ((i: number) => Cell)[] = [
+    (i) => i,
+    (i) => names[t.action[i]!] ?? 'missing',
+    (i) => (Number.isNaN(t.addr[i]!) ? null : t.addr[i]!),
+    (i) => (Number.isNaN(t.size[i]!) ? null : t.size[i]!),
+    (i) => streams[t.stream[i]!]!,
+    (i) => (Number.isNaN(t.timeUs[i]!) ? null : t.timeUs[i]!),
+    (i) => d.totals.allocated[i]!,
+    (i) => d.totals.active[i]!,
+    (i) => d.totals.reserved[i]!,
+    (i) => frame(t.stack[i]!),
+  ];
+  return { columns: EVENT_COLUMNS, length: t.length, cell: (row, c) => cells[c]!(row) };
+}
+
+/**
+ * One row per allocation the file knows of (paired alloc/free entries, blocks alive at dump,
+ * frees whose alloc was not recorded). size is the requested size, block_size the rounded size
+ * (known only for blocks alive at dump); events are -1 when outside the recorded window.
+ */
+export function blockTable(s: Snapshot, d: DeviceModel): RowTable {
+  const a = d.allocations;
+  const n = d.trace.length;
+  const frame = frameText(s);
+  const state = (id: number): string => {
+    if (a.end[id]! < n) return 'freed';
+    return a.freeRequested[id]! >= 0 || a.freeRequested[id]! === -2
+      ? 'active_pending_free'
+      : 'active_allocated';
+  };
+  const cells: ((i: number) => Cell)[] = [
+    (i) => i,
+    (i) => a.addr[i]!,
+    (i) => a.size[i]!,
+    (i) => (a.block[i]! >= 0 ? s.tables.blocks.size[a.block[i]!]! : null),
+    state,
+    (i) => a.start[i]!,
+    (i) => (a.freeRequested[i]! >= 0 ? a.freeRequested[i]! : -1),
+    (i) => (a.end[i]! < n ? a.end[i]! : -1),
+    (i) => frame(a.stack[i]!),
+  ];
+  return { columns: BLOCK_COLUMNS, length: a.count, cell: (row, c) => cells[c]!(row) };
+}
+
+/** The innermost frame in the user's code, as "name (file:line)"; computed once per stack. */
+function frameText(s: Snapshot): (stack: number) => string {
+  const cache = new Map<number, string>();
+  return (stack) => {
+    let text = cache.get(stack);
+    if (text === undefined) {
+      const frames = userFrames([...s.stacks.stack(stack)].map((f) => s.stacks.frame(f)));
+      const f = frames[0];
+      text = f ? `${f.name} (${f.filename}:${f.line})` : '';
+      cache.set(stack, text);
+    }
+    return text;
+  };
+}
+
+export interface Selection {
+  /** Inclusive row range [from, to]. */
+  range?: [number, number];
+  /** Conditions, all of which a row must meet: "size>=1048576", "action=alloc", "frame~model.py". */
+  filter?: string[];
+  /** Column to sort by; a leading '-' sorts descending. */
+  sort?: string;
+}
+
+interface Condition {
+  column: number;
+  op: '=' | '!=' | '>=' | '<=' | '>' | '<' | '~';
+  value: string;
+}
+
+/** Row ids in output order. Filtering reads only the columns named in conditions. */
+export function selectRows(table: RowTable, sel: Selection): Int32Array {
+  const conditions = (sel.filter ?? []).map((f) => parseCondition(table, f));
+  const [from, to] = sel.range ?? [0, table.length - 1];
+  const rows: number[] = [];
+  for (let r = Math.max(0, from); r <= Math.min(to, table.length - 1); r++) {
+    if (conditions.every((c) => meets(table.cell(r, c.column), c))) rows.push(r);
+  }
+  const ids = Int32Array.from(rows);
+  return sel.sort ? sortRows(table, ids, sel.sort) : ids;
+}
+
+const CONDITION = /^([a-z_]+)\s*(!=|>=|<=|=|>|<|~)\s*(.*)$/;
+
+function parseCondition(table: RowTable, text: string): Condition {
+  const m = CONDITION.exec(text.trim());
+  if (!m || (m[2] !== '~' && /^[<>=!]/.test(m[3]!))) {
+    throw new SnapshotError(`bad filter '${text}': expected COLUMN OP VALUE, OP one of = != >= <= > < ~`);
+  }
+  return { column: columnIndex(table, m[1]!), op: m[2] as Condition['op'], value: m[3]! };
+}
+
+function columnIndex(table: RowTable, name: string): number {
+  const i = table.columns.indexOf(name);
+  if (i < 0) throw new SnapshotError(`no column '${name}' (columns: ${table.columns.join(', ')})`);
+  return i;
+}
+
+function meets(cell: Cell, c: Condition): boolean {
+  if (c.op === '~') return String(cell ?? '').includes(c.value);
+  if (typeof cell === 'number' && c.value.trim() !== '' && !Number.isNaN(Number(c.value))) {
+    return compare(cell - Number(c.value), c.op);
+  }
+  const text = String(cell ?? '');
+  return compare(text < c.value ? -1 : text > c.value ? 1 : 0, c.op);
+}
+
+function compare(diff: number, op: Condition['op']): boolean {
+  switch (op) {
+    case '=':
+      return diff === 0;
+    case '!=':
+      return diff !== 0;
+    case '>=':
+      return diff >= 0;
+    case '<=':
+      return diff <= 0;
+    case '>':
+      return diff > 0;
+    default:
+      return diff < 0;
+  }
+}
+
+function sortRows(table: RowTable, ids: Int32Array, spec: string): Int32Array {
+  const descending = spec.startsWith('-');
+  const column = columnIndex(table, descending ? spec.slice(1) : spec);
+  const keys = Array.from(ids, (r) => table.cell(r, column));
+  const order = Int32Array.from(ids.keys()).sort((x, y) => {
+    const d = compareCells(keys[x]!, keys[y]!);
+    if (d !== 0) return descending ? -d : d;
+    return ids[x]! - ids[y]!; // ties keep trace order either way
+  });
+  return order.map((i) => ids[i]!);
+}
+
+function compareCells(a: Cell, b: Cell): number {
+  if (a === b) return 0;
+  if (a === null) return -1;
+  if (b === null) return 1;
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  return String(a) < String(b) ? -1 : 1;
+}
