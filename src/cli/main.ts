@@ -29,10 +29,12 @@ program
   .finally(exitWhenFlushed);
 
 /**
- * Exit explicitly once stdout and stderr have drained, instead of letting the event loop run
- * dry, where Node 20's NodePlatform::DrainTasks can also deadlock (nodejs/node#54918).
+ * Exit explicitly once stdout has drained, instead of letting the event loop run dry, where
+ * Node 20's NodePlatform::DrainTasks can also deadlock (nodejs/node#54918). Pipes can be
+ * asynchronous: exiting with data still queued would cut the report short.
  */
 function exitWhenFlushed(): void {
   const code = Number(process.exitCode ?? 0);
-  process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
+  if (process.stdout.writableLength > 0) process.stdout.once('drain', exitWhenFlushed);
+  else process.exit(code);
 }

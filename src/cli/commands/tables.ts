@@ -65,9 +65,9 @@ function tableCommand(program: Command, name: string, description: string, make:
         const snapshot = await openSnapshot(file, { progress: true });
         const devices = snapshot.devices.filter((d) => opts.device === undefined || d.device === opts.device);
         const out = new LineWriter();
-        if (opts.format === 'json') writeJson(out, file, snapshot, devices, make, opts);
-        else writeCsv(out, snapshot, devices, make, opts);
-        out.flush();
+        if (opts.format === 'json') await writeJson(out, file, snapshot, devices, make, opts);
+        else await writeCsv(out, snapshot, devices, make, opts);
+        await out.flush();
       } catch (e) {
         reportError(file, e);
         process.exitCode = EXIT_BAD_INPUT;
@@ -87,13 +87,13 @@ function rowsOf(table: RowTable, opts: TableCliOptions): Int32Array {
   return opts.limit === undefined ? rows : rows.subarray(0, opts.limit);
 }
 
-function writeCsv(
+async function writeCsv(
   out: LineWriter,
   s: Snapshot,
   devices: DeviceModel[],
   make: MakeTable,
   opts: TableCliOptions,
-): void {
+): Promise<void> {
   let header = false;
   for (const d of devices) {
     const table = make(s, d);
@@ -102,21 +102,21 @@ function writeCsv(
     for (const r of rowsOf(table, opts)) {
       let line = String(d.device);
       for (let c = 0; c < table.columns.length; c++) line += `,${csvCell(table.cell(r, c))}`;
-      out.line(line);
+      if (out.line(line)) await out.flush();
     }
   }
 }
 
-function writeJson(
+async function writeJson(
   out: LineWriter,
   file: string,
   s: Snapshot,
   devices: DeviceModel[],
   make: MakeTable,
   opts: TableCliOptions,
-): void {
+): Promise<void> {
   out.line(`{"files": [{"file": ${JSON.stringify(file)}, "devices": [`);
-  devices.forEach((d, k) => {
+  for (const [k, d] of devices.entries()) {
     const table = make(s, d);
     out.line(`${k > 0 ? ',' : ''}{"device": ${d.device}, "rows": [`);
     let first = true;
@@ -125,11 +125,11 @@ function writeJson(
       table.columns.forEach((name, c) => {
         row[name] = table.cell(r, c);
       });
-      out.line(`${first ? '' : ','}${JSON.stringify(row)}`);
+      if (out.line(`${first ? '' : ','}${JSON.stringify(row)}`)) await out.flush();
       first = false;
     }
     out.line(']}');
-  });
+  }
   out.line(']}]}');
 }
 
@@ -139,19 +139,25 @@ function csvCell(v: Cell): string {
   return /[",\n\r]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
 }
 
-/** Buffers lines and writes in ~1 MiB pieces: stdout writes are synchronous for files and pipes. */
+/**
+ * Buffers lines into ~1 MiB writes and waits for stdout to drain when it asks to: a pipe to a
+ * slow reader (gzip, less) would otherwise queue the whole table in memory.
+ */
 class LineWriter {
   private parts: string[] = [];
   private size = 0;
-  line(text: string): void {
+  /** Returns true when the buffer is full and flush() should be awaited. */
+  line(text: string): boolean {
     this.parts.push(text);
     this.size += text.length + 1;
-    if (this.size > 1 << 20) this.flush();
+    return this.size > 1 << 20;
   }
-  flush(): void {
-    if (this.parts.length > 0) process.stdout.write(`${this.parts.join('\n')}\n`);
+  async flush(): Promise<void> {
+    if (this.parts.length === 0) return;
+    const chunk = `${this.parts.join('\n')}\n`;
     this.parts = [];
     this.size = 0;
+    if (!process.stdout.write(chunk)) await new Promise((resolve) => process.stdout.once('drain', resolve));
   }
 }
 
