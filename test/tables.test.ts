@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
@@ -76,5 +78,20 @@ describe('memlens events / blocks', () => {
     expect(bad.status).toBe(2);
     expect(bad.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(bad.stderr).toMatch(/no column 'nope'/);
+  });
+});
+
+describe('memlens events into a slow pipe', () => {
+  it('delivers every row when the reader lags (no output lost at exit)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'memlens-pipe-'));
+    const file = join(dir, 'big.pickle');
+    writeFileSync(file, generateSnapshotBytes({ events: 60_000, seed: 42 }).bytes);
+    const node = [process.execPath, ...NODE_FLAGS, CLI].map((a) => `'${a}'`).join(' ');
+    // The reader sleeps first, so the CSV (~8 MB) must queue in the pipe and in Node.
+    const r = spawnSync('sh', ['-c', `${node} events '${file}' | (sleep 1; wc -l)`], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    expect(Number(r.stdout.trim())).toBe(60_000 + 1);
   });
 });
