@@ -3,6 +3,7 @@
 // main thread shuts the platform down (seen ~1 in 80 runs on a busy machine; nodejs/node#54918).
 // Compiling on the main thread costs nothing measurable here. Keep NODE_FLAGS in node-flags.ts in step.
 import { Command } from 'commander';
+import { oomCommand } from './commands/oom.js';
 import { peakCommand } from './commands/peak.js';
 import { summaryCommand } from './commands/summary.js';
 import { tableCommands } from './commands/tables.js';
@@ -19,6 +20,7 @@ const program = new Command()
 summaryCommand(program);
 peakCommand(program);
 tableCommands(program);
+oomCommand(program);
 
 program
   .parseAsync(process.argv)

@@ -1,0 +1,175 @@
+import { formatBytes } from '../format.js';
+import { BlockState } from '../model/segments.js';
+import type { DeviceModel, Snapshot } from '../model/snapshot.js';
+import { Action } from '../model/trace-columns.js';
+import { SMALL_REQUEST_LIMIT } from './trace-window.js';
+
+export type OomVerdict = 'fragmentation' | 'exhaustion' | 'outside PyTorch' | 'not out of device memory';
+
+export interface OomReport {
+  /** Trace entry of the `oom`, or -1 for a check of the dump-time state against --capacity. */
+  entry: number;
+  time_us: number | null;
+  requested_bytes: number;
+  pool: 'large' | 'small';
+  stream: number;
+  /** What CUDA said was free on the device (`device_free`), or capacity − reserved for a check. */
+  device_free_bytes: number;
+  reserved_bytes: number;
+  /** Requested bytes of live allocations (the trace's allocated curve). */
+  allocated_bytes: number;
+  /** Cached, unused bytes in reserved segments of the request's pool, and the largest such block. */
+  cached_free_bytes: number;
+  largest_free_block: number;
+  /** True when free blocks come from the dump (exact); false when estimated from the trace. */
+  exact_free_blocks: boolean;
+  capacity_bytes: number | null;
+  /** capacity − reserved − device_free: CUDA context, NCCL, other processes. null without capacity. */
+  outside_bytes: number | null;
+  verdict: OomVerdict;
+  /** The verdict in words, with the arithmetic. */
+  explanation: string[];
+  /** Allocator settings that would help, each with why. */
+  settings: string[];
+}
+
+/** Memory outside the allocator above which it is named as the cause (a CUDA context is ~0.3-1 GiB). */
+const OUTSIDE_NOTABLE = 2 * 1024 ** 3;
+
+/**
+ * Why each `oom` of the trace happened: true exhaustion, fragmentation of reserved memory, or
+ * memory held outside PyTorch's allocator. With no `oom` entry and a capacity, the dump-time
+ * state is checked the same way for a request of `requestBytes`.
+ */
+export function oomReports(s: Snapshot, d: DeviceModel, capacity?: number, requestBytes = 0): OomReport[] {
+  const reports: OomReport[] = [];
+  for (let i = 0; i < d.trace.length; i++) {
+    if (d.trace.action[i] !== Action.oom) continue;
+    reports.push(
+      report(s, d, i, d.trace.size[i]!, d.trace.deviceFree?.[i] ?? Number.NaN, d.trace.stream[i]!, capacity),
+    );
+  }
+  if (reports.length === 0 && capacity !== undefined) {
+    const r = d.totals.end.reserved;
+    reports.push(report(s, d, -1, requestBytes, capacity - r, 0, capacity));
+  }
+  return reports;
+}
+
+function report(
+  s: Snapshot,
+  d: DeviceModel,
+  entry: number,
+  requested: number,
+  deviceFree: number,
+  stream: number,
+  capacity: number | undefined,
+): OomReport {
+  const pool = requested <= SMALL_REQUEST_LIMIT ? 'small' : 'large';
+  const reserved = entry >= 0 ? d.totals.reserved[entry]! : d.totals.end.reserved;
+  const allocated = entry >= 0 ? d.totals.allocated[entry]! : d.totals.end.allocated;
+  const exact = entry < 0 || noMemoryChangeAfter(d, entry);
+  const free = exact
+    ? dumpFreeBlocks(s, d, pool)
+    : { total: Math.max(0, reserved - (entry >= 0 ? d.totals.active[entry]! : 0)), largest: Number.NaN };
+  const outside =
+    capacity === undefined || Number.isNaN(deviceFree) ? null : capacity - reserved - deviceFree;
+  const r: OomReport = {
+    entry,
+    time_us: entry >= 0 && !Number.isNaN(d.trace.timeUs[entry]!) ? d.trace.timeUs[entry]! : null,
+    requested_bytes: requested,
+    pool,
+    stream: s.traceColumns.streams[stream] ?? 0,
+    device_free_bytes: deviceFree,
+    reserved_bytes: reserved,
+    allocated_bytes: allocated,
+    cached_free_bytes: free.total,
+    largest_free_block: free.largest,
+    exact_free_blocks: exact,
+    capacity_bytes: capacity ?? null,
+    outside_bytes: outside,
+    verdict: 'exhaustion',
+    explanation: [],
+    settings: [],
+  };
+  judge(r);
+  return r;
+}
+
+/** The dump shows the allocator at the OOM when nothing changed memory after it (a dump in the handler). */
+function noMemoryChangeAfter(d: DeviceModel, entry: number): boolean {
+  for (let i = entry + 1; i < d.trace.length; i++)
+    if (d.trace.action[i]! <= Action.segment_unmap) return false;
+  return true;
+}
+
+function dumpFreeBlocks(s: Snapshot, d: DeviceModel, pool: string): { total: number; largest: number } {
+  let total = 0;
+  let largest = 0;
+  const b = s.tables.blocks;
+  for (const id of d.segmentIds) {
+    const seg = s.tables.segments[id]!;
+    if (seg.pool !== pool) continue;
+    for (let k = seg.firstBlock; k < seg.firstBlock + seg.blockCount; k++) {
+      if (b.state[k] !== BlockState.inactive) continue;
+      total += b.size[k]!;
+      largest = Math.max(largest, b.size[k]!);
+    }
+  }
+  return { total, largest };
+}
+
+function judge(r: OomReport): void {
+  const S = r.requested_bytes;
+  const fb = formatBytes;
+  const e = r.explanation;
+  e.push(
+    `requested ${fb(S)} (${r.pool} pool); CUDA reported ${fb(r.device_free_bytes)} free; PyTorch had reserved ${fb(r.reserved_bytes)}, of which ${fb(r.allocated_bytes)} allocated.`,
+  );
+  const largestKnown = !Number.isNaN(r.largest_free_block);
+  if (r.device_free_bytes >= S) {
+    r.verdict = 'not out of device memory';
+    e.push(
+      `${fb(r.device_free_bytes)} free ≥ ${fb(S)} requested: the device had room; a memory fraction limit (torch.cuda.set_per_process_memory_fraction) or a failed cudaMalloc for another reason refused it.`,
+    );
+    return;
+  }
+  if (r.cached_free_bytes + r.device_free_bytes >= S && (!largestKnown || r.largest_free_block < S)) {
+    r.verdict = 'fragmentation';
+    const largest = largestKnown
+      ? `the largest free block was ${fb(r.largest_free_block)}`
+      : 'no cached block was large enough';
+    e.push(
+      `${fb(r.cached_free_bytes)} sat cached but unused in reserved segments, and ${fb(r.cached_free_bytes)} + ${fb(r.device_free_bytes)} free ≥ ${fb(S)}, but ${largest} < ${fb(S)}: reserved memory was fragmented.`,
+    );
+    r.settings.push(
+      'expandable_segments:True — segments grow in place instead of needing one contiguous free block.',
+    );
+    r.settings.push(
+      'max_split_size_mb:<N> — stops large cached blocks being split, so big requests find whole blocks.',
+    );
+    r.settings.push('garbage_collection_threshold:0.6 — returns unused cached blocks before the pool fills.');
+  } else {
+    r.verdict = 'exhaustion';
+    e.push(
+      `${fb(r.cached_free_bytes)} cached + ${fb(r.device_free_bytes)} free < ${fb(S)} requested: the live tensors needed more memory than the device had.`,
+    );
+  }
+  if (r.outside_bytes !== null) {
+    e.push(
+      `capacity ${fb(r.capacity_bytes!)} − reserved ${fb(r.reserved_bytes)} − free ${fb(r.device_free_bytes)} = ${fb(r.outside_bytes)} held outside PyTorch's allocator (CUDA context, NCCL buffers, other processes).`,
+    );
+    if (r.outside_bytes >= OUTSIDE_NOTABLE && r.outside_bytes + r.device_free_bytes >= S) {
+      r.verdict = 'outside PyTorch';
+      e.push(
+        `without that memory the request would have fit: look for other processes on the GPU (nvidia-smi) and NCCL/cuBLAS workspaces.`,
+      );
+    }
+  } else {
+    e.push("pass --capacity (the GPU's total memory) to measure what was held outside PyTorch.");
+  }
+  if (r.verdict === 'exhaustion')
+    r.settings.push(
+      'none helps much: reduce batch size or sequence length, use activation checkpointing, or shard parameters/optimizer state.',
+    );
+}
