@@ -109,6 +109,6 @@ function groupByStack(stacks: StackTable, d: DeviceModel, ids: Int32Array, full:
 }
 
 function framesOf(stacks: StackTable, stack: number, full: boolean): Frame[] {
-  const frames = [...stacks.stack(stack)].map((f) => stacks.frame(f));
+  const frames = stacks.frames(stack);
   return full ? frames : userFrames(frames);
 }

@@ -96,7 +96,7 @@ function frameText(s: Snapshot): (stack: number) => string {
   return (stack) => {
     let text = cache.get(stack);
     if (text === undefined) {
-      const frames = userFrames([...s.stacks.stack(stack)].map((f) => s.stacks.frame(f)));
+      const frames = userFrames(s.stacks.frames(stack));
       const f = frames[0];
       text = f ? `${f.name} (${f.filename}:${f.line})` : '';
       cache.set(stack, text);

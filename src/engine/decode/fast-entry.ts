@@ -76,7 +76,7 @@ export class FastEntryReader {
     // The MARK is pushed on the VM's mark stack only if we bail (see bail): a completed entry
     // would pop it straight away.
     p++;
-    const { keyMemo, keyField, keyText, fields, keys, numbers, isNumber } = this;
+    const { numbers, isNumber } = this;
     let n = 0;
     while (p < limit && n < MAX_PAIRS) {
       let op = buf[p]!;
@@ -88,18 +88,8 @@ export class FastEntryReader {
         this.n = n;
         return this.commit(row, p);
       }
-      let q = -1;
-      if (op === Op.LONG_BINGET || op === Op.BINGET) {
-        const index = op === Op.BINGET ? buf[p + 1]! : u32(buf, p + 1);
-        const slot = index & (CACHE_SIZE - 1);
-        if (keyMemo[slot] === index) {
-          fields[n] = keyField[slot]!;
-          keys[n] = keyText[slot]!;
-          q = p + (op === Op.BINGET ? 2 : 5);
-        }
-      }
       this.n = n;
-      if (q < 0) q = this.readKey(p, limit);
+      const q = this.readKey(p, limit);
       if (q < 0) return this.bail(p, false);
       if (buf[q] === Op.FRAME) return this.bail(q, true);
       op = buf[q]!;
@@ -192,7 +182,7 @@ export class FastEntryReader {
     const key = decodeUtf8(buf, at.start, at.end - at.start);
     this.keys[this.n] = key;
     this.fields[this.n] = fieldOf(key);
-    return this.memoCode(at.end, this.host.memo.stringCodeOf(key));
+    return this.memoCode(at.end, this.host.memo.stringCode(key));
   }
 
   private memoKey(index: number, next: number): number {
@@ -236,7 +226,7 @@ export class FastEntryReader {
         const v = decodeUtf8(buf, at.start, at.end - at.start);
         this.objects[i] = v;
         this.isNumber[i] = 0;
-        return this.memoCode(at.end, this.host.memo.stringCodeOf(v));
+        return this.memoCode(at.end, this.host.memo.stringCode(v));
       }
       case Op.BINGET:
         return this.memoValue(buf[p + 1]!, p + 2);

@@ -3,7 +3,7 @@ import { StackTable } from '../model/stack-table.js';
 import { TraceColumns } from '../model/trace-columns.js';
 import { describeValue, isDict } from './py-values.js';
 import { RowList } from './row-list.js';
-import { frameIdOf, StackRef } from './special-values.js';
+import { internFrameList, StackRef } from './special-values.js';
 import type { DecodedPickle } from './unpickler.js';
 
 /** V8 cannot hold a longer string, so bigger JSON snapshots are refused with a clear message. */
@@ -73,6 +73,5 @@ function toStackId(frames: unknown, stacks: StackTable): number {
   if (frames === null || frames === undefined) return -1;
   if (!Array.isArray(frames))
     throw new SnapshotError(`'frames' is ${describeValue(frames)}, expected a list`);
-  const ids = frames.map((f) => frameIdOf(f, stacks, 0));
-  return stacks.internStack(ids, ids.length);
+  return internFrameList(frames, stacks, 0);
 }

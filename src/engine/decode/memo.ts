@@ -61,10 +61,6 @@ export class Memo {
     return -(id === NO_STACK ? -1 : id) - 3;
   }
 
-  stringCodeOf(s: string): number {
-    return this.stringCode(s);
-  }
-
   /** An object's table entry has one slot; strings are shared between slots and stay. */
   private release(code: number): void {
     if (code > 0 && typeof this.values[code - 1] !== 'string') this.values[code - 1] = undefined;
@@ -94,7 +90,8 @@ export class Memo {
     return this.values.length;
   }
 
-  private stringCode(s: string): number {
+  /** Code of a string value; equal strings share one table entry. */
+  stringCode(s: string): number {
     if (s === this.lastString) return this.lastStringCode;
     const known = this.stringCodes.get(s);
     if (known !== undefined) return known;

@@ -59,6 +59,12 @@ export class OpenStack {
   }
 }
 
+/** A plain list of frame dicts (JSON input, or a list the VM did not see as 'frames') → stack id. */
+export function internFrameList(frames: unknown[], stacks: StackTable, offset: number): number {
+  const ids = frames.map((f) => frameIdOf(f, stacks, offset));
+  return stacks.internStack(ids, ids.length);
+}
+
 export function frameIdOf(item: unknown, stacks: StackTable, offset: number): number {
   if (item instanceof FrameDict) return item.intern(stacks);
   if (isDict(item)) {

@@ -23,7 +23,15 @@ import {
 } from './py-values.js';
 import { RowList } from './row-list.js';
 import { buildSafe } from './safe-builtins.js';
-import { ENTRY_IN_MEMO, FrameDict, frameIdOf, OpenEntry, OpenStack, StackRef } from './special-values.js';
+import {
+  ENTRY_IN_MEMO,
+  FrameDict,
+  frameIdOf,
+  internFrameList,
+  OpenEntry,
+  OpenStack,
+  StackRef,
+} from './special-values.js';
 
 export interface DecodedPickle {
   root: unknown;
@@ -460,10 +468,7 @@ export class Unpickler implements FastHost {
     if (value instanceof OpenStack) return this.closeStack(value).id;
     if (value instanceof StackRef) return value.id;
     if (value === null) return NO_STACK;
-    if (Array.isArray(value)) {
-      const ids = value.map((f) => frameIdOf(f, this.stacks, this.base + pos));
-      return this.stacks.internStack(ids, ids.length);
-    }
+    if (Array.isArray(value)) return internFrameList(value, this.stacks, this.base + pos);
     return this.fail(`'frames' is ${describeValue(value)}, expected a list of frames`, pos);
   }
 

@@ -18,7 +18,7 @@ export interface Frame {
  * Stacks are innermost-first, as in the snapshot.
  */
 export class StackTable {
-  private readonly frames: Frame[] = [];
+  private readonly frames_: Frame[] = [];
   private readonly frameIndex = new Map<string, number>();
   private pool = new Int32Array(1 << 16);
   private poolUsed = 0;
@@ -29,7 +29,7 @@ export class StackTable {
   private hashes = new Uint32Array(1 << 12);
 
   get frameCount(): number {
-    return this.frames.length;
+    return this.frames_.length;
   }
 
   get stackCount(): number {
@@ -37,7 +37,7 @@ export class StackTable {
   }
 
   frame(id: number): Frame {
-    return this.frames[id]!;
+    return this.frames_[id]!;
   }
 
   internFrame(filename: string, line: number, name: string, extra?: PyDict): number {
@@ -45,11 +45,16 @@ export class StackTable {
     const key = `${filename}\u0000${line}\u0000${name}${extraKey}`;
     let id = this.frameIndex.get(key);
     if (id === undefined) {
-      id = this.frames.length;
-      this.frames.push({ filename, line, name, extra });
+      id = this.frames_.length;
+      this.frames_.push({ filename, line, name, extra });
       this.frameIndex.set(key, id);
     }
     return id;
+  }
+
+  /** The frames of a stack, innermost first. */
+  frames(id: number): Frame[] {
+    return Array.from(this.stack(id), (f) => this.frames_[f]!);
   }
 
   /** Frame ids of a stack, innermost first. The view aliases internal storage: do not modify. */
