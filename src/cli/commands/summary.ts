@@ -29,7 +29,7 @@ export function summaryCommand(program: Command): void {
 }
 
 /** The text report of `memlens summary` for one file. */
-export function renderSummary(s: SnapshotSummary): string {
+function renderSummary(s: SnapshotSummary): string {
   const out: string[] = [`  layout: ${layoutText(s)}`];
   for (const w of s.warnings) out.push(pc.yellow(`  warning: ${w}`));
   if (s.allocator_settings) out.push(`  allocator settings: ${settingsText(s.allocator_settings)}`);

@@ -5,7 +5,7 @@ import { Action } from '../model/trace-columns.js';
 /** PyTorch serves requests of at most 1 MiB from the small pool (kSmallSize). */
 export const SMALL_REQUEST_LIMIT = 1024 * 1024;
 /** Small-pool segments are always 2 MiB (kSmallBuffer). */
-export const SMALL_SEGMENT_SIZE = 2 * 1024 * 1024;
+const SMALL_SEGMENT_SIZE = 2 * 1024 * 1024;
 
 /** What the recorded window says about one pool: peaks and totals over the window. */
 export interface WindowStats {

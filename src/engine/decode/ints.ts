@@ -3,7 +3,7 @@ import { SnapshotError } from '../errors.js';
 const TWO_48 = 2 ** 48;
 /** Python ints longer than this are refused: no snapshot field needs them and BigInt parsing of
  * a hostile multi-megabyte int would stall. 4 KiB is ~9800 decimal digits. */
-export const MAX_LONG_BYTES = 4096;
+const MAX_LONG_BYTES = 4096;
 
 /** Little-endian two's-complement (LONG1/LONG4 payload) → number when exact, else bigint. */
 export function decodeLong(buf: Uint8Array, start: number, n: number, offset: number): number | bigint {
@@ -44,6 +44,6 @@ export function parseDecimal(text: string, offset: number): number | bigint {
   return toExact(v);
 }
 
-export function toExact(v: bigint): number | bigint {
+function toExact(v: bigint): number | bigint {
   return v >= -9007199254740991n && v <= 9007199254740991n ? Number(v) : v;
 }

@@ -13,13 +13,6 @@ export function writeJson(value: PyValue, sink: JsonSink, chunkSize = 1 << 20): 
   w.flush();
 }
 
-export function toJsonString(value: PyValue): string {
-  const parts: Uint8Array[] = [];
-  writeJson(value, (c) => parts.push(c));
-  const decoder = new TextDecoder();
-  return parts.map((p) => decoder.decode(p, { stream: true })).join('') + decoder.decode();
-}
-
 class JsonWriter {
   private parts: string[] = [];
   private pending = 0;

@@ -9,7 +9,6 @@ export enum BlockState {
   inactive = 2,
   unknown = 3,
 }
-export const BLOCK_STATES = ['active_allocated', 'active_pending_free', 'inactive', 'unknown'] as const;
 
 export interface Segment {
   device: number;
@@ -156,7 +155,7 @@ export function int(d: PyDict, key: string, where: string): number {
   return v;
 }
 
-export function optInt(d: PyDict, key: string, where: string): number | undefined {
+function optInt(d: PyDict, key: string, where: string): number | undefined {
   const v = d[key];
   if (v === undefined || v === null) return undefined;
   if (typeof v === 'number' && Number.isInteger(v)) return v;
