@@ -12,6 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { NODE_FLAGS } from '../cli/node-flags.js';
+import { benchCommands } from './commands.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CACHE = join(ROOT, 'bench', 'cache');
@@ -68,7 +69,7 @@ function best(what: What, file: string, runs: number): Measurement {
 const mb = (bytes: number): string => (bytes / 1e6).toFixed(0);
 const speed = (m: Measurement): string => `${m.ms.toFixed(0)} ms (${mb(m.bytes / (m.ms / 1000))} MB/s)`;
 
-function main(opts: { sizes: string; runs: string }): void {
+function main(opts: { sizes: string; runs: string; commands: string | false; commandRuns: string }): void {
   const runs = Math.max(1, Number(opts.runs));
   const cpu = cpus();
   console.log(
@@ -94,10 +95,22 @@ function main(opts: { sizes: string; runs: string }): void {
       `| synthetic ${size} | ${mb(s.bytes)} MB | ${s.entries.toLocaleString('en-US')} | ${speed(floor)} | ${speed(touch)} | ${(s.ms / 1000).toFixed(2)} s | ${rate} MB/s | ${eps} M/s | ${mb(s.maxRssBytes)} MB | ${mb(s.maxRssBytes - s.bytes)} MB |`,
     );
   }
+  if (opts.commands === false) return;
+  const size = opts.commands.trim();
+  const measureJs = join(ROOT, 'dist', 'bench', 'measure.js');
+  benchCommands(
+    measureJs,
+    cachedSnapshot(size),
+    `synthetic-${size}.pickle`,
+    Math.max(1, Number(opts.commandRuns)),
+  );
 }
 
 new Command('bench')
   .option('--sizes <list>', 'synthetic file sizes', '100MB,1GB')
   .option('--runs <n>', 'runs per measurement (best is reported)', '3')
+  .option('--commands <size>', 'also time every memlens command on the synthetic file of this size', '1GB')
+  .option('--no-commands', 'skip the per-command timings')
+  .option('--command-runs <n>', 'runs per command (best is reported)', '1')
   .action(main)
   .parse();

@@ -1,8 +1,12 @@
 /**
  * One measurement in a fresh process, so peak RSS belongs to it alone:
  *   node dist/bench/measure.js read|touch|summary FILE
- * prints one JSON line {ms, bytes, entries, maxRssBytes}.
+ * prints one JSON line {ms, bytes, entries, maxRssBytes};
+ *   node dist/bench/measure.js cli RESULT.json COMMAND ARGS...
+ * runs the memlens CLI in this process and writes {ms, maxRssBytes, exitCode} to RESULT.json as
+ * the process exits (the CLI owns stdout, and it ends with process.exit).
  */
+import { writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { fileSize, readChunks } from '../cli/read-file.js';
 import { summarize } from '../engine/analyses/summary.js';
@@ -22,8 +26,20 @@ async function readOnly(path: string, touch: boolean): Promise<number> {
   return sum;
 }
 
+async function runCli(result: string, args: string[]): Promise<void> {
+  const t0 = performance.now();
+  process.on('exit', (exitCode) => {
+    const ms = performance.now() - t0;
+    const maxRssBytes = process.resourceUsage().maxRSS * 1024;
+    writeFileSync(result, JSON.stringify({ ms, maxRssBytes, exitCode }));
+  });
+  process.argv = [process.argv[0]!, 'memlens', ...args];
+  await import('../cli/main.js');
+}
+
 async function main(): Promise<void> {
-  const [what, path] = process.argv.slice(2);
+  const [what, path, ...rest] = process.argv.slice(2);
+  if (what === 'cli' && path) return runCli(path, rest);
   if (!path || (what !== 'read' && what !== 'touch' && what !== 'summary')) {
     throw new Error('usage: measure read|touch|summary FILE');
   }

@@ -1,0 +1,62 @@
+/**
+ * Each memlens command on one snapshot, each in a fresh process with stdout sent to /dev/null, so
+ * the figures are decode + analysis + rendering, and peak RSS shows whether a command streams its
+ * output (events/blocks --format csv) or holds it.
+ */
+import { spawnSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NODE_FLAGS } from '../cli/node-flags.js';
+
+interface CommandMeasurement {
+  ms: number;
+  maxRssBytes: number;
+  exitCode: number;
+}
+
+/** The commands measured, as a user would type them (FILE is the snapshot). */
+export const BENCH_COMMANDS: readonly (readonly string[])[] = [
+  ['summary', 'FILE'],
+  ['peak', 'FILE'],
+  ['oom', 'FILE'],
+  ['events', 'FILE', '--format', 'csv'],
+  ['blocks', 'FILE', '--format', 'csv'],
+];
+
+function measureCommand(measureJs: string, args: string[]): CommandMeasurement {
+  const dir = mkdtempSync(join(tmpdir(), 'memlens-bench-'));
+  const result = join(dir, 'result.json');
+  const devNull = openSync('/dev/null', 'w');
+  try {
+    const run = spawnSync(process.execPath, [...NODE_FLAGS, measureJs, 'cli', result, ...args], {
+      stdio: ['ignore', devNull, 'inherit'],
+    });
+    if (run.error) throw run.error;
+    return JSON.parse(readFileSync(result, 'utf8')) as CommandMeasurement;
+  } finally {
+    closeSync(devNull);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Prints a Markdown table: command, wall time (best of `runs`), peak RSS (largest), exit code. */
+export function benchCommands(measureJs: string, file: string, label: string, runs: number): void {
+  console.log(`\ncommands on ${label} (stdout to /dev/null; best of ${runs}):\n`);
+  console.log('| command | wall | peak RSS | exit |');
+  console.log('|---|---|---|---|');
+  for (const template of BENCH_COMMANDS) {
+    const args = template.map((a) => (a === 'FILE' ? file : a));
+    let best: CommandMeasurement | undefined;
+    let rss = 0;
+    for (let i = 0; i < runs; i++) {
+      const m = measureCommand(measureJs, args);
+      rss = Math.max(rss, m.maxRssBytes);
+      if (!best || m.ms < best.ms) best = m;
+    }
+    const shown = template.map((a) => (a === 'FILE' ? label : a)).join(' ');
+    console.log(
+      `| memlens ${shown} | ${(best!.ms / 1000).toFixed(2)} s | ${(rss / 1e6).toFixed(0)} MB | ${best!.exitCode} |`,
+    );
+  }
+}
