@@ -1,0 +1,77 @@
+import type { DeviceModel, Snapshot } from '../model/snapshot.js';
+
+/**
+ * The timeline's x axis. On the entry axis entry i spans [i, i+1); on the time axis it spans from
+ * its time_us to the next entry's. Times are made non-decreasing (entries on different streams
+ * can be recorded slightly out of order; entries without time_us keep the previous time), so
+ * any x maps to entries by binary search.
+ */
+export type TimelineAxis = 'entry' | 'time';
+
+const timeCache = new WeakMap<DeviceModel, Float64Array>();
+
+export function hasTime(d: DeviceModel): boolean {
+  for (let i = 0; i < d.trace.length; i++) if (!Number.isNaN(d.trace.timeUs[i]!)) return true;
+  return false;
+}
+
+/** Time of every entry, made non-decreasing (computed once per device). */
+function timePositions(d: DeviceModel): Float64Array {
+  let pos = timeCache.get(d);
+  if (pos === undefined) {
+    pos = new Float64Array(d.trace.length);
+    let last = Number.NEGATIVE_INFINITY;
+    for (let i = 0; i < pos.length; i++) {
+      const t = d.trace.timeUs[i]!;
+      if (!Number.isNaN(t) && t > last) last = t;
+      pos[i] = last;
+    }
+    timeCache.set(d, pos);
+  }
+  return pos;
+}
+
+/** First entry whose position is >= x (the trace length when none is). */
+export function firstAtOrAfter(d: DeviceModel, axis: TimelineAxis, x: number): number {
+  const n = d.trace.length;
+  if (axis === 'entry') return Math.max(0, Math.min(n, Math.ceil(x)));
+  const pos = timePositions(d);
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (pos[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The whole trace on the axis: [first, last) with room for the last entry's span. */
+export function axisExtent(d: DeviceModel, axis: TimelineAxis): [number, number] {
+  const n = d.trace.length;
+  if (axis === 'entry' || n === 0) return [0, Math.max(1, n)];
+  const pos = timePositions(d);
+  const first = pos[0]!;
+  const last = pos[n - 1]!;
+  if (!Number.isFinite(first)) return [0, 1];
+  // The last entry's state holds until the dump; give it one average entry span.
+  return [first, last + Math.max(1, (last - first) / n)];
+}
+
+export interface StepMarker {
+  name: string;
+  stage: string;
+  /** Position on the axis (the first entry at or after the annotation's time_us). */
+  x: number;
+}
+
+/** `external_annotations` of this device (e.g. ProfilerStep#N START/END) placed on the axis. */
+export function stepMarkers(s: Snapshot, d: DeviceModel, axis: TimelineAxis): StepMarker[] {
+  return s.annotations
+    .filter((a) => (a.device === -1 || a.device === d.device) && Number.isFinite(a.timeUs))
+    .map((a) => ({
+      name: a.name,
+      stage: a.stage,
+      x: axis === 'time' ? a.timeUs : firstAtOrAfter(d, 'time', a.timeUs),
+    }));
+}
