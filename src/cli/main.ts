@@ -5,6 +5,7 @@
 import { Command } from 'commander';
 import { oomCommand } from './commands/oom.js';
 import { peakCommand } from './commands/peak.js';
+import { sliceCommand } from './commands/slice.js';
 import { summaryCommand } from './commands/summary.js';
 import { tableCommands } from './commands/tables.js';
 import { EXIT_BAD_INPUT } from './run-files.js';
@@ -21,6 +22,7 @@ summaryCommand(program);
 peakCommand(program);
 tableCommands(program);
 oomCommand(program);
+sliceCommand(program);
 
 program
   .parseAsync(process.argv)

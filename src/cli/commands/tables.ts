@@ -161,7 +161,7 @@ class LineWriter {
   }
 }
 
-function parseRange(v: string): [number, number] {
+export function parseRange(v: string): [number, number] {
   const m = /^(\d+)?:(\d+)?$/.exec(v.trim());
   if (!m) throw new InvalidArgumentError('expected A:B (either may be left out), e.g. 1000:2000');
   return [m[1] ? Number(m[1]) : 0, m[2] ? Number(m[2]) : Number.MAX_SAFE_INTEGER];

@@ -39,6 +39,9 @@ export interface BlockColumns {
 export interface SegmentTables {
   segments: Segment[];
   blocks: BlockColumns;
+  /** Keys the file's segment and block dicts carry, in first-seen order (PyTorch version era). */
+  segmentKeys: string[];
+  blockKeys: string[];
 }
 
 const STATE_CODES: Record<string, BlockState> = {
@@ -58,7 +61,15 @@ export function readSegments(list: unknown): SegmentTables {
   );
   const blocks = newBlocks(blockCount);
   const segments = list.map((raw, i) => readSegment(raw, i, blocks));
-  return { segments, blocks };
+  const segmentKeys = keysSeen(list);
+  const blockKeys = keysSeen(list.flatMap((s) => (isDict(s) && Array.isArray(s.blocks) ? s.blocks : [])));
+  return { segments, blocks, segmentKeys, blockKeys };
+}
+
+function keysSeen(dicts: unknown[]): string[] {
+  const keys = new Set<string>();
+  for (const d of dicts) if (isDict(d)) for (const k of Object.keys(d)) keys.add(k);
+  return [...keys];
 }
 
 function newBlocks(n: number): BlockColumns {

@@ -41,6 +41,8 @@ export interface Snapshot {
   devices: DeviceModel[];
   /** Top-level keys memlens does not read (kept for the report). */
   otherKeys: string[];
+  /** Top-level values other than segments and device_traces, as decoded, in file order (for `slice`). */
+  rest: PyDict;
   inert: { count: number; examples: Inert[] };
 }
 
@@ -73,11 +75,18 @@ export function buildSnapshot(decoded: DecodedPickle): Snapshot {
     traceColumns: decoded.trace,
     devices: deviceIds.map((d) => buildDevice(d, decoded.trace, lists[d], tables)),
     otherKeys: Object.keys(top).filter((k) => !KNOWN_KEYS.has(k)),
+    rest: withoutBulk(top),
     inert: decoded.inert,
   };
 }
 
 const KNOWN_KEYS = new Set(['segments', 'device_traces', 'allocator_settings', 'external_annotations']);
+
+function withoutBulk(top: PyDict): PyDict {
+  const rest: PyDict = Object.create(null);
+  for (const [k, v] of Object.entries(top)) if (k !== 'segments' && k !== 'device_traces') rest[k] = v;
+  return rest;
+}
 
 function notASnapshot(root: unknown): SnapshotError {
   if (isDict(root)) {

@@ -1,0 +1,197 @@
+import { FREED_BEFORE_WINDOW } from '../model/allocations.js';
+import { BlockState } from '../model/segments.js';
+import type { DeviceModel, Snapshot } from '../model/snapshot.js';
+import { NO_STACK } from '../model/stack-table.js';
+import { type ReservedRange, stateAfter } from '../model/state-at.js';
+import { Action } from '../model/trace-columns.js';
+import { SMALL_REQUEST_LIMIT } from './trace-window.js';
+
+const MIN_BLOCK = 512;
+const SMALL_SEGMENT_SIZE = 2 * 1024 * 1024;
+
+/** One block of a rebuilt segment; `allocation` is -1 for the free (inactive) gaps. */
+export interface BlockAt {
+  address: number;
+  size: number;
+  requested: number;
+  state: BlockState;
+  stack: number;
+  allocation: number;
+  /** The rounded size is known (the block is alive at dump); else estimated by the split rule. */
+  exactSize: boolean;
+}
+
+export interface SegmentAt {
+  device: number;
+  address: number;
+  size: number;
+  stream: number;
+  pool: string;
+  poolId: readonly [number, number];
+  expandable: boolean;
+  stack: number;
+  blocks: BlockAt[];
+}
+
+export interface StateSegments {
+  segments: SegmentAt[];
+  /** Live allocations outside every reserved range (an inconsistent file): left out. */
+  outside: number;
+  estimatedBlocks: number;
+}
+
+/**
+ * The allocator's state after entry k as segments and blocks, the way `segments` in a snapshot
+ * dumped at that moment would list them: reserved ranges and live allocations from the model
+ * (`stateAfter`), the free space between allocations as one inactive block per gap (the allocator
+ * merges adjacent free blocks). What the trace cannot say is estimated and counted: the rounded
+ * size of a block freed before the dump.
+ */
+export function stateSegments(s: Snapshot, d: DeviceModel, k: number): StateSegments {
+  const state = stateAfter(s, d, k);
+  const a = d.allocations;
+  const ids = Array.from(state.allocations).sort((x, y) => a.addr[x]! - a.addr[y]!);
+  const out: StateSegments = { segments: [], outside: 0, estimatedBlocks: 0 };
+  const events = segmentEvents(
+    d,
+    new Set(state.reserved.filter((r) => r.segment < 0).map((r) => r.address)),
+    k,
+  );
+  let next = 0;
+  for (const range of state.reserved) {
+    const seg = describeSegment(s, d, range, events.get(range.address) ?? -1);
+    const hi = range.address + range.size;
+    while (next < ids.length && a.addr[ids[next]!]! < range.address) {
+      out.outside++;
+      next++;
+    }
+    const inside: number[] = [];
+    while (next < ids.length && a.addr[ids[next]!]! < hi) inside.push(ids[next++]!);
+    seg.blocks = blocksOf(s, d, inside, seg, k, out);
+    out.segments.push(seg);
+  }
+  out.outside += ids.length - next;
+  return out;
+}
+
+function blocksOf(
+  s: Snapshot,
+  d: DeviceModel,
+  ids: number[],
+  seg: SegmentAt,
+  k: number,
+  out: StateSegments,
+): BlockAt[] {
+  const a = d.allocations;
+  const blocks: BlockAt[] = [];
+  const end = seg.address + seg.size;
+  let cursor = seg.address;
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i]!;
+    const addr = a.addr[id]!;
+    if (addr < cursor) {
+      out.outside++;
+      continue;
+    }
+    if (addr > cursor) blocks.push(freeBlock(cursor, addr - cursor));
+    const limit = i + 1 < ids.length ? a.addr[ids[i + 1]!]! : end;
+    const dumpBlock = a.block[id]!;
+    const exactSize = dumpBlock >= 0;
+    const size = exactSize ? s.tables.blocks.size[dumpBlock]! : estimatedSize(a.size[id]!, limit - addr, seg);
+    if (!exactSize) out.estimatedBlocks++;
+    blocks.push({
+      address: addr,
+      size: Math.min(size, limit - addr),
+      requested: a.size[id]!,
+      state: isFreeRequested(a.freeRequested[id]!, k) ? BlockState.pendingFree : BlockState.allocated,
+      stack: a.stack[id]!,
+      allocation: id,
+      exactSize,
+    });
+    cursor = addr + blocks[blocks.length - 1]!.size;
+  }
+  if (cursor < end) blocks.push(freeBlock(cursor, end - cursor));
+  return blocks;
+}
+
+function isFreeRequested(freeRequested: number, k: number): boolean {
+  return freeRequested === FREED_BEFORE_WINDOW || (freeRequested >= 0 && freeRequested <= k);
+}
+
+function freeBlock(address: number, size: number): BlockAt {
+  return {
+    address,
+    size,
+    requested: 0,
+    state: BlockState.inactive,
+    stack: NO_STACK,
+    allocation: -1,
+    exactSize: true,
+  };
+}
+
+/**
+ * round_size (multiples of 512), then the allocator's split rule: a remainder too small to split
+ * off (< 512 B in the small pool or an expandable segment, <= 1 MiB in the large pool) stays in
+ * the block. roundup_power2_divisions is not modelled: such blocks may be larger in the original.
+ */
+function estimatedSize(requested: number, room: number, seg: SegmentAt): number {
+  const rounded = Math.max(MIN_BLOCK, Math.ceil(requested / MIN_BLOCK) * MIN_BLOCK);
+  const remainder = room - rounded;
+  const splits =
+    seg.pool === 'small' || seg.expandable ? remainder >= MIN_BLOCK : remainder > SMALL_REQUEST_LIMIT;
+  return splits ? rounded : room;
+}
+
+/**
+ * A reserved range still present at dump takes its segment's fields; one freed between k and the
+ * dump takes stream, pool and stack from its segment events, its pool from its size.
+ */
+function describeSegment(s: Snapshot, d: DeviceModel, range: ReservedRange, event: number): SegmentAt {
+  const { address, size, segment } = range;
+  if (segment >= 0) {
+    const seg = s.tables.segments[segment]!;
+    return {
+      device: d.device,
+      address,
+      size,
+      stream: seg.stream,
+      pool: seg.pool,
+      poolId: seg.poolId,
+      expandable: seg.expandable,
+      stack: seg.stack,
+      blocks: [],
+    };
+  }
+  const t = d.trace;
+  const poolCode = event >= 0 && t.poolId ? t.poolId[event]! : -1;
+  return {
+    device: d.device,
+    address,
+    size,
+    stream: event >= 0 ? s.traceColumns.streams[t.stream[event]!]! : 0,
+    pool: size === SMALL_SEGMENT_SIZE ? 'small' : 'large',
+    poolId: poolCode >= 0 ? s.traceColumns.pools[poolCode]! : [0, 0],
+    expandable: false,
+    stack: event >= 0 && t.action[event] === Action.segment_alloc ? t.stack[event]! : NO_STACK,
+    blocks: [],
+  };
+}
+
+/**
+ * For each range freed after k: the segment_alloc that created it (at or before k), else the
+ * segment_free that ends it. One pass over the trace, whatever the number of ranges.
+ */
+function segmentEvents(d: DeviceModel, addresses: Set<number>, k: number): Map<number, number> {
+  const found = new Map<number, number>();
+  if (addresses.size === 0) return found;
+  const t = d.trace;
+  for (let i = 0; i < t.length; i++) {
+    const a = t.action[i]!;
+    const addr = t.addr[i]!;
+    if (!addresses.has(addr)) continue;
+    if (a === Action.segment_alloc && i <= k) found.set(addr, i);
+    else if (a === Action.segment_free && i > k && !found.has(addr)) found.set(addr, i);
+  }
+  return found;
+}
