@@ -1,0 +1,191 @@
+/**
+ * Replays one device's recorded requests (alloc, free_requested, free_completed, explicit
+ * empty_cache, failed requests) through the simulated allocator, from the state the window
+ * opened with. The recorded segment events are consequences of the recorded settings: they are
+ * not replayed, they are what a replay under those settings must reproduce.
+ */
+import type { DeviceModel, Snapshot } from '../model/snapshot.js';
+import { Action } from '../model/trace-columns.js';
+import { type AddressSource, SimAllocator } from './allocator.js';
+import { ALLOCATED, NONE, PENDING } from './block-store.js';
+import { SimContext } from './context.js';
+import { EventLog } from './event-log.js';
+import { EMPTY_CACHE, MALLOC_RELEASE, releaseRuns } from './releases.js';
+import type { SimSettings } from './settings.js';
+import { loadStartState } from './start-state.js';
+
+export interface ReplayOptions {
+  settings: SimSettings;
+  /** Bytes the allocator may obtain from CUDA; Infinity: unlimited. */
+  capacity: number;
+  /**
+   * Replaying the recorded settings to check fidelity: new segments take the recorded
+   * segment_alloc addresses, and releases made inside a malloc are replayed where the
+   * simulator cannot cause them itself (an OOM retry flush at an unknown capacity).
+   */
+  recorded: boolean;
+  /** Keep every event (to write the run as a snapshot), not only segment events and ooms. */
+  allEvents: boolean;
+}
+
+export interface Replay {
+  allocator: SimAllocator;
+  context: SimContext;
+  /** Recorded `oom` requests that fit in the simulation. */
+  oomsAvoided: number;
+  /** Largest |simulated − recorded reserved bytes| after a request, and where. */
+  maxReservedDeviation: number;
+  maxDeviationEntry: number;
+}
+
+/** Base of synthetic addresses: above any real device address, below 2^53. */
+const SYNTHETIC_BASE = 2 ** 52;
+const ALIGN = 2 ** 21;
+
+export function replayDevice(s: Snapshot, d: DeviceModel, o: ReplayOptions): Replay {
+  const context = new SimContext(s, d);
+  const log = new EventLog(!o.allEvents);
+  const a = new SimAllocator({
+    settings: o.settings,
+    capacity: o.capacity,
+    addresses: o.recorded ? new RecordedAddresses(d) : new SyntheticAddresses(),
+    log,
+    privatePools: context.privatePools,
+    streamOrder: context.streamOrder(),
+  });
+  const blockOf = loadStartState(a, s, d, context);
+  const result: Replay = {
+    allocator: a,
+    context,
+    oomsAvoided: 0,
+    maxReservedDeviation: 0,
+    maxDeviationEntry: -1,
+  };
+  run(a, d, o, blockOf, context, result);
+  return result;
+}
+
+function run(
+  a: SimAllocator,
+  d: DeviceModel,
+  o: ReplayOptions,
+  blockOf: Int32Array,
+  ctx: SimContext,
+  r: Replay,
+): void {
+  const t = d.trace;
+  const n = t.length;
+  const ofEntry = d.allocations.ofEntry;
+  const bl = a.blocks;
+  const releases = releaseRuns(t);
+  const replayMallocReleases = o.recorded && !Number.isFinite(o.settings.maxSplitSize) && !a.gcEnabled;
+  const recordedReserved = d.totals.reserved;
+  for (let i = 0; i < n; i++) {
+    a.entry = i;
+    const release = releases[i]!;
+    if (release === EMPTY_CACHE || (release === MALLOC_RELEASE && replayMallocReleases)) a.emptyCache();
+    const action = t.action[i]!;
+    const id = ofEntry[i]!;
+    switch (action) {
+      case Action.alloc:
+        a.owner = id;
+        blockOf[id] = a.malloc(t.size[i]!, t.stream[i]!, ctx.poolOfAllocation[id]!);
+        break;
+      case Action.free_requested: {
+        const b = blockOf[id]!;
+        if (b === NONE || bl.state[b] !== ALLOCATED || bl.owner[b] !== id) break;
+        const next = i + 1 < n && t.action[i + 1] === Action.free_completed && ofEntry[i + 1] === id;
+        a.requestFree(b, !next);
+        break;
+      }
+      case Action.free_completed: {
+        const b = blockOf[id]!;
+        blockOf[id] = NONE;
+        // A flush may have completed it already (the block id may since serve someone else).
+        if (b !== NONE && bl.state[b] === PENDING && bl.owner[b] === id) a.completeFree(b);
+        break;
+      }
+      case Action.free: {
+        const b = blockOf[id]!;
+        blockOf[id] = NONE;
+        if (b === NONE || bl.state[b] !== ALLOCATED || bl.owner[b] !== id) break;
+        a.requestFree(b, false);
+        a.completeFree(b);
+        break;
+      }
+      case Action.oom:
+        retryFailedRequest(a, t.size[i]!, t.stream[i]!, r);
+        break;
+      default:
+        continue; // segment events are compared, not replayed
+    }
+    if (o.recorded) {
+      const dev = Math.abs(a.stats.reserved - recordedReserved[i]!);
+      if (dev > r.maxReservedDeviation) {
+        r.maxReservedDeviation = dev;
+        r.maxDeviationEntry = i;
+      }
+    }
+  }
+}
+
+/**
+ * A request that failed in the recording (`oom`, rounded size): tried again here. If it fits,
+ * the program would have gone on with it; the trace cannot say how, so it is freed at once.
+ */
+function retryFailedRequest(a: SimAllocator, size: number, stream: number, r: Replay): void {
+  a.owner = -1;
+  const b = a.malloc(size, stream, 0);
+  if (b === NONE) return;
+  r.oomsAvoided++;
+  a.requestFree(b, false);
+  a.completeFree(b);
+}
+
+/** Recorded mode: a new segment takes the address of the next recorded segment_alloc of its size. */
+class RecordedAddresses implements AddressSource {
+  private readonly addrs: number[] = [];
+  private readonly sizes: number[] = [];
+  private readonly used: boolean[] = [];
+  private next = 0;
+  private readonly synthetic = new SyntheticAddresses();
+
+  constructor(d: DeviceModel) {
+    const t = d.trace;
+    for (let i = 0; i < t.length; i++) {
+      if (t.action[i] !== Action.segment_alloc) continue;
+      this.addrs.push(t.addr[i]!);
+      this.sizes.push(t.size[i]!);
+      this.used.push(false);
+    }
+  }
+
+  segment(size: number): number {
+    for (let k = this.next; k < Math.min(this.addrs.length, this.next + 8); k++) {
+      if (this.used[k] || this.sizes[k] !== size) continue;
+      this.used[k] = true;
+      while (this.next < this.used.length && this.used[this.next]) this.next++;
+      return this.addrs[k]!;
+    }
+    return this.synthetic.segment(size);
+  }
+
+  expandableRange(size: number): number {
+    return this.synthetic.expandableRange(size);
+  }
+}
+
+/** What-if mode: cudaMalloc addresses are unknowable; new memory lands above everything recorded. */
+class SyntheticAddresses implements AddressSource {
+  private top = SYNTHETIC_BASE;
+
+  segment(size: number): number {
+    const addr = this.top;
+    this.top += Math.ceil(size / ALIGN) * ALIGN;
+    return addr;
+  }
+
+  expandableRange(size: number): number {
+    return this.segment(size);
+  }
+}

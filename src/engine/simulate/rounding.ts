@@ -1,0 +1,56 @@
+/** Size rules of the caching allocator (allocator-spec §2), for any configuration. */
+import type { SimSettings } from './settings.js';
+
+export const MIN_BLOCK = 512;
+export const SMALL_SIZE = 1 << 20;
+export const SMALL_BUFFER = 2 << 20;
+export const MIN_LARGE_ALLOC = 10 << 20;
+export const ROUND_LARGE = 2 << 20;
+export const MiB = 1 << 20;
+export const DIVISION_INTERVALS = 16;
+
+/** `round_size`: a request in bytes → the block size the allocator looks for. */
+export function roundSize(size: number, s: SimSettings): number {
+  if (size < MIN_BLOCK) return MIN_BLOCK;
+  const div = s.divisions[divisionIndex(size)]!;
+  if (s.version.unroundedDivisionOne) {
+    // ≤ 2.3: any non-zero divisions entry took the power-2 path, and 1 left the size as it was.
+    if (div > 0) return div <= 1 ? size : nextDivision(size, div);
+  } else if (div > 1 && size > MIN_BLOCK * div) {
+    return nextDivision(size, div);
+  }
+  return MIN_BLOCK * Math.ceil(size / MIN_BLOCK);
+}
+
+/** Interval index of the divisions table: [2^(20+i), 2^(21+i)), clamped to 0..15. */
+export function divisionIndex(size: number): number {
+  return Math.min(DIVISION_INTERVALS - 1, Math.max(0, floorLog2(size) - 20));
+}
+
+/** floor(log2(x)) for a positive integer below 2^53; Math.log2 alone rounds up just below a power. */
+export function floorLog2(x: number): number {
+  let l = Math.floor(Math.log2(x));
+  if (2 ** l > x) l--;
+  else if (2 ** (l + 1) <= x) l++;
+  return l;
+}
+
+/** `roundup_power2_next_division`: the next of `div` equal steps between two powers of two. */
+function nextDivision(size: number, div: number): number {
+  const floor = 2 ** floorLog2(size);
+  if (floor === size) return size;
+  const step = floor / 2 ** floorLog2(div);
+  if (step < 1) return floor * 2;
+  return Math.ceil(size / step) * step;
+}
+
+/** Size of a new classic segment (the cudaMalloc size) for a rounded request. */
+export function allocationSize(size: number, s: SimSettings): number {
+  if (size <= SMALL_SIZE) return SMALL_BUFFER;
+  if (size < MIN_LARGE_ALLOC) return s.largeSegmentSize;
+  return ROUND_LARGE * Math.ceil(size / ROUND_LARGE);
+}
+
+export function isSmallSize(size: number): boolean {
+  return size <= SMALL_SIZE;
+}
