@@ -3,6 +3,7 @@
 // main thread shuts the platform down (seen ~1 in 80 runs on a busy machine; nodejs/node#54918).
 // Compiling on the main thread costs nothing measurable here. Keep NODE_FLAGS in node-flags.ts in step.
 import { Command } from 'commander';
+import { fragCommand } from './commands/frag.js';
 import { oomCommand } from './commands/oom.js';
 import { peakCommand } from './commands/peak.js';
 import { sliceCommand } from './commands/slice.js';
@@ -22,6 +23,7 @@ summaryCommand(program);
 peakCommand(program);
 tableCommands(program);
 oomCommand(program);
+fragCommand(program);
 sliceCommand(program);
 
 program
