@@ -6,9 +6,11 @@ import { Command } from 'commander';
 import { fragCommand } from './commands/frag.js';
 import { oomCommand } from './commands/oom.js';
 import { peakCommand } from './commands/peak.js';
+import { simulateCommand } from './commands/simulate.js';
 import { sliceCommand } from './commands/slice.js';
 import { summaryCommand } from './commands/summary.js';
 import { tableCommands } from './commands/tables.js';
+import { viewCommand } from './commands/view.js';
 import { EXIT_BAD_INPUT } from './run-files.js';
 
 const program = new Command()
@@ -23,8 +25,10 @@ summaryCommand(program);
 peakCommand(program);
 tableCommands(program);
 oomCommand(program);
+viewCommand(program);
 fragCommand(program);
 sliceCommand(program);
+simulateCommand(program);
 
 program
   .parseAsync(process.argv)

@@ -234,3 +234,22 @@ function powerOfTwo(v: string, zeroOk: boolean): number {
   if (Number.isInteger(n) && ((zeroOk && n === 0) || (n > 0 && (n & (n - 1)) === 0))) return n;
   throw new SnapshotError(`roundup_power2_divisions: ${v} is not a power of two`);
 }
+
+/** The settings as a PYTORCH_CUDA_ALLOC_CONF string, non-default keys only. */
+export function describeSettings(s: SimSettings): string {
+  const parts: string[] = [];
+  if (s.expandable) parts.push('expandable_segments:True');
+  if (Number.isFinite(s.maxSplitSize)) parts.push(`max_split_size_mb:${s.maxSplitSize / MiB}`);
+  if (s.divisions.some((v) => v !== 0)) parts.push(`roundup_power2_divisions:${divisionsText(s.divisions)}`);
+  if (s.gcThreshold > 0) parts.push(`garbage_collection_threshold:${s.gcThreshold}`);
+  if (s.nonSplitTolerance !== LARGE_BUFFER)
+    parts.push(`max_non_split_rounding_mb:${s.nonSplitTolerance / MiB}`);
+  if (s.largeSegmentSize !== LARGE_BUFFER) parts.push(`large_segment_size_mb:${s.largeSegmentSize / MiB}`);
+  if (s.memoryFraction !== undefined) parts.push(`per_process_memory_fraction:${s.memoryFraction}`);
+  return parts.join(',');
+}
+
+function divisionsText(d: number[]): string {
+  if (d.every((v) => v === d[0])) return String(d[0]);
+  return `[${d.map((v, i) => `${2 ** i}:${v}`).join(',')}]`;
+}

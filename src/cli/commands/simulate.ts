@@ -1,0 +1,153 @@
+import Table from 'cli-table3';
+import type { Command } from 'commander';
+import { concatChunks, PickleWriter } from '../../engine/encode/pickle-writer.js';
+import { SnapshotError } from '../../engine/errors.js';
+import { formatBytes, formatCount } from '../../engine/format.js';
+import type { Snapshot } from '../../engine/model/snapshot.js';
+import type { Fidelity } from '../../engine/simulate/fidelity.js';
+import type { RunSummary } from '../../engine/simulate/run-summary.js';
+import { applyConf, DEFAULT_TORCH_VERSION, defaultSettings } from '../../engine/simulate/settings.js';
+import { type DeviceSimulation, type SimulationResult, simulate } from '../../engine/simulate/simulate.js';
+import { simulatedSnapshot } from '../../engine/simulate/to-snapshot.js';
+import { pc } from '../colors.js';
+import { type FileOptions, parseCount, parseDevice, runFiles } from '../run-files.js';
+import { writeFileAtomically } from '../write-file.js';
+
+interface SimulateCliOptions extends FileOptions {
+  set?: string;
+  capacity?: number;
+  sweep?: boolean;
+  fidelity?: boolean;
+  torchVersion: string;
+  out?: string;
+}
+
+/** `memlens simulate`: the recorded requests replayed through the caching allocator, what if. */
+export function simulateCommand(program: Command): void {
+  program
+    .command('simulate')
+    .description(
+      "replay the recorded requests through PyTorch's caching allocator under the recorded and other settings",
+    )
+    .argument('<file...>', 'snapshot files (.pickle, .json, optionally gzipped)')
+    .option('--set <key:value,...>', 'allocator settings to try, PYTORCH_CUDA_ALLOC_CONF syntax')
+    .option(
+      '--capacity <bytes>',
+      'device memory the allocator may use (default: from an oom entry, else unlimited)',
+      parseCount,
+    )
+    .option('--sweep', 'also try a standard set of settings and rank them')
+    .option('--fidelity', 'show how closely the recorded settings reproduce the recorded segment events')
+    .option('--torch-version <v>', 'PyTorch version whose allocator rules apply', DEFAULT_TORCH_VERSION)
+    .option(
+      '-o, --out <out.pickle>',
+      'write the simulated run (what-if if --set, else recorded) as a snapshot',
+    )
+    .option('--device <n>', 'only this device', parseDevice)
+    .option('--json', 'print JSON: {"files": [{"file", "torch_version", "devices": [...]}]}')
+    .action((files: string[], opts: SimulateCliOptions) => {
+      // Bad settings are the user's input, not the file's: refuse before reading anything.
+      applyConf(defaultSettings(opts.torchVersion), opts.set ?? '');
+      if (opts.out !== undefined && files.length > 1)
+        throw new SnapshotError('-o takes one snapshot file at a time');
+      return runFiles(files, opts, (snapshot, devices) => {
+        const result = simulate(snapshot, devices, {
+          set: opts.set,
+          capacity: opts.capacity,
+          torchVersion: opts.torchVersion,
+          sweep: opts.sweep ?? false,
+          keepEvents: opts.out !== undefined,
+        });
+        if (opts.out !== undefined) writeSimulated(opts.out, snapshot, result);
+        return {
+          json: { torch_version: result.torch_version, devices: result.devices },
+          text: result.devices.map((d) => render(d, opts.fidelity ?? false)).join('\n\n'),
+        };
+      });
+    });
+}
+
+function writeSimulated(out: string, snapshot: Snapshot, result: SimulationResult): void {
+  const chunks: Uint8Array[] = [];
+  new PickleWriter((c) => chunks.push(c), { protocol: 4 }).dump(simulatedSnapshot(snapshot, result.written));
+  writeFileAtomically(out, concatChunks(chunks));
+}
+
+function render(d: DeviceSimulation, showFidelity: boolean): string {
+  const cap =
+    d.capacity_bytes === null
+      ? 'unlimited capacity (no oom in the trace; give --capacity)'
+      : `capacity ${formatBytes(d.capacity_bytes)} (${d.capacity_source === 'oom' ? 'reserved + device_free at the oom' : '--capacity'})`;
+  const lines = [
+    pc.bold(`device ${d.device}`),
+    `  ${formatCount(d.trace_entries)} trace entries replayed, ${cap}`,
+  ];
+  const runs: [string, RunSummary][] = [['recorded settings', d.recorded]];
+  if (d.what_if !== null) runs.push(['what if', d.what_if]);
+  lines.push(runTable(runs));
+  if (d.sweep !== null) {
+    lines.push('  sweep, best first:');
+    lines.push(sweepTable(d.sweep));
+  }
+  if (showFidelity || d.fidelity.segment_events_matched_percent < 100) lines.push(renderFidelity(d.fidelity));
+  return lines.join('\n');
+}
+
+function runTable(runs: [string, RunSummary][]): string {
+  const t = new Table({ head: ['', ...runs.map(([name]) => name)], style: { head: [], border: [] } });
+  const row = (label: string, f: (r: RunSummary) => string): void => {
+    t.push([label, ...runs.map(([, r]) => f(r))]);
+  };
+  row('settings', (r) => r.settings || '(defaults)');
+  row('peak reserved', (r) => formatBytes(r.peak_reserved_bytes));
+  row('peak allocated', (r) => formatBytes(r.peak_allocated_bytes));
+  row(
+    'fragmentation at peak',
+    (r) => `${formatBytes(r.fragmentation_at_peak_bytes)} (${r.fragmentation_at_peak_percent}%)`,
+  );
+  row(
+    'cudaMalloc / cudaFree',
+    (r) => `${formatCount(r.cuda_malloc_calls)} / ${formatCount(r.cuda_free_calls)}`,
+  );
+  row('OOM', (r) => (r.oom ? pc.red(`yes, ${r.ooms} (first at entry ${r.first_oom_entry})`) : 'no'));
+  return indent(t.toString());
+}
+
+/** One row per run: a sweep has too many runs for one column each. */
+function sweepTable(runs: RunSummary[]): string {
+  const t = new Table({
+    head: ['#', 'settings', 'peak reserved', 'frag. at peak', 'cudaMalloc', 'OOM'],
+    style: { head: [], border: [] },
+  });
+  runs.forEach((r, i) => {
+    t.push([
+      String(i + 1),
+      r.settings || '(defaults)',
+      formatBytes(r.peak_reserved_bytes),
+      `${r.fragmentation_at_peak_percent}%`,
+      formatCount(r.cuda_malloc_calls),
+      r.oom ? pc.red(`yes (${r.ooms})`) : 'no',
+    ]);
+  });
+  return indent(t.toString());
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((l) => `  ${l}`)
+    .join('\n');
+}
+
+function renderFidelity(f: Fidelity): string {
+  const lines = [
+    `  fidelity of the recorded settings: ${f.matched_segment_events}/${f.recorded_segment_events} recorded segment events reproduced (${f.segment_events_matched_percent.toFixed(1)}%, ${f.simulated_segment_events} simulated), reserved bytes off by at most ${formatBytes(f.max_reserved_deviation_bytes)}, ${f.matched_final_segments}/${f.recorded_final_segments} dump-time segments identical`,
+  ];
+  const m = f.first_mismatch;
+  if (m !== null) {
+    const ev = (e: { action: string; size_bytes: number; entry: number } | null): string =>
+      e === null ? 'nothing' : `${e.action} ${formatBytes(e.size_bytes)} (entry ${e.entry})`;
+    lines.push(`  first difference: recorded ${ev(m.recorded)}, simulated ${ev(m.simulated)}`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,93 @@
+/**
+ * `memlens simulate`: each device replayed under the recorded allocator settings and under the
+ * settings asked for (or a standard sweep), with the figures side by side and, for the recorded
+ * run, how faithfully it reproduces the recording.
+ */
+import type { DeviceModel, Snapshot } from '../model/snapshot.js';
+import { type CapacitySource, deviceCapacity } from './capacity.js';
+import { type Fidelity, fidelityOf } from './fidelity.js';
+import { type Replay, replayDevice } from './replay.js';
+import { type RunSummary, rankRuns, summarizeRun } from './run-summary.js';
+import { applyConf, DEFAULT_TORCH_VERSION, recordedSettings, type SimSettings } from './settings.js';
+import { cloneSettings, sweepSettings } from './sweep.js';
+
+export interface SimulateOptions {
+  /** Settings string applied on top of the recorded settings for the what-if run. */
+  set?: string;
+  capacity?: number;
+  torchVersion?: string;
+  sweep?: boolean;
+  /** Keep every event of the run that would be written as a snapshot. */
+  keepEvents?: boolean;
+}
+
+export interface DeviceSimulation {
+  device: number;
+  /** null: unlimited (no oom in the trace and no --capacity). */
+  capacity_bytes: number | null;
+  capacity_source: CapacitySource;
+  trace_entries: number;
+  recorded: RunSummary;
+  what_if: RunSummary | null;
+  /** Ranked best first (only with --sweep). */
+  sweep: RunSummary[] | null;
+  fidelity: Fidelity;
+}
+
+export interface SimulationResult {
+  torch_version: string;
+  devices: DeviceSimulation[];
+  /** The replays a snapshot is written from: the what-if run if there is one, else the recorded one. */
+  written: { device: DeviceModel; replay: Replay; settings: SimSettings }[];
+}
+
+export function simulate(s: Snapshot, devices: DeviceModel[], o: SimulateOptions): SimulationResult {
+  const version = o.torchVersion ?? DEFAULT_TORCH_VERSION;
+  const base = recordedSettings(s.allocatorSettings, version);
+  const whatIf = o.set !== undefined ? applyConf(cloneSettings(base), o.set) : null;
+  const written: SimulationResult['written'] = [];
+  const out = devices.map((d): DeviceSimulation => {
+    const cap = deviceCapacity(d, o.capacity);
+    const keep = o.keepEvents === true;
+    const recorded = replayDevice(s, d, {
+      settings: base,
+      capacity: cap.bytes,
+      recorded: true,
+      allEvents: keep && !whatIf,
+    });
+    let whatIfRun: RunSummary | null = null;
+    if (whatIf !== null) {
+      const r = replayDevice(s, d, {
+        settings: whatIf,
+        capacity: cap.bytes,
+        recorded: false,
+        allEvents: keep,
+      });
+      whatIfRun = summarizeRun(whatIf, r);
+      written.push({ device: d, replay: r, settings: whatIf });
+    } else {
+      written.push({ device: d, replay: recorded, settings: base });
+    }
+    const sweep = o.sweep
+      ? rankRuns(
+          sweepSettings(base).map((set) =>
+            summarizeRun(
+              set,
+              replayDevice(s, d, { settings: set, capacity: cap.bytes, recorded: false, allEvents: false }),
+            ),
+          ),
+        )
+      : null;
+    return {
+      device: d.device,
+      capacity_bytes: Number.isFinite(cap.bytes) ? cap.bytes : null,
+      capacity_source: cap.source,
+      trace_entries: d.trace.length,
+      recorded: summarizeRun(base, recorded),
+      what_if: whatIfRun,
+      sweep,
+      fidelity: fidelityOf(s, d, recorded),
+    };
+  });
+  return { torch_version: version, devices: out, written };
+}
