@@ -10,7 +10,6 @@ import { simulateCommand } from './commands/simulate.js';
 import { sliceCommand } from './commands/slice.js';
 import { summaryCommand } from './commands/summary.js';
 import { tableCommands } from './commands/tables.js';
-import { viewCommand } from './commands/view.js';
 import { EXIT_BAD_INPUT } from './run-files.js';
 
 const program = new Command()
@@ -25,7 +24,6 @@ summaryCommand(program);
 peakCommand(program);
 tableCommands(program);
 oomCommand(program);
-viewCommand(program);
 fragCommand(program);
 sliceCommand(program);
 simulateCommand(program);
