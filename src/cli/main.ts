@@ -3,6 +3,7 @@
 // main thread shuts the platform down (seen ~1 in 80 runs on a busy machine; nodejs/node#54918).
 // Compiling on the main thread costs nothing measurable here. Keep NODE_FLAGS in node-flags.ts in step.
 import { Command } from 'commander';
+import { categoriesCommand } from './commands/categories.js';
 import { fragCommand } from './commands/frag.js';
 import { oomCommand } from './commands/oom.js';
 import { peakCommand } from './commands/peak.js';
@@ -10,6 +11,7 @@ import { simulateCommand } from './commands/simulate.js';
 import { sliceCommand } from './commands/slice.js';
 import { summaryCommand } from './commands/summary.js';
 import { tableCommands } from './commands/tables.js';
+import { viewCommand } from './commands/view.js';
 import { EXIT_BAD_INPUT } from './run-files.js';
 
 const program = new Command()
@@ -24,8 +26,10 @@ summaryCommand(program);
 peakCommand(program);
 tableCommands(program);
 oomCommand(program);
+viewCommand(program);
 fragCommand(program);
 sliceCommand(program);
+categoriesCommand(program);
 simulateCommand(program);
 
 program

@@ -1,4 +1,4 @@
-import { SnapshotError } from '../engine/errors.js';
+import { asSnapshotError } from '../engine/errors.js';
 import { loadSnapshot } from '../engine/load.js';
 import type { Snapshot } from '../engine/model/snapshot.js';
 import { progressFor } from './progress.js';
@@ -15,17 +15,8 @@ export async function openSnapshot(path: string, opts: OpenOptions): Promise<Sna
   try {
     return await loadSnapshot(readChunks(path), { sizeHint: size, onProgress: (n) => bar.update(n) });
   } catch (e) {
-    throw asOneLine(e);
+    throw asSnapshotError(e);
   } finally {
     bar.stop();
   }
-}
-
-/** Anything but a SnapshotError here is memlens failing on odd input: still one line, still exit 2. */
-function asOneLine(e: unknown): SnapshotError {
-  if (e instanceof SnapshotError) return e;
-  if (e instanceof RangeError)
-    return new SnapshotError(`input too large or malformed for memlens (${e.message})`);
-  const message = e instanceof Error ? e.message : String(e);
-  return new SnapshotError(`memlens failed to read this file (internal error, please report): ${message}`);
 }

@@ -1,0 +1,103 @@
+import { createReadStream } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ServedFile } from './snapshot-files.js';
+import { appFile } from './static-files.js';
+
+/**
+ * The local server behind `memlens view`: the built app, the list of snapshot files, and those
+ * files' bytes, on 127.0.0.1 only. Nothing else on disk is reachable: files are addressed by
+ * their index in the list, never by path.
+ */
+export interface ViewServer {
+  server: Server;
+  url: string;
+}
+
+/** The page may talk to this server and to blob: workers, nothing else. */
+const CSP = [
+  "default-src 'self'",
+  "script-src 'self' blob:",
+  "worker-src 'self' blob: data:",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "connect-src 'self'",
+].join('; ');
+
+export async function startServer(files: ServedFile[], appRoot: string, port = 0): Promise<ViewServer> {
+  const server = createServer((req, res) => {
+    handle(req, res, files, appRoot).catch(() => send(res, 500, 'internal error'));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  const { port: bound } = server.address() as AddressInfo;
+  return { server, url: `http://127.0.0.1:${bound}/` };
+}
+
+async function handle(
+  req: IncomingMessage,
+  res: ServerResponse,
+  files: ServedFile[],
+  appRoot: string,
+): Promise<void> {
+  res.setHeader('Content-Security-Policy', CSP);
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  if (!isLocalHost(req.headers.host)) return send(res, 403, 'forbidden host');
+  if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'method not allowed');
+  const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
+  if (path === '/api/files') return sendJson(res, fileList(files));
+  const m = /^\/files\/(\d+)$/.exec(path);
+  if (m) return sendSnapshot(req, res, files[Number(m[1])]);
+  const asset = await appFile(appRoot, path);
+  if (asset === null) return send(res, 404, 'not found');
+  res.writeHead(200, {
+    'Content-Type': asset.type,
+    'Content-Length': asset.body.length,
+    'Cache-Control': 'no-cache',
+  });
+  res.end(req.method === 'HEAD' ? undefined : asset.body);
+}
+
+/** Refuses requests made to another host name that resolves here (DNS rebinding). */
+function isLocalHost(host: string | undefined): boolean {
+  if (host === undefined) return false;
+  const name = host.replace(/:\d+$/, '');
+  return name === '127.0.0.1' || name === 'localhost' || name === '[::1]';
+}
+
+function fileList(files: ServedFile[]) {
+  return { files: files.map((f, i) => ({ name: f.name, label: f.label, size: f.size, url: `files/${i}` })) };
+}
+
+function sendSnapshot(req: IncomingMessage, res: ServerResponse, file: ServedFile | undefined): void {
+  if (file === undefined) {
+    send(res, 404, 'not found');
+    return;
+  }
+  res.writeHead(200, {
+    'Content-Type': 'application/octet-stream',
+    'Content-Length': file.size,
+    'Cache-Control': 'no-store',
+  });
+  if (req.method === 'HEAD') {
+    res.end();
+    return;
+  }
+  const stream = createReadStream(file.path);
+  stream.on('error', () => res.destroy());
+  stream.pipe(res);
+}
+
+function sendJson(res: ServerResponse, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
+  res.end(text);
+}
+
+function send(res: ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8' });
+  res.end(text);
+}

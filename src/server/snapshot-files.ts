@@ -1,0 +1,88 @@
+import { readdir, realpath, stat } from 'node:fs/promises';
+import { basename, join, relative } from 'node:path';
+import { fileSize } from '../cli/read-file.js';
+import { SnapshotError } from '../engine/errors.js';
+
+/** A snapshot file `memlens view` may serve, and nothing else. */
+export interface ServedFile {
+  /** Path as shown to the user (relative to the directory it was found in, or as given). */
+  name: string;
+  /** "step 3 · rank 1" for <save_path>/step<N>/torch_memory_rank<R>_pid<P>.pickle, else ''. */
+  label: string;
+  path: string;
+  size: number;
+}
+
+const SNAPSHOT_NAME = /\.(pickle|pkl|json)(\.gz)?$/i;
+
+/**
+ * The files behind `memlens view PATH...`: each file as given, and for a directory (a run's
+ * save_path) every snapshot file below it, in a stable order. A path that does not exist, or a
+ * directory without snapshots, is bad input.
+ */
+export async function collectFiles(paths: string[]): Promise<ServedFile[]> {
+  const out: ServedFile[] = [];
+  for (const p of paths) {
+    let isDir: boolean;
+    try {
+      isDir = (await stat(p)).isDirectory();
+    } catch {
+      isDir = false; // fileSize below names the problem
+    }
+    if (!isDir) {
+      out.push(await served(p, p));
+      continue;
+    }
+    const found = (await walk(p)).filter((f) => SNAPSHOT_NAME.test(f)).sort(byStepAndRank);
+    if (found.length === 0)
+      throw new SnapshotError(`${p}: no snapshot files (.pickle, .json, .gz) in this directory`);
+    for (const f of found) out.push(await served(f, join(basename(p), relative(p, f))));
+  }
+  return dedupe(out);
+}
+
+async function served(path: string, name: string): Promise<ServedFile> {
+  try {
+    return { name, label: labelOf(path), path: await realpath(path), size: await fileSize(path) };
+  } catch (e) {
+    throw new SnapshotError(`${path}: ${(e as Error).message}`);
+  }
+}
+
+async function walk(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  const nested = await Promise.all(
+    entries.map((e) => {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) return walk(p);
+      return Promise.resolve(e.isFile() ? [p] : []);
+    }),
+  );
+  return nested.flat();
+}
+
+export function labelOf(path: string): string {
+  const step = /(?:^|[/\\])step[_-]?(\d+)(?:[/\\]|$)/i.exec(path)?.[1];
+  const rank = /rank[_-]?(\d+)/i.exec(basename(path))?.[1];
+  return [step && `step ${step}`, rank && `rank ${rank}`].filter(Boolean).join(' · ');
+}
+
+function byStepAndRank(a: string, b: string): number {
+  const key = (p: string): [number, number] => {
+    const step = /step[_-]?(\d+)/i.exec(p)?.[1];
+    const rank = /rank[_-]?(\d+)/i.exec(basename(p))?.[1];
+    return [step ? Number(step) : -1, rank ? Number(rank) : -1];
+  };
+  const [sa, ra] = key(a);
+  const [sb, rb] = key(b);
+  return sa - sb || ra - rb || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+/** The same file named twice is served once; two files with one display name get their full path. */
+function dedupe(files: ServedFile[]): ServedFile[] {
+  const byPath = new Map(files.map((f) => [f.path, f]));
+  const unique = [...byPath.values()];
+  const count = new Map<string, number>();
+  for (const f of unique) count.set(f.name, (count.get(f.name) ?? 0) + 1);
+  return unique.map((f) => (count.get(f.name)! > 1 ? { ...f, name: f.path } : f));
+}

@@ -1,0 +1,123 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { type ServedFile, servedFiles } from './served-files.js';
+import { readUrlState, type Tab, type ViewState, writeUrlState } from './url-state.js';
+import { FileBar } from './views/file-bar.js';
+import { type LoadState, LoadStatus } from './views/load-status.js';
+import { Overview } from './views/overview.js';
+import { TimelinePage } from './views/timeline-page.js';
+import { EngineClient } from './worker/client.js';
+import type { Source } from './worker/protocol.js';
+
+/**
+ * The page: which file is open (served by `memlens view`, or dropped onto the page), its load
+ * state, and the view state that lives in the URL. Every view reads the model through the worker.
+ */
+export function App() {
+  const client = useMemo(() => new EngineClient(), []);
+  const [view, setView] = useState<ViewState>(() => readUrlState());
+  const [files, setFiles] = useState<ServedFile[]>([]);
+  const [load, setLoad] = useState<LoadState>({ status: 'idle' });
+  const loadSeq = useRef(0);
+
+  const update = useCallback((patch: Partial<ViewState>) => setView((v) => ({ ...v, ...patch })), []);
+  useEffect(() => writeUrlState(view), [view]);
+
+  const open = useCallback(
+    async (source: Source, keep: Partial<ViewState> = {}) => {
+      const seq = ++loadSeq.current;
+      setLoad({
+        status: 'loading',
+        name: source.name,
+        bytes: 0,
+        total: 'file' in source ? source.file.size : null,
+      });
+      setView((v) => ({
+        ...v,
+        file: source.name,
+        device: null,
+        entry: null,
+        alloc: null,
+        window: null,
+        ...keep,
+      }));
+      try {
+        const loaded = await client.query('load', { source }, (bytes, total) => {
+          if (seq === loadSeq.current) setLoad({ status: 'loading', name: source.name, bytes, total });
+        });
+        if (seq !== loadSeq.current) return;
+        setLoad({ status: 'ready', name: source.name, loaded });
+        setView((v) => ({
+          ...v,
+          device: loaded.devices.some((d) => d.device === v.device)
+            ? v.device
+            : (loaded.devices[0]?.device ?? null),
+        }));
+      } catch (e) {
+        if (seq === loadSeq.current)
+          setLoad({ status: 'error', name: source.name, message: (e as Error).message });
+      }
+    },
+    [client],
+  );
+
+  // Served files: open the one the URL names (restoring the rest of its state), or the only one.
+  useEffect(() => {
+    servedFiles().then((list) => {
+      setFiles(list);
+      const initial = readUrlState();
+      const named = list.find((f) => f.name === initial.file) ?? (list.length === 1 ? list[0] : undefined);
+      if (named === undefined) return;
+      const keep = named.name === initial.file ? initial : {};
+      open({ url: named.url, name: named.name }, keep);
+    });
+  }, [open]);
+
+  useDropAnywhere((file) => open({ file, name: file.name }));
+
+  const ready = load.status === 'ready' ? load.loaded : null;
+  const device = ready?.devices.find((d) => d.device === view.device) ?? null;
+  const setTab = (tab: Tab) => update({ tab });
+
+  return (
+    <div className="app">
+      <FileBar
+        files={files}
+        current={view.file}
+        devices={ready?.devices.map((d) => d.device) ?? []}
+        device={view.device}
+        tab={view.tab}
+        onOpenServed={(f) => open({ url: f.url, name: f.name })}
+        onOpenLocal={(file) => open({ file, name: file.name })}
+        onDevice={(d) => update({ device: d, entry: null, alloc: null, window: null })}
+        onTab={setTab}
+      />
+      <LoadStatus state={load} hasFiles={files.length > 0} />
+      {ready && device && view.tab === 'overview' && (
+        <Overview summary={ready.summary} device={device.device} />
+      )}
+      {ready && device && view.tab === 'timeline' && (
+        <TimelinePage client={client} device={device} view={view} update={update} />
+      )}
+    </div>
+  );
+}
+
+/** A snapshot file dropped anywhere on the page opens it (the page itself must not navigate to it). */
+function useDropAnywhere(onFile: (f: File) => void): void {
+  const latest = useRef(onFile);
+  latest.current = onFile;
+  useEffect(() => {
+    const over = (e: DragEvent) => e.preventDefault();
+    const drop = (e: DragEvent) => {
+      e.preventDefault();
+      const file = e.dataTransfer?.files[0];
+      if (file) latest.current(file);
+    };
+    window.addEventListener('dragover', over);
+    window.addEventListener('drop', drop);
+    return () => {
+      window.removeEventListener('dragover', over);
+      window.removeEventListener('drop', drop);
+    };
+  }, []);
+}

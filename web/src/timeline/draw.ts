@@ -1,0 +1,226 @@
+import type { StepMarker, TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
+import type { TimelineLod } from '../../../src/engine/analyses/timeline-lod.js';
+import { formatDuration } from '../../../src/engine/format.js';
+import { formatBytes } from '../format.js';
+
+/**
+ * Canvas drawing of the timeline. A level of detail is painted once into an offscreen layer of
+ * plot size; every pan/zoom frame only stretches that layer into place and draws the overlays,
+ * so a frame costs the same whatever the number of allocations.
+ */
+export interface Plot {
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+}
+
+export const MARGIN = { left: 64, right: 8, top: 18, bottom: 22 };
+
+const PALETTE = [
+  '#4e79a7',
+  '#f28e2b',
+  '#e15759',
+  '#76b7b2',
+  '#59a14f',
+  '#edc948',
+  '#b07aa1',
+  '#ff9da7',
+  '#9c755f',
+  '#86bcb6',
+  '#8cd17d',
+  '#d4a6c8',
+  '#a0cbe8',
+  '#ffbe7d',
+  '#f1ce63',
+  '#d37295',
+];
+const MERGED = '#c8c8c8';
+
+export function allocColor(id: number): string {
+  return id < 0 ? MERGED : PALETTE[(id * 7) % PALETTE.length]!;
+}
+
+/** Paints the runs of a level of detail, one rectangle per run (neighbouring columns already merged). */
+/** Headroom above the highest point, so the reserved line at the top stays visible. */
+export const Y_HEADROOM = 1.06;
+
+export function paintLayer(lod: TimelineLod, plot: Plot, dpr: number): HTMLCanvasElement {
+  const layer = document.createElement('canvas');
+  layer.width = Math.max(1, Math.round(plot.width * dpr));
+  layer.height = Math.max(1, Math.round(plot.height * dpr));
+  const g = layer.getContext('2d')!;
+  g.scale(dpr, dpr);
+  const sx = plot.width / lod.columns;
+  const sy = plot.height / (lod.yMax * Y_HEADROOM);
+  for (let r = 0; r < lod.runs; r++) {
+    const x = lod.runX0[r]! * sx;
+    const w = (lod.runX1[r]! - lod.runX0[r]!) * sx;
+    const y = plot.height - lod.runY1[r]! * sy;
+    const h = (lod.runY1[r]! - lod.runY0[r]!) * sy;
+    g.fillStyle = allocColor(lod.runAlloc[r]!);
+    g.fillRect(x, y, w, h);
+  }
+  // The reserved line: what the caching allocator held from the driver.
+  g.strokeStyle = '#222';
+  g.lineWidth = 1.25;
+  g.beginPath();
+  for (let c = 0; c < lod.columns; c++) {
+    const y = plot.height - lod.reserved[c]! * sy;
+    if (c === 0) g.moveTo(0, y);
+    else g.lineTo(c * sx, y);
+    g.lineTo((c + 1) * sx, y);
+  }
+  g.stroke();
+  return layer;
+}
+
+export interface Frame {
+  window: [number, number];
+  axis: TimelineAxis;
+  layer: { lod: TimelineLod; canvas: HTMLCanvasElement; window: [number, number]; yMax: number } | null;
+  markers: StepMarker[];
+  /** x of the selected entry. */
+  cursor: number | null;
+  selection: Selection | null;
+  /** Time axis labels count from here. */
+  origin: number;
+}
+
+/** The pinned allocation: x of its alloc and free entries (null: outside the window) and its bytes at the cursor. */
+export interface Selection {
+  alloc: number;
+  x0: number | null;
+  x1: number | null;
+  y0: number;
+  y1: number;
+}
+
+export function drawFrame(g: CanvasRenderingContext2D, plot: Plot, f: Frame): void {
+  const [x0, x1] = f.window;
+  const toPx = (x: number): number => plot.left + ((x - x0) / (x1 - x0)) * plot.width;
+  g.clearRect(0, 0, g.canvas.width, g.canvas.height);
+  g.save();
+  g.beginPath();
+  g.rect(plot.left, plot.top, plot.width, plot.height);
+  g.clip();
+  if (f.layer) {
+    const [l0, l1] = f.layer.window;
+    g.drawImage(f.layer.canvas, toPx(l0), plot.top, toPx(l1) - toPx(l0), plot.height);
+  }
+  drawMarkers(g, plot, f.markers, toPx);
+  if (f.selection && f.layer) drawSelection(g, plot, f.layer, f.selection, f.cursor, toPx);
+  if (f.cursor !== null) {
+    g.strokeStyle = '#d00';
+    g.lineWidth = 1;
+    const x = Math.round(toPx(f.cursor)) + 0.5;
+    g.beginPath();
+    g.moveTo(x, plot.top);
+    g.lineTo(x, plot.top + plot.height);
+    g.stroke();
+  }
+  g.restore();
+  drawAxes(g, plot, f, toPx);
+}
+
+/** Outlines the pinned allocation's runs, its lifetime, and where it sits at the cursor. */
+function drawSelection(
+  g: CanvasRenderingContext2D,
+  plot: Plot,
+  layer: NonNullable<Frame['layer']>,
+  sel: Selection,
+  cursor: number | null,
+  toPx: (x: number) => number,
+): void {
+  const { lod, window } = layer;
+  const sy = plot.height / layer.yMax;
+  const colPx = (c: number): number => toPx(window[0] + (c / lod.columns) * (window[1] - window[0]));
+  const yPx = (b: number): number => plot.top + plot.height - b * sy;
+  g.lineWidth = 2;
+  g.strokeStyle = '#000';
+  for (let r = 0; r < lod.runs; r++) {
+    if (lod.runAlloc[r] !== sel.alloc) continue;
+    const x = colPx(lod.runX0[r]!);
+    g.strokeRect(
+      x,
+      yPx(lod.runY1[r]!),
+      colPx(lod.runX1[r]!) - x,
+      Math.max(1, (lod.runY1[r]! - lod.runY0[r]!) * sy),
+    );
+  }
+  g.lineWidth = 1;
+  g.strokeStyle = 'rgba(0,0,0,0.6)';
+  for (const x of [sel.x0, sel.x1]) {
+    if (x === null) continue;
+    g.beginPath();
+    g.moveTo(Math.round(toPx(x)) + 0.5, yPx(sel.y1) - 8);
+    g.lineTo(Math.round(toPx(x)) + 0.5, plot.top + plot.height);
+    g.stroke();
+  }
+  if (cursor !== null) {
+    // Visible even when the allocation is under a pixel tall and merged at this zoom.
+    g.fillStyle = '#000';
+    const x = toPx(cursor);
+    g.fillRect(x - 5, yPx(sel.y1) - 1, 10, Math.max(2, (sel.y1 - sel.y0) * sy) + 2);
+  }
+}
+
+function drawMarkers(
+  g: CanvasRenderingContext2D,
+  plot: Plot,
+  markers: StepMarker[],
+  toPx: (x: number) => number,
+): void {
+  g.fillStyle = '#555';
+  g.font = '10px system-ui, sans-serif';
+  g.strokeStyle = 'rgba(0,0,0,0.35)';
+  g.setLineDash([3, 3]);
+  let lastLabel = Number.NEGATIVE_INFINITY;
+  for (const m of markers) {
+    if (m.stage !== 'START' && m.stage !== '') continue;
+    const x = Math.round(toPx(m.x)) + 0.5;
+    if (x < plot.left || x > plot.left + plot.width) continue;
+    g.beginPath();
+    g.moveTo(x, plot.top);
+    g.lineTo(x, plot.top + plot.height);
+    g.stroke();
+    if (x - lastLabel > 70) {
+      g.fillText(m.name, x + 2, plot.top + 10);
+      lastLabel = x;
+    }
+  }
+  g.setLineDash([]);
+}
+
+function drawAxes(g: CanvasRenderingContext2D, plot: Plot, f: Frame, toPx: (x: number) => number): void {
+  g.fillStyle = '#333';
+  g.strokeStyle = '#999';
+  g.font = '11px system-ui, sans-serif';
+  g.strokeRect(plot.left - 0.5, plot.top - 0.5, plot.width + 1, plot.height + 1);
+  if (f.layer) {
+    g.textAlign = 'right';
+    for (const v of niceTicks(0, f.layer.yMax, 5)) {
+      const y = plot.top + plot.height - (v / f.layer.yMax) * plot.height;
+      g.fillText(formatBytes(v), plot.left - 4, y + 4);
+    }
+  }
+  g.textAlign = 'center';
+  const [x0, x1] = f.window;
+  for (const v of niceTicks(x0, x1, Math.max(2, Math.floor(plot.width / 110)))) {
+    const label = f.axis === 'entry' ? String(v) : formatDuration(Math.round(v - f.origin));
+    g.fillText(label, toPx(v), plot.top + plot.height + 15);
+  }
+  g.textAlign = 'left';
+}
+
+/** Round tick values (1, 2, 5 × 10^k) inside [lo, hi]. */
+export function niceTicks(lo: number, hi: number, count: number): number[] {
+  const span = hi - lo;
+  if (!(span > 0)) return [];
+  const raw = span / count;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) ?? 10 * mag;
+  const out: number[] = [];
+  for (let v = Math.ceil(lo / step) * step; v <= hi; v += step) out.push(v);
+  return out;
+}

@@ -1,0 +1,69 @@
+import type { TimelineAxis } from '../../src/engine/analyses/timeline-axis.js';
+
+/**
+ * What the page is showing, kept in the URL's hash so a reload or a shared link restores it:
+ * file, device, tab, selected entry and allocation, and the timeline's window and axis.
+ */
+export type Tab = 'overview' | 'timeline';
+
+export interface ViewState {
+  file: string | null;
+  device: number | null;
+  tab: Tab;
+  axis: TimelineAxis;
+  /** Selected trace entry (the pool state shows the state after it). */
+  entry: number | null;
+  alloc: number | null;
+  /** Timeline window on the axis; null = the whole trace. */
+  window: [number, number] | null;
+}
+
+const DEFAULTS: ViewState = {
+  file: null,
+  device: null,
+  tab: 'timeline',
+  axis: 'entry',
+  entry: null,
+  alloc: null,
+  window: null,
+};
+
+export function readUrlState(hash: string = location.hash): ViewState {
+  const p = new URLSearchParams(hash.replace(/^#/, ''));
+  const int = (k: string): number | null => {
+    const v = p.get(k);
+    return v !== null && /^-?\d+$/.test(v) ? Number(v) : null;
+  };
+  const x0 = Number(p.get('x0') ?? Number.NaN);
+  const x1 = Number(p.get('x1') ?? Number.NaN);
+  return {
+    file: p.get('file'),
+    device: int('device'),
+    tab: p.get('tab') === 'overview' ? 'overview' : DEFAULTS.tab,
+    axis: p.get('axis') === 'time' ? 'time' : 'entry',
+    entry: int('entry'),
+    alloc: int('alloc'),
+    window: Number.isFinite(x0) && Number.isFinite(x1) && x1 > x0 ? [x0, x1] : null,
+  };
+}
+
+export function writeUrlState(s: ViewState): void {
+  const p = new URLSearchParams();
+  if (s.file !== null) p.set('file', s.file);
+  if (s.device !== null) p.set('device', String(s.device));
+  p.set('tab', s.tab);
+  p.set('axis', s.axis);
+  if (s.entry !== null) p.set('entry', String(s.entry));
+  if (s.alloc !== null) p.set('alloc', String(s.alloc));
+  if (s.window !== null) {
+    p.set('x0', String(round(s.window[0])));
+    p.set('x1', String(round(s.window[1])));
+  }
+  const hash = `#${p.toString()}`;
+  if (hash !== location.hash) history.replaceState(null, '', hash);
+}
+
+/** Windows are fractional while zooming; a few significant digits restore the same view. */
+function round(x: number): number {
+  return Number(x.toPrecision(10));
+}

@@ -1,0 +1,87 @@
+import type { AllocationDetails } from '../../../src/engine/analyses/allocation-details.js';
+import { formatDuration } from '../../../src/engine/format.js';
+import { exactBytes, formatBytes, formatCount, hex } from '../format.js';
+
+/** The pinned allocation: sizes, address, stream, lifetime, its entries, and the whole stack. */
+export function Details({
+  details: d,
+  onEntry,
+}: {
+  details: (AllocationDetails & { offset: number }) | null;
+  onEntry: (k: number) => void;
+}) {
+  if (d === null)
+    return (
+      <aside className="details" aria-label="allocation details">
+        <h3>Allocation</h3>
+        <p className="hint">
+          Click an allocation in the timeline or a block in the pool state to pin it here.
+        </p>
+      </aside>
+    );
+  const entry = (k: number | null, missing: string) =>
+    k === null ? (
+      missing
+    ) : k < 0 ? (
+      'before the recorded window'
+    ) : (
+      <button type="button" className="link" onClick={() => onEntry(k)}>
+        entry {formatCount(k)}
+      </button>
+    );
+  return (
+    <aside className="details" aria-label="allocation details" data-alloc={d.id}>
+      <h3>Allocation #{d.id}</h3>
+      <table>
+        <tbody>
+          <Row k="requested size" v={<span title={exactBytes(d.size)}>{formatBytes(d.size)}</span>} />
+          <Row
+            k="block size"
+            v={
+              d.block_size === null ? (
+                'not in the dump (freed before it)'
+              ) : (
+                <span title={exactBytes(d.block_size)}>{formatBytes(d.block_size)}</span>
+              )
+            }
+          />
+          <Row k="address" v={hex(d.address)} />
+          <Row k="stream" v={d.stream === 0 ? '0 (default)' : hex(d.stream)} />
+          <Row k="allocated" v={entry(d.alloc_entry, '—')} />
+          <Row k="free requested" v={entry(d.free_requested_entry, 'not freed')} />
+          <Row k="free completed" v={entry(d.free_completed_entry, 'alive at dump')} />
+          <Row
+            k="lifetime"
+            v={`${d.lifetime_entries === null ? '?' : formatCount(d.lifetime_entries)} entries${d.lifetime_us === null ? '' : `, ${formatDuration(d.lifetime_us)}`}`}
+          />
+          <Row k="state at dump" v={d.state_at_dump} />
+        </tbody>
+      </table>
+      <h4>Stack (innermost first)</h4>
+      {d.frames.length === 0 ? (
+        <p className="hint">no frames recorded for this allocation</p>
+      ) : (
+        <ol className="stack">
+          {d.frames.map((f, i) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: a stack can repeat a frame; position is its identity
+            <li key={i}>
+              <span className="fn">{f.name}</span>{' '}
+              <span className="loc">
+                {f.filename}:{f.line}
+              </span>
+            </li>
+          ))}
+        </ol>
+      )}
+    </aside>
+  );
+}
+
+function Row({ k, v }: { k: string; v: React.ReactNode }) {
+  return (
+    <tr>
+      <th>{k}</th>
+      <td>{v}</td>
+    </tr>
+  );
+}

@@ -1,0 +1,82 @@
+import type { ServedFile } from '../served-files.js';
+import type { Tab } from '../url-state.js';
+
+interface Props {
+  files: ServedFile[];
+  current: string | null;
+  devices: number[];
+  device: number | null;
+  tab: Tab;
+  onOpenServed: (f: ServedFile) => void;
+  onOpenLocal: (f: File) => void;
+  onDevice: (d: number) => void;
+  onTab: (t: Tab) => void;
+}
+
+const TABS: [Tab, string][] = [
+  ['overview', 'Overview'],
+  ['timeline', 'Timeline & pool state'],
+];
+
+/** Top bar: served files (ranks/steps), open a local file, device, and the view tabs. */
+export function FileBar(p: Props) {
+  return (
+    <header className="bar">
+      <strong className="brand">memlens</strong>
+      {p.files.length > 0 && (
+        <label>
+          file{' '}
+          <select
+            aria-label="file"
+            value={p.current ?? ''}
+            onChange={(e) => {
+              const f = p.files.find((x) => x.name === e.target.value);
+              if (f) p.onOpenServed(f);
+            }}
+          >
+            {p.current === null && <option value="">choose a snapshot…</option>}
+            {p.files.map((f) => (
+              <option key={f.name} value={f.name}>
+                {f.label ? `${f.label} — ${f.name}` : f.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
+      <label className="open-local">
+        open file…
+        <input
+          type="file"
+          aria-label="open a snapshot file"
+          onChange={(e) => {
+            const f = e.target.files?.[0];
+            if (f) p.onOpenLocal(f);
+          }}
+        />
+      </label>
+      {p.devices.length > 0 && (
+        <label>
+          device{' '}
+          <select
+            aria-label="device"
+            value={p.device ?? ''}
+            onChange={(e) => p.onDevice(Number(e.target.value))}
+          >
+            {p.devices.map((d) => (
+              <option key={d} value={d}>
+                cuda:{d}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
+      <div className="tabs" role="tablist">
+        {TABS.map(([t, label]) => (
+          <button key={t} type="button" role="tab" aria-selected={p.tab === t} onClick={() => p.onTab(t)}>
+            {label}
+          </button>
+        ))}
+      </div>
+    </header>
+  );
+}

@@ -1,0 +1,36 @@
+import { formatBytes } from '../format.js';
+import type { Loaded } from '../worker/protocol.js';
+
+export type LoadState =
+  | { status: 'idle' }
+  | { status: 'loading'; name: string; bytes: number; total: number | null }
+  | { status: 'ready'; name: string; loaded: Loaded }
+  | { status: 'error'; name: string; message: string };
+
+/** What is happening to the file: nothing yet (drop hint), decoding progress, or its one-line error. */
+export function LoadStatus({ state, hasFiles }: { state: LoadState; hasFiles: boolean }) {
+  if (state.status === 'idle')
+    return (
+      <p className="hint">
+        {hasFiles ? 'Choose a snapshot above, or drop' : 'Drop'} a snapshot file (.pickle, .json, .gz)
+        anywhere on this page. It is read here, in your browser; nothing is uploaded.
+      </p>
+    );
+  if (state.status === 'error')
+    return (
+      <p className="error" role="alert">
+        {state.name}: {state.message}
+      </p>
+    );
+  if (state.status === 'ready') return null;
+  const pct = state.total ? Math.min(100, (100 * state.bytes) / state.total) : null;
+  return (
+    <div className="loading" role="status">
+      <span>
+        decoding {state.name}: {formatBytes(state.bytes)}
+        {state.total ? ` of ${formatBytes(state.total)}` : ''}
+      </span>
+      <progress max={100} value={pct ?? undefined} />
+    </div>
+  );
+}

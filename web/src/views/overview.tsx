@@ -1,0 +1,119 @@
+import type { DeviceSummary, SnapshotSummary, SummaryRow } from '../../../src/engine/analyses/summary.js';
+import { formatDuration } from '../../../src/engine/format.js';
+import { exactBytes, formatBytes, formatCount } from '../format.js';
+
+/** The memory_summary() table of one device, the allocator settings, trace facts and warnings. */
+export function Overview({ summary, device }: { summary: SnapshotSummary; device: number }) {
+  const d = summary.devices.find((x) => x.device === device);
+  if (d === undefined) return null;
+  return (
+    <main className="overview" aria-label="overview">
+      <section>
+        <h2>memory_summary, cuda:{device}</h2>
+        <SummaryTable rows={d.memory_summary} />
+        <ul className="notes">
+          {d.notes.map((n) => (
+            <li key={n}>{n}</li>
+          ))}
+        </ul>
+      </section>
+      <section>
+        <h2>Warnings</h2>
+        {[...summary.warnings, ...d.warnings].length === 0 ? (
+          <p>none</p>
+        ) : (
+          <ul className="warnings">
+            {[...summary.warnings, ...d.warnings].map((w) => (
+              <li key={w}>{w}</li>
+            ))}
+          </ul>
+        )}
+      </section>
+      <section>
+        <h2>Trace</h2>
+        <TraceFacts d={d} annotations={summary.annotations} />
+      </section>
+      <section>
+        <h2>Allocator settings</h2>
+        {summary.allocator_settings === null ? (
+          <p>not recorded (PyTorch older than 2.3, or a bare segment list)</p>
+        ) : (
+          <pre className="settings">{JSON.stringify(summary.allocator_settings, bigintAsText, 2)}</pre>
+        )}
+        <p>
+          layout: {summary.layout}, pickle protocol {summary.pickle_protocol ?? '—'}
+        </p>
+      </section>
+    </main>
+  );
+}
+
+function SummaryTable({ rows }: { rows: SummaryRow[] }) {
+  return (
+    <table className="summary">
+      <thead>
+        <tr>
+          <th>Metric</th>
+          <th>Pool</th>
+          <th>Cur Usage</th>
+          <th>Peak Usage</th>
+          <th>Tot Alloc</th>
+          <th>Tot Freed</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((r) => (
+          <tr key={`${r.metric}/${r.pool}`} className={r.pool === 'all' ? 'first' : undefined}>
+            <td>{r.pool === 'all' ? r.metric : ''}</td>
+            <td>{r.pool}</td>
+            <Cell row={r} v={r.current} />
+            <Cell row={r} v={r.peak} />
+            <Cell row={r} v={r.allocated_total} />
+            <Cell row={r} v={r.freed_total} />
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function Cell({ row, v }: { row: SummaryRow; v: number | null }) {
+  if (v === null) return <td className="num unknown">—</td>;
+  if (row.unit === 'count') return <td className="num">{formatCount(v)}</td>;
+  return (
+    <td className="num" title={exactBytes(v)}>
+      {formatBytes(v)}
+    </td>
+  );
+}
+
+function TraceFacts({ d, annotations }: { d: DeviceSummary; annotations: number }) {
+  const facts: [string, string][] = [
+    ['entries', formatCount(d.trace_entries)],
+    ...Object.entries(d.trace_actions).map(([a, n]): [string, string] => [`  ${a}`, formatCount(n)]),
+    ['time span', d.trace_first_time_us === null ? 'no time_us' : formatDuration(d.trace_span_us)],
+    ['streams', d.streams.join(', ') || '—'],
+    ['private pools', d.private_pools.join(', ') || 'none'],
+    ['ooms', formatCount(d.ooms)],
+    ['annotations', formatCount(annotations)],
+    ['segments at dump', `${formatCount(d.segments)} (${formatCount(d.expandable_segments)} expandable)`],
+    ['peak allocated in window', formatBytes(d.trace_peak_allocated_bytes)],
+    ['peak reserved in window', formatBytes(d.trace_peak_reserved_bytes)],
+  ];
+  return (
+    <table className="facts">
+      <tbody>
+        {facts.map(([k, v]) => (
+          <tr key={k}>
+            <th>{k}</th>
+            <td>{v}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function bigintAsText(_key: string, v: unknown): unknown {
+  return typeof v === 'bigint' ? v.toString() : v;
+}

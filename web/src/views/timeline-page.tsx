@@ -1,0 +1,137 @@
+import { useEffect, useState } from 'react';
+import type { AllocationDetails } from '../../../src/engine/analyses/allocation-details.js';
+import type { Selection } from '../timeline/draw.js';
+import { clampWindow, Timeline } from '../timeline/timeline.js';
+import type { ViewState } from '../url-state.js';
+import type { EngineClient } from '../worker/client.js';
+import type { DeviceInfo, EntryInfo } from '../worker/protocol.js';
+import { Details } from './details.js';
+import { PoolView } from './pool-view.js';
+
+interface Props {
+  client: EngineClient;
+  device: DeviceInfo;
+  view: ViewState;
+  update: (patch: Partial<ViewState>) => void;
+}
+
+/**
+ * The timeline over the pool state at the selected entry, with the pinned allocation's details
+ * beside them. One selection (entry + allocation) drives all three; arrow keys step entries.
+ */
+export function TimelinePage({ client, device, view, update }: Props) {
+  const n = device.entries;
+  const entry = Math.max(-1, Math.min(view.entry ?? n - 1, n - 1));
+  const axis = view.axis === 'time' && device.hasTime ? 'time' : 'entry';
+  const extent = device.extent[axis];
+  const window = view.window ? clampWindow(view.window, extent, axis) : extent;
+  const [info, setInfo] = useState<EntryInfo | null>(null);
+  const [details, setDetails] = useState<(AllocationDetails & { offset: number }) | null>(null);
+
+  useEffect(() => {
+    client.query('entry', { device: device.device, entry }).then(setInfo);
+  }, [client, device.device, entry]);
+  useEffect(() => {
+    if (view.alloc === null) setDetails(null);
+    else
+      client
+        .query('details', { device: device.device, alloc: view.alloc, entry })
+        .then(setDetails, () => setDetails(null));
+  }, [client, device.device, view.alloc, entry]);
+  useArrowKeys(entry, n, (k) => update({ entry: k }));
+
+  const cursor = axis === 'entry' ? entry + 0.5 : (info?.time_us ?? null);
+  return (
+    <main className="timeline-page">
+      <div className="toolbar">
+        <span>x axis:</span>
+        <label>
+          <input
+            type="radio"
+            name="axis"
+            checked={axis === 'entry'}
+            onChange={() => update({ axis: 'entry', window: null })}
+          />
+          trace entry
+        </label>
+        <label title={device.hasTime ? '' : 'this trace has no time_us'}>
+          <input
+            type="radio"
+            name="axis"
+            disabled={!device.hasTime}
+            checked={axis === 'time'}
+            onChange={() => update({ axis: 'time', window: null })}
+          />
+          wall time
+        </label>
+        <button type="button" onClick={() => update({ window: null })}>
+          whole trace
+        </button>
+      </div>
+      <Timeline
+        client={client}
+        device={device}
+        axis={axis}
+        window={window}
+        onWindow={(w) => update({ window: w })}
+        cursor={cursor}
+        selection={selectionOf(details, axis)}
+        onPick={(k, alloc) => update({ entry: k, alloc: alloc >= 0 ? alloc : null })}
+      />
+      <div className="below">
+        <PoolView
+          client={client}
+          device={device.device}
+          entry={entry}
+          info={info}
+          alloc={view.alloc}
+          onSelect={(alloc) => update({ alloc })}
+        />
+        <Details details={details} onEntry={(k) => update({ entry: k })} />
+      </div>
+    </main>
+  );
+}
+
+function selectionOf(
+  d: (AllocationDetails & { offset: number }) | null,
+  axis: 'entry' | 'time',
+): Selection | null {
+  if (d === null) return null;
+  const at = (k: number | null, t: number | null): number | null =>
+    axis === 'entry' ? (k !== null && k >= 0 ? k + 0.5 : null) : t;
+  const y0 = Math.max(0, d.offset);
+  return {
+    alloc: d.id,
+    x0: at(d.alloc_entry, d.alloc_time_us),
+    x1: at(d.free_completed_entry, d.free_time_us),
+    y0,
+    y1: d.offset >= 0 ? y0 + d.size : y0,
+  };
+}
+
+/** ←/→ step one entry, with Shift ten, Home/End jump to the ends (unless typing in a field). */
+function useArrowKeys(entry: number, n: number, go: (k: number) => void): void {
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const t = e.target as HTMLElement;
+      if (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA') return;
+      const step = e.shiftKey ? 10 : 1;
+      const next =
+        e.key === 'ArrowRight'
+          ? entry + step
+          : e.key === 'ArrowLeft'
+            ? entry - step
+            : e.key === 'Home'
+              ? 0
+              : e.key === 'End'
+                ? n - 1
+                : null;
+      if (next === null) return;
+      e.preventDefault();
+      go(Math.max(0, Math.min(n - 1, next)));
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [entry, n, go]);
+}

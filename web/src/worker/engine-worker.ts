@@ -1,0 +1,134 @@
+import { allocationDetails } from '../../../src/engine/analyses/allocation-details.js';
+import { allocationAt, offsetOf } from '../../../src/engine/analyses/live-order.js';
+import { poolStateAfter } from '../../../src/engine/analyses/pool-state.js';
+import { summarize } from '../../../src/engine/analyses/summary.js';
+import { axisExtent, hasTime, stepMarkers } from '../../../src/engine/analyses/timeline-axis.js';
+import { timelineLod } from '../../../src/engine/analyses/timeline-lod.js';
+import { asSnapshotError, SnapshotError } from '../../../src/engine/errors.js';
+import { loadSnapshot } from '../../../src/engine/load.js';
+import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
+import type { EntryInfo, Loaded, Queries, QueryName, Request, Response, Source } from './protocol.js';
+
+/**
+ * The engine, unchanged, in a Web Worker: it holds the Snapshot model and answers the page's
+ * queries, so decoding and every walk over the columns stay off the page's thread.
+ */
+interface WorkerScope {
+  postMessage(message: Response, transfer?: Transferable[]): void;
+  onmessage: ((e: MessageEvent<Request>) => void) | null;
+}
+const scope = self as unknown as WorkerScope;
+
+let snapshot: Snapshot | undefined;
+
+type Handler<K extends QueryName> = (
+  args: Queries[K]['args'],
+  id: number,
+) => Promise<Queries[K]['result']> | Queries[K]['result'];
+
+const handlers: { [K in QueryName]: Handler<K> } = {
+  load: async ({ source }, id) => {
+    snapshot = undefined;
+    snapshot = await load(source, (bytes, total) => scope.postMessage({ id, progress: { bytes, total } }));
+    return describe(snapshot);
+  },
+  timeline: ({ device, request }) => timelineLod(deviceOf(device), request),
+  markers: ({ device, axis }) => stepMarkers(current(), deviceOf(device), axis),
+  pick: ({ device, entry, bytes }) => allocationAt(deviceOf(device), entry, bytes),
+  details: ({ device, alloc, entry }) => {
+    const d = deviceOf(device);
+    return { ...allocationDetails(current(), d, alloc), offset: offsetOf(d, entry, alloc) };
+  },
+  pool: ({ device, entry }) => poolStateAfter(current(), deviceOf(device), entry),
+  entry: ({ device, entry }) => entryInfo(current(), deviceOf(device), entry),
+};
+
+scope.onmessage = async (e) => {
+  const { id, query, args } = e.data;
+  try {
+    const result = await (handlers[query] as Handler<QueryName>)(args, id);
+    scope.postMessage({ id, ok: true, result }, transferables(result));
+  } catch (err) {
+    scope.postMessage({ id, ok: false, error: asSnapshotError(err).message });
+  }
+};
+
+async function load(
+  source: Source,
+  progress: (bytes: number, total: number | null) => void,
+): Promise<Snapshot> {
+  const { stream, total } = await open(source);
+  let last = 0;
+  return loadSnapshot(chunks(stream), {
+    sizeHint: total ?? undefined,
+    onProgress: (bytes) => {
+      // A message per 4 MiB is plenty for a progress bar.
+      if (bytes - last < 4 << 20 && bytes !== total) return;
+      last = bytes;
+      progress(bytes, total);
+    },
+  });
+}
+
+async function open(source: Source): Promise<{ stream: ReadableStream<Uint8Array>; total: number | null }> {
+  if ('file' in source)
+    return { stream: source.file.stream() as ReadableStream<Uint8Array>, total: source.file.size };
+  const res = await fetch(source.url);
+  if (!res.ok || res.body === null) throw new SnapshotError(`cannot read (HTTP ${res.status})`);
+  const length = Number(res.headers.get('content-length'));
+  return { stream: res.body, total: Number.isFinite(length) && length > 0 ? length : null };
+}
+
+async function* chunks(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const reader = stream.getReader();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) yield r.value;
+}
+
+function describe(s: Snapshot): Loaded {
+  return {
+    summary: summarize(s),
+    devices: s.devices.map((d) => ({
+      device: d.device,
+      entries: d.trace.length,
+      hasTime: hasTime(d),
+      extent: { entry: axisExtent(d, 'entry'), time: axisExtent(d, 'time') },
+    })),
+  };
+}
+
+function current(): Snapshot {
+  if (snapshot === undefined) throw new SnapshotError('no snapshot loaded');
+  return snapshot;
+}
+
+function deviceOf(device: number): DeviceModel {
+  const d = current().devices.find((x) => x.device === device);
+  if (d === undefined) throw new SnapshotError(`has no device ${device}`);
+  return d;
+}
+
+function entryInfo(s: Snapshot, d: DeviceModel, k: number): EntryInfo | null {
+  if (k < 0 || k >= d.trace.length) return null;
+  const t = d.trace;
+  const num = (v: number): number | null => (Number.isNaN(v) ? null : v);
+  return {
+    entry: k,
+    action: s.traceColumns.actionNames[t.action[k]!] ?? 'missing',
+    address: num(t.addr[k]!),
+    size: num(t.size[k]!),
+    stream: s.traceColumns.streams[t.stream[k]!] ?? 0,
+    time_us: num(t.timeUs[k]!),
+    allocated_bytes: d.totals.allocated[k]!,
+    active_bytes: d.totals.active[k]!,
+    reserved_bytes: d.totals.reserved[k]!,
+    alloc: d.allocations.ofEntry[k]!,
+  };
+}
+
+/** The typed arrays of a timeline answer move to the page instead of being copied. */
+function transferables(result: unknown): Transferable[] {
+  if (typeof result !== 'object' || result === null) return [];
+  return Object.values(result)
+    .filter((v): v is ArrayBufferView => ArrayBuffer.isView(v))
+    .map((v) => v.buffer as ArrayBuffer);
+}

@@ -1,0 +1,61 @@
+import type { AllocationDetails } from '../../../src/engine/analyses/allocation-details.js';
+import type { PoolStateReport } from '../../../src/engine/analyses/pool-state.js';
+import type { SnapshotSummary } from '../../../src/engine/analyses/summary.js';
+import type { StepMarker, TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
+import type { TimelineLod, TimelineRequest } from '../../../src/engine/analyses/timeline-lod.js';
+
+/**
+ * Messages between the page and the engine worker. The worker holds the one Snapshot model and
+ * answers questions about it; the page only ever sees answers sized for the screen.
+ */
+export type Source = { url: string; name: string } | { file: File; name: string };
+
+export interface DeviceInfo {
+  device: number;
+  entries: number;
+  hasTime: boolean;
+  /** Whole trace on each axis. */
+  extent: Record<TimelineAxis, [number, number]>;
+}
+
+export interface Loaded {
+  summary: SnapshotSummary;
+  devices: DeviceInfo[];
+}
+
+/** One trace entry in words and numbers (the event line above the pool state). */
+export interface EntryInfo {
+  entry: number;
+  action: string;
+  address: number | null;
+  size: number | null;
+  stream: number;
+  time_us: number | null;
+  allocated_bytes: number;
+  active_bytes: number;
+  reserved_bytes: number;
+  /** The allocation this entry opened or closed, -1 for segment and other entries. */
+  alloc: number;
+}
+
+export interface Queries {
+  load: { args: { source: Source }; result: Loaded };
+  timeline: { args: { device: number; request: TimelineRequest }; result: TimelineLod };
+  markers: { args: { device: number; axis: TimelineAxis }; result: StepMarker[] };
+  pick: { args: { device: number; entry: number; bytes: number }; result: number };
+  details: {
+    args: { device: number; alloc: number; entry: number };
+    result: AllocationDetails & { offset: number };
+  };
+  pool: { args: { device: number; entry: number }; result: PoolStateReport };
+  entry: { args: { device: number; entry: number }; result: EntryInfo | null };
+}
+
+export type QueryName = keyof Queries;
+
+export type Request = { [K in QueryName]: { id: number; query: K; args: Queries[K]['args'] } }[QueryName];
+
+export type Response =
+  | { id: number; ok: true; result: unknown }
+  | { id: number; ok: false; error: string }
+  | { id: number; progress: { bytes: number; total: number | null } };
