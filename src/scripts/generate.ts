@@ -34,6 +34,9 @@ interface CliOptions {
   gzip?: boolean;
   expected?: string;
   quiet?: boolean;
+  leak?: number;
+  cycles?: number[];
+  gcEvery?: number;
 }
 
 const UNITS: Record<string, number> = {
@@ -90,7 +93,14 @@ function program(): Command {
     .option('--json', 'write JSON instead of a pickle')
     .option('--gzip', 'gzip the output')
     .option('--expected <file>', 'also write the expected figures as JSON')
-    .option('--quiet', 'no progress on stderr');
+    .option('--quiet', 'no progress on stderr')
+    .option('--leak <size>', 'plant a leak: every step keeps a tensor of this size', parseSize)
+    .option(
+      '--cycles <sizes>',
+      'plant reference cycles: tensors of these sizes (comma-separated) every step',
+      (v: string) => v.split(',').map(parseSize),
+    )
+    .option('--gc-every <n>', 'with --cycles: gc.collect() every n steps (default 4)', parseInteger);
 }
 
 function toWriteOptions(o: CliOptions): WriteOptions {
@@ -111,6 +121,9 @@ function toWriteOptions(o: CliOptions): WriteOptions {
     shareIdenticalStacks: o.shareStacks ?? false,
     protocol: o.protocol,
     format: o.json ? 'json' : 'pickle',
+    leakBytes: o.leak,
+    cycleBytes: o.cycles,
+    gcEvery: o.gcEvery,
   };
 }
 

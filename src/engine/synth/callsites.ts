@@ -119,7 +119,10 @@ export type Place =
   | 'adam_init'
   | 'zero_grad'
   | 'empty_cache'
-  | 'graph_capture';
+  | 'graph_capture'
+  | 'keep_loss'
+  | 'cycle'
+  | 'gc_collect';
 
 export class CallSites {
   private readonly model: string;
@@ -240,6 +243,20 @@ export class CallSites {
     ]);
   }
 
+  /** A tensor freed by Python's cycle collector, inside gc.collect() at `gc_collect`. */
+  gcFree(): Stack {
+    return this.table.stack('gc_free', () => [
+      ...FREE_PREFIX,
+      cpp('THPVariable_clear(THPVariable*)', 'python_variable.cpp'),
+      cpp('delete_garbage', 'Modules/gcmodule.c'),
+      cpp('gc_collect_main', 'Modules/gcmodule.c'),
+      cpp('gc_collect', 'Modules/clinic/gcmodule.c.h'),
+      ...PY_CALL,
+      ...this.places.gc_collect,
+      ...INTERPRETER,
+    ]);
+  }
+
   emptyCache(): Stack {
     return this.table.stack('empty_cache', () => [
       ...CAPTURE,
@@ -340,6 +357,9 @@ export class CallSites {
       ],
       zero_grad: [['zero_grad', `${t}/optim/optimizer.py`, 1001], ...step(217)],
       empty_cache: [['empty_cache', `${t}/cuda/memory.py`, 224], ...step(221)],
+      keep_loss: step(218),
+      cycle: gpt(176),
+      gc_collect: step(207),
       graph_capture: [
         ['forward', m, 47],
         ...call(),

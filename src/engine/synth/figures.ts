@@ -7,12 +7,15 @@
 import type { DeviceFigures } from '../analyses/summary.js';
 import { ALLOCATED, FREE } from './blocks.js';
 import { ACTION_NAMES, OOM, type SimEvent } from './events.js';
+import type { PlantedFacts } from './planted.js';
 import type { SegmentView } from './views.js';
 
 export type { DeviceFigures, PoolFigures } from '../analyses/summary.js';
 
 export interface ExpectedFigures {
   devices: DeviceFigures[];
+  /** Per device (in order), what the leak / reference-cycle options planted; absent when none. */
+  planted?: PlantedFacts[];
 }
 
 export type SegmentFigures = Omit<

@@ -34,6 +34,12 @@ export interface SynthOptions {
   shareIdenticalStacks?: boolean;
   /** Call empty_cache every this many iterations (default: seeded choice between 40 and 120). */
   emptyCacheEvery?: number;
+  /** Plant a leak: every step keeps a tensor of this many bytes (see planted.ts). */
+  leakBytes?: number;
+  /** Plant reference cycles: tensors of these sizes made every step, freed only by gc.collect(). */
+  cycleBytes?: number[];
+  /** gc.collect() every this many steps when `cycleBytes` is set (default 4). */
+  gcEvery?: number;
 }
 
 export interface ResolvedOptions {
@@ -51,6 +57,9 @@ export interface ResolvedOptions {
   protocol: 2 | 3 | 4 | 5;
   shareIdenticalStacks: boolean;
   emptyCacheEvery: number;
+  leakBytes: number;
+  cycleBytes: number[];
+  gcEvery: number;
 }
 
 /** Bytes of one trace entry on average with the default shape, used before calibration. */
@@ -78,6 +87,9 @@ export function resolveOptions(o: SynthOptions, events?: number): ResolvedOption
     protocol: o.protocol ?? 4,
     shareIdenticalStacks: o.shareIdenticalStacks ?? false,
     emptyCacheEvery: o.emptyCacheEvery ?? 40 + (seed % 81),
+    leakBytes: o.leakBytes ?? 0,
+    cycleBytes: o.cycleBytes ?? [],
+    gcEvery: o.gcEvery ?? 4,
   };
 }
 
@@ -85,6 +97,9 @@ function validate(o: SynthOptions): void {
   checkInt('devices', o.devices ?? 1, 1, 64);
   checkInt('streams', o.streams ?? 0, 0, 16);
   if (o.emptyCacheEvery !== undefined) checkInt('emptyCacheEvery', o.emptyCacheEvery, 1, 2 ** 31);
+  checkInt('leakBytes', o.leakBytes ?? 0, 0, 2 ** 34);
+  for (const b of o.cycleBytes ?? []) checkInt('cycleBytes', b, 1, 2 ** 34);
+  checkInt('gcEvery', o.gcEvery ?? 4, 1, 2 ** 31);
   if (o.scenario !== undefined && o.scenario !== 'training')
     throw new RangeError(`unknown scenario ${o.scenario}`);
   if (o.protocol !== undefined && ![2, 3, 4, 5].includes(o.protocol)) {

@@ -72,6 +72,7 @@ export class DeviceSim {
       {
         privatePool: o.privatePool,
         emptyCacheEvery: o.emptyCacheEvery,
+        plants: { leakBytes: o.leakBytes, cycleBytes: o.cycleBytes, gcEvery: o.gcEvery },
       },
     );
   }

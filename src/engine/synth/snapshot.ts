@@ -16,6 +16,7 @@ import {
   segmentDict,
   traceEntry,
 } from './shape.js';
+import type { Plants } from './planted.js';
 import { DeviceSim, type Plan } from './sim.js';
 import { type SegmentView, segmentViews } from './views.js';
 
@@ -28,6 +29,7 @@ interface DeviceState {
   readonly total: number;
   readonly skip: number;
   readonly trace: TraceFigures;
+  readonly planted: Plants;
   firstKeptTime: number;
 }
 
@@ -50,6 +52,7 @@ export function buildSnapshot(plan: Plan): SnapshotBuild {
         deviceFigures(s.device, s.views, hasTrace ? s.trace : null, o.legacy === null && !o.noTimeUs),
       )
       .filter((f: DeviceFigures) => f.segments > 0 || f.trace_entries > 0),
+    ...(states.some((s) => s.planted.enabled) ? { planted: states.map((s) => s.planted.facts) } : {}),
   });
   if (!hasTrace) return { value: segments, expected };
   const traces = states.map((s) => new StreamedList(keptEntries(plan, s, atoms)));
@@ -75,6 +78,7 @@ function runPass1(plan: Plan, device: number): DeviceState {
     total,
     skip,
     trace: new TraceFigures(),
+    planted: sim.workload.plants,
     firstKeptTime: Number.NEGATIVE_INFINITY,
   };
 }

@@ -12,6 +12,7 @@ import type { CallSites, Place } from './callsites.js';
 import type { Annotation, Clock } from './events.js';
 import { LAYER_OPS, type LayerOp } from './layer-ops.js';
 import { ACT, type ModelConfig, type ParamSpec, paramSpecs } from './model.js';
+import { type PlantOptions, Plants } from './planted.js';
 import type { Rng } from './rng.js';
 
 export interface WorkloadStreams {
@@ -28,6 +29,7 @@ export interface WorkloadStreams {
 export interface WorkloadOptions {
   readonly privatePool: boolean;
   readonly emptyCacheEvery: number;
+  readonly plants: PlantOptions;
 }
 
 interface SavedOp {
@@ -39,6 +41,7 @@ const BUCKET_BYTES = 25 << 20;
 
 export class TrainingWorkload {
   readonly annotations: Annotation[] = [];
+  readonly plants: Plants;
   private readonly specs: ParamSpec[];
   private readonly paramIndex = new Map<string, number>();
   /** Per layer and LAYER_OPS entry: indices of the op's weight and bias (-1: none). */
@@ -69,6 +72,7 @@ export class TrainingWorkload {
     );
     this.grads = this.specs.map(() => null);
     this.seq = model.seqMax;
+    this.plants = new Plants(a, clock, sites, options.plants);
   }
 
   *run(): Generator<void, void> {
@@ -111,6 +115,7 @@ export class TrainingWorkload {
   private *step(): Generator<void, void> {
     const n = this.iteration++;
     this.annotate('START', `ProfilerStep#${n}`);
+    this.plants.collect(n);
     yield* this.zeroGrad();
     if (this.rng.chance(0.4))
       this.seq = Math.max(128, Math.round((this.model.seqMax * this.rng.int(8, 16)) / 16 / 64) * 64);
@@ -123,6 +128,7 @@ export class TrainingWorkload {
     yield;
     const saved: SavedOp[][] = [];
     const head = yield* this.forward(tokens, saved);
+    this.plants.keep(n);
     const buckets = yield* this.backward(tokens, saved, head);
     yield* this.optimizerStep();
     for (const b of buckets) this.rel(b, this.sites.free('step_end'));
