@@ -93,7 +93,7 @@ function sendSnapshot(req: IncomingMessage, res: ServerResponse, file: ServedFil
 
 function sendJson(res: ServerResponse, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
+  res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' });
   res.end(text);
 }
 

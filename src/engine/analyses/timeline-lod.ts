@@ -7,8 +7,9 @@ import { firstAtOrAfter, type TimelineAxis } from './timeline-axis.js';
  * model so the page never holds or walks millions of allocations.
  *
  * Every live allocation of a column is placed, in memory_viz's stacking order (live-order.ts);
- * an allocation at least one pixel tall gets its own run, consecutive ones under a pixel are
- * merged into one run (alloc -1) whose height is exactly their sum. Each column shows the state
+ * an allocation at least one pixel tall gets its own run; consecutive ones under a pixel are
+ * merged into runs of about one pixel (alloc -1) whose heights are exactly their sums, each
+ * coloured after its largest member, as a mipmap would. Each column shows the state
  * at its highest point (the entry with the most active memory among those it covers, or the
  * state carried into it), so the envelope is exact at any zoom. Identical runs in neighbouring
  * columns are merged, so a quiet stretch costs one rectangle per allocation.
@@ -41,6 +42,10 @@ export interface TimelineLod {
   runY1: Float64Array;
   /** Allocation id, or -1 for merged allocations under one pixel tall. */
   runAlloc: Int32Array;
+  /** The allocation whose colour the run takes: itself, or the largest one merged into it. */
+  runTone: Int32Array;
+  /** Allocations in the run (1 unless merged). */
+  runCount: Int32Array;
   /** Allocations given a run of their own in at least one column / placed in merged runs (counted per column). */
   drawnAllocations: number;
   mergedPlacements: number;
@@ -123,21 +128,38 @@ class LiveStack {
   emit(column: number, minBytes: number, runs: RunBuilder): void {
     const size = this.d.allocations.size;
     let y = 0;
-    let mergedFrom = -1;
+    // The open merged run: where it starts (-1: none), its largest member, how many it holds.
+    let from = -1;
+    let tone = -1;
+    let largest = 0;
+    let count = 0;
     runs.beginColumn(column);
     for (let id = this.head; id !== -1; id = this.next[id]!) {
       const s = size[id]!;
       if (s >= minBytes) {
-        if (mergedFrom >= 0) runs.add(mergedFrom, y, -1);
-        mergedFrom = -1;
-        runs.add(y, y + s, id);
+        if (from >= 0) runs.add(from, y, -1, tone, count);
+        from = -1;
+        runs.add(y, y + s, id, id, 1);
       } else {
-        if (mergedFrom < 0) mergedFrom = y;
+        if (from < 0) {
+          from = y;
+          largest = -1;
+          count = 0;
+        }
+        if (s > largest) {
+          tone = id;
+          largest = s;
+        }
+        count++;
         runs.mergedPlacements++;
       }
       y += s;
+      if (from >= 0 && y - from >= minBytes) {
+        runs.add(from, y, -1, tone, count);
+        from = -1;
+      }
     }
-    if (mergedFrom >= 0) runs.add(mergedFrom, y, -1);
+    if (from >= 0) runs.add(from, y, -1, tone, count);
     runs.endColumn();
   }
 
@@ -173,6 +195,8 @@ class RunBuilder {
   private y0 = new Float64Array(1024);
   private y1 = new Float64Array(1024);
   private alloc = new Int32Array(1024);
+  private tone = new Int32Array(1024);
+  private members = new Int32Array(1024);
   private open: number[] = [];
   private nextOpen: number[] = [];
   private cursor = 0;
@@ -184,17 +208,27 @@ class RunBuilder {
     this.nextOpen = [];
   }
 
-  add(y0: number, y1: number, alloc: number): void {
+  add(y0: number, y1: number, alloc: number, tone: number, count: number): void {
     const open = this.open;
     while (this.cursor < open.length && this.y0[open[this.cursor]!]! < y0) this.cursor++;
     const r = open[this.cursor];
-    if (r !== undefined && this.y0[r] === y0 && this.y1[r] === y1 && this.alloc[r] === alloc) {
+    if (
+      r !== undefined &&
+      this.y0[r] === y0 &&
+      this.y1[r] === y1 &&
+      this.alloc[r] === alloc &&
+      this.tone[r] === tone &&
+      this.members[r] === count
+    ) {
       this.x1[r] = this.column + 1;
       this.nextOpen.push(r);
       return;
     }
     if (alloc >= 0) this.drawn.add(alloc);
-    this.nextOpen.push(this.append(y0, y1, alloc));
+    const added = this.append(y0, y1, alloc);
+    this.tone[added] = tone;
+    this.members[added] = count;
+    this.nextOpen.push(added);
   }
 
   endColumn(): void {
@@ -224,6 +258,8 @@ class RunBuilder {
     this.y0 = copy(this.y0);
     this.y1 = copy(this.y1);
     this.alloc = copy(this.alloc);
+    this.tone = copy(this.tone);
+    this.members = copy(this.members);
   }
 
   result() {
@@ -235,6 +271,8 @@ class RunBuilder {
       runY0: this.y0.slice(0, n),
       runY1: this.y1.slice(0, n),
       runAlloc: this.alloc.slice(0, n),
+      runTone: this.tone.slice(0, n),
+      runCount: this.members.slice(0, n),
       drawnAllocations: this.drawn.size,
       mergedPlacements: this.mergedPlacements,
     };

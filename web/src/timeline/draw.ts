@@ -35,10 +35,8 @@ const PALETTE = [
   '#f1ce63',
   '#d37295',
 ];
-const MERGED = '#c8c8c8';
-
 export function allocColor(id: number): string {
-  return id < 0 ? MERGED : PALETTE[(id * 7) % PALETTE.length]!;
+  return PALETTE[(id * 7) % PALETTE.length]!;
 }
 
 /** Paints the runs of a level of detail, one rectangle per run (neighbouring columns already merged). */
@@ -58,7 +56,7 @@ export function paintLayer(lod: TimelineLod, plot: Plot, dpr: number): HTMLCanva
     const w = (lod.runX1[r]! - lod.runX0[r]!) * sx;
     const y = plot.height - lod.runY1[r]! * sy;
     const h = (lod.runY1[r]! - lod.runY0[r]!) * sy;
-    g.fillStyle = allocColor(lod.runAlloc[r]!);
+    g.fillStyle = allocColor(lod.runTone[r]!);
     g.fillRect(x, y, w, h);
   }
   // The reserved line: what the caching allocator held from the driver.

@@ -66,7 +66,12 @@ export function Timeline(p: Props) {
       }),
     (lod, req) => {
       const w: [number, number] = [req.x0, req.x1];
-      setLayer({ lod, canvas: paintLayer(lod, plot, devicePixelRatio), window: w, yMax: lod.yMax * Y_HEADROOM });
+      setLayer({
+        lod,
+        canvas: paintLayer(lod, plot, devicePixelRatio),
+        window: w,
+        yMax: lod.yMax * Y_HEADROOM,
+      });
     },
     `${p.device.device}:${p.axis}:${windowKey}:${plot.width}`,
     { x0: p.window[0], x1: p.window[1] },
@@ -208,7 +213,7 @@ function describeAt(layer: Layer | null, plot: Plot, x: number, y: number): stri
     under =
       lod.runAlloc[r]! >= 0
         ? ` · allocation #${lod.runAlloc[r]}: ${formatBytes(bytes)} (${exactBytes(bytes)})`
-        : ` · allocations under one pixel: ${formatBytes(bytes)} in all`;
+        : ` · ${lod.runCount[r]} allocations under a pixel tall: ${formatBytes(bytes)} in all (click picks the exact one)`;
   }
   return `after entry ${hit.entry}: active ${formatBytes(active)} (${exactBytes(active)}), reserved ${formatBytes(lod.reserved[hit.column]!)}${under}`;
 }

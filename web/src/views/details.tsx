@@ -52,7 +52,11 @@ export function Details({
           <Row k="free completed" v={entry(d.free_completed_entry, 'alive at dump')} />
           <Row
             k="lifetime"
-            v={`${d.lifetime_entries === null ? '?' : formatCount(d.lifetime_entries)} entries${d.lifetime_us === null ? '' : `, ${formatDuration(d.lifetime_us)}`}`}
+            v={
+              d.lifetime_entries === null
+                ? 'began before the recorded window'
+                : `${formatCount(d.lifetime_entries)} entries${d.lifetime_us === null ? '' : `, ${formatDuration(d.lifetime_us)}`}`
+            }
           />
           <Row k="state at dump" v={d.state_at_dump} />
         </tbody>

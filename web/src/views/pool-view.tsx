@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { PoolBlock, PoolSegment, PoolStateReport } from '../../../src/engine/analyses/pool-state.js';
 import { exactBytes, formatBytes, formatCount, hex } from '../format.js';
 import type { EngineClient } from '../worker/client.js';
@@ -102,10 +102,16 @@ function BlockBox({
   selected: boolean;
   onSelect: (a: number) => void;
 }) {
+  const ref = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    // A block picked in the timeline may sit in a segment far down the list.
+    if (selected) ref.current?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+  }, [selected]);
   const extent = b.block_size ?? b.size;
   const rounded = b.block_size === null ? '' : `, block ${exactBytes(b.block_size)}`;
   return (
     <button
+      ref={ref}
       type="button"
       className={`b ${b.state}${selected ? ' selected' : ''}`}
       aria-pressed={selected}

@@ -1,0 +1,40 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { NODE_FLAGS } from '../../src/cli/node-flags.js';
+
+export const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js');
+
+export interface RunningView {
+  url: string;
+  origin: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts `memlens view ARGS...` and resolves with the URL it prints. */
+export function startView(...args: string[]): Promise<RunningView> {
+  const child = spawn(process.execPath, [...NODE_FLAGS, CLI, 'view', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  return new Promise((resolve, reject) => {
+    child.stderr!.on('data', (b: Buffer) => {
+      err += b.toString();
+    });
+    child.stdout!.on('data', (b: Buffer) => {
+      out += b.toString();
+      const m = /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
+      if (m) resolve({ url: m[1]!, origin: new URL(m[1]!).origin, child, stop: () => stop(child) });
+    });
+    child.on('exit', (code) => reject(new Error(`memlens view exited with ${code}: ${err}`)));
+  });
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGINT');
+  });
+}

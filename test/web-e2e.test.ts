@@ -1,0 +1,179 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatBytes } from '../src/engine/format.js';
+import { loadSnapshotBytes } from '../src/engine/load.js';
+import { generateSnapshotBytes } from '../src/engine/synth/index.js';
+import { type RunningView, startView } from './helpers/view-server.js';
+
+/**
+ * The web app end to end: `memlens view` serving corpus and generated snapshots to Debian's
+ * Chromium, driven by playwright-core. Screenshots of each view go to test-artifacts/.
+ */
+const ROOT = join(import.meta.dirname, '..');
+const CHROMIUM = '/usr/bin/chromium';
+const CORPUS = join(ROOT, '..', 'shared', 'corpus');
+const CORPUS_FILE = 'Wedsonlin_assignment2__results_medium_128_training_memory_snapshot__87b0864.pickle';
+const ARTIFACTS = join(ROOT, 'test-artifacts');
+const APP = join(ROOT, 'dist', 'web', 'index.html');
+const ready = existsSync(CHROMIUM) && existsSync(APP) && existsSync(join(CORPUS, CORPUS_FILE));
+
+describe.skipIf(!ready)('web app in headless Chromium', () => {
+  let dir = '';
+  let view: RunningView;
+  let browser: Browser;
+  let page: Page;
+  const outside: string[] = [];
+  const generated = generateSnapshotBytes({ events: 4000, seed: 11 });
+  const bad = new Uint8Array([0x80, 0x04, 0x95, 0x10, 0, 0, 0, 0, 0, 0, 0, 0x7d, 0x94, 0x8c]);
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'memlens-web-'));
+    mkdirSync(ARTIFACTS, { recursive: true });
+    writeFileSync(join(dir, 'generated.pickle'), generated.bytes);
+    writeFileSync(join(dir, 'truncated.pickle'), bad);
+    view = await startView(
+      join(CORPUS, CORPUS_FILE),
+      join(dir, 'generated.pickle'),
+      join(dir, 'truncated.pickle'),
+    );
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu'],
+    });
+    page = await browser.newPage({ viewport: { width: 1400, height: 950 } });
+    page.on('request', (r) => {
+      const url = r.url();
+      if (!url.startsWith(`${view.origin}/`) && !url.startsWith('blob:') && !url.startsWith('data:'))
+        outside.push(url);
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await view?.stop();
+  });
+
+  const hash = (): URLSearchParams => new URLSearchParams(new URL(page.url()).hash.slice(1));
+  const timelineReady = () => page.waitForSelector('canvas[data-ready="true"]', { timeout: 30_000 });
+  const openFile = async (name: string, extra = '') => {
+    await page.goto(`${view.url}#file=${encodeURIComponent(name)}${extra}`);
+    await page.reload(); // a hash-only goto does not reload the app
+    await timelineReady();
+  };
+
+  it('loads a corpus file and the overview shows its memory_summary figures', async () => {
+    await openFile(join(CORPUS, CORPUS_FILE));
+    const expected = JSON.parse(readFileSync(join(CORPUS, 'expected', `${CORPUS_FILE}.json`), 'utf8')) as {
+      devices: { reserved_bytes: number; segments: number }[];
+    };
+    await page.getByRole('tab', { name: 'Overview' }).click();
+    const reservedRow = page.locator('table.summary tr', { hasText: 'GPU reserved memory' }).first();
+    await expect
+      .poll(() => reservedRow.locator('td').nth(2).textContent())
+      .toBe(formatBytes(expected.devices[0]!.reserved_bytes));
+    expect(await reservedRow.locator('td').nth(2).getAttribute('title')).toBe(
+      `${expected.devices[0]!.reserved_bytes.toLocaleString('en-US')} bytes`,
+    );
+    await page.screenshot({ path: join(ARTIFACTS, 'overview.png'), fullPage: true });
+    await page.getByRole('tab', { name: /Timeline/ }).click();
+    await timelineReady();
+    await page.screenshot({ path: join(ARTIFACTS, 'timeline.png') });
+  });
+
+  it('a click on the timeline pins an allocation live then, and pool state selects the same block', async () => {
+    const canvas = page.getByLabel('active memory timeline');
+    const box = (await canvas.boundingBox())!;
+    // Low in the plot, mid-trace: inside the stack at any moment of a training run.
+    await page.mouse.click(box.x + box.width * 0.5, box.y + box.height - 40);
+    await expect.poll(() => page.getByLabel('allocation details').getAttribute('data-alloc')).not.toBeNull();
+    const alloc = Number(await page.getByLabel('allocation details').getAttribute('data-alloc'));
+    const entry = Number(hash().get('entry'));
+    expect(Number(hash().get('alloc'))).toBe(alloc);
+    // Independently of the page: the engine in Node says that allocation is live after that entry.
+    const s = loadSnapshotBytes(new Uint8Array(readFileSync(join(CORPUS, CORPUS_FILE))));
+    expect([...s.devices[0]!.live.aliveAfter(entry)]).toContain(alloc);
+    const block = page.locator(`.pool button[data-alloc="${alloc}"]`);
+    await expect.poll(() => block.getAttribute('aria-pressed')).toBe('true');
+    await expect.poll(() => page.getByLabel('pool state').getAttribute('data-entry')).toBe(String(entry));
+    await page.screenshot({ path: join(ARTIFACTS, 'timeline-selected.png') });
+    await page.getByLabel('pool state').screenshot({ path: join(ARTIFACTS, 'pool-state.png') });
+  });
+
+  it('a click on a pool block pins that allocation; arrow keys step entries', async () => {
+    const other = page.locator('.pool button[aria-pressed="false"]').first();
+    const alloc = await other.getAttribute('data-alloc');
+    await other.click();
+    await expect.poll(() => page.getByLabel('allocation details').getAttribute('data-alloc')).toBe(alloc);
+    const entry = Number(hash().get('entry'));
+    await page.locator('body').press('ArrowLeft');
+    await expect.poll(() => hash().get('entry')).toBe(String(entry - 1));
+    await expect.poll(() => page.getByLabel('pool state').getAttribute('data-entry')).toBe(String(entry - 1));
+  });
+
+  it('wheel zoom narrows the window; the URL round-trips through a reload', async () => {
+    const canvas = page.getByLabel('active memory timeline');
+    const box = (await canvas.boundingBox())!;
+    await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2);
+    await page.mouse.wheel(0, -600);
+    await expect.poll(() => hash().get('x0')).not.toBeNull();
+    await timelineReady();
+    const before = page.url();
+    const alloc = await page.getByLabel('allocation details').getAttribute('data-alloc');
+    await page.reload();
+    await timelineReady();
+    expect(page.url()).toBe(before);
+    await expect.poll(() => page.getByLabel('allocation details').getAttribute('data-alloc')).toBe(alloc);
+    await expect
+      .poll(() => page.getByLabel('pool state').getAttribute('data-entry'))
+      .toBe(hash().get('entry'));
+    await page.screenshot({ path: join(ARTIFACTS, 'timeline-zoomed.png') });
+  });
+
+  it('a generated snapshot chosen from the file list shows its planted figures, on the time axis too', async () => {
+    await page.getByLabel('file', { exact: true }).selectOption({ label: join(dir, 'generated.pickle') });
+    await timelineReady();
+    await page.getByLabel('wall time').check();
+    await timelineReady();
+    expect(hash().get('axis')).toBe('time');
+    await page.screenshot({ path: join(ARTIFACTS, 'timeline-generated-time.png') });
+    await page.getByRole('tab', { name: 'Overview' }).click();
+    const row = page.locator('table.summary tr', { hasText: 'GPU reserved memory' }).first();
+    await expect
+      .poll(() => row.locator('td').nth(2).textContent())
+      .toBe(formatBytes(generated.expected.devices[0]!.reserved_bytes));
+  });
+
+  it("a bad file shows the engine's one-line error in the page", async () => {
+    let message = '';
+    try {
+      loadSnapshotBytes(bad);
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).not.toBe('');
+    await page.getByLabel('file', { exact: true }).selectOption({ label: join(dir, 'truncated.pickle') });
+    const alert = page.getByRole('alert');
+    await expect.poll(() => alert.textContent()).toBe(`${join(dir, 'truncated.pickle')}: ${message}`);
+    await page.screenshot({ path: join(ARTIFACTS, 'error.png') });
+  });
+
+  it('made no request outside 127.0.0.1', () => {
+    expect(outside).toEqual([]);
+  });
+
+  it('the static build opens from file:// and reads a dropped-in file in its worker', async () => {
+    const local = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+    const errors: string[] = [];
+    local.on('pageerror', (e) => errors.push(e.message));
+    await local.goto(pathToFileURL(APP).href);
+    await local.getByLabel('open a snapshot file').setInputFiles(join(dir, 'generated.pickle'));
+    await local.waitForSelector('canvas[data-ready="true"]', { timeout: 30_000 });
+    await local.screenshot({ path: join(ARTIFACTS, 'file-protocol.png') });
+    expect(errors).toEqual([]);
+    await local.close();
+  });
+});
