@@ -54,7 +54,7 @@ function byTime(devices: DeviceModel[], req: SliceRequest): SliceWindow[] {
 }
 
 /** First index whose time is >= t; times are recorded in order (same clock, one recorder lock). */
-function firstAtOrAfter(times: Float64Array, t: number): number {
+export function firstAtOrAfter(times: Float64Array, t: number): number {
   let lo = 0;
   let hi = times.length;
   while (lo < hi) {

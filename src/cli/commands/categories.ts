@@ -1,0 +1,72 @@
+import Table from 'cli-table3';
+import type { Command } from 'commander';
+import { categoriesOf, type DeviceCategories } from '../../engine/analyses/category-curves.js';
+import { formatBytes, formatCount } from '../../engine/format.js';
+import { pc } from '../colors.js';
+import { type FileOptions, parseCount, parseDevice, runFiles } from '../run-files.js';
+
+interface CategoriesCliOptions extends FileOptions {
+  points: number;
+}
+
+/** `memlens categories`: live bytes by kind of tensor (parameter, gradient, ...), with the rule behind each label. */
+export function categoriesCommand(program: Command): void {
+  program
+    .command('categories')
+    .description(
+      'live bytes over time by category (parameter, gradient, optimizer state, activation, temporary, unknown), inferred from stacks, annotations and lifetimes',
+    )
+    .argument('<file...>', 'snapshot files (.pickle, .json, optionally gzipped)')
+    .option(
+      '--points <n>',
+      'points of the JSON curve per category (each the maximum of its bucket)',
+      parsePoints,
+      200,
+    )
+    .option('--device <n>', 'only this device', parseDevice)
+    .option(
+      '--json',
+      'print JSON: {"files": [{"file", "devices": [{"device", "categories", "rules", "curve"}]}]}',
+    )
+    .action((files: string[], opts: CategoriesCliOptions) =>
+      runFiles(files, opts, (snapshot, devices) => {
+        const per = devices.map((d) => categoriesOf(snapshot, d, opts.points));
+        return { json: { devices: per }, text: per.map(render).join('\n\n') };
+      }),
+    );
+}
+
+function parsePoints(v: string): number {
+  const n = parseCount(v);
+  return Math.max(1, n);
+}
+
+function render(r: DeviceCategories): string {
+  const lines = [pc.bold(`device ${r.device}`)];
+  const at =
+    r.peak_after_entry < 0 ? 'before the first entry' : `after entry ${formatCount(r.peak_after_entry)}`;
+  const table = new Table({
+    head: ['Category', `At peak (${at})`, 'At dump', 'Max over time', 'Allocations'],
+    style: { head: [], border: [] },
+    colAligns: ['left', 'right', 'right', 'right', 'right'],
+  });
+  for (const c of r.categories) {
+    table.push([
+      c.category,
+      formatBytes(c.peak_bytes),
+      formatBytes(c.dump_bytes),
+      formatBytes(c.max_bytes),
+      formatCount(c.allocations),
+    ]);
+  }
+  lines.push(
+    table.toString(),
+    '  rules that fired (first match wins; bytes: all allocations they labelled):',
+  );
+  for (const rule of r.rules) {
+    lines.push(
+      `  ${rule.category.padEnd(16)} ${formatCount(rule.allocations).padStart(9)} allocs ${formatBytes(rule.bytes).padStart(10)}  ${rule.says}`,
+    );
+  }
+  return lines.join('\n');
+}
