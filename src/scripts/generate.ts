@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import zlib from 'node:zlib';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { type WriteOptions, type WriteResult, writeSnapshot } from '../engine/synth/index.js';
+import { OOM_CAUSES, type OomCause } from '../engine/synth/oom-plant.js';
 
 interface CliOptions {
   out: string;
@@ -37,6 +38,8 @@ interface CliOptions {
   leak?: number;
   cycles?: number[];
   gcEvery?: number;
+  oomCause?: OomCause;
+  extraBuffer?: number;
 }
 
 const UNITS: Record<string, number> = {
@@ -100,7 +103,17 @@ function program(): Command {
       'plant reference cycles: tensors of these sizes (comma-separated) every step',
       (v: string) => v.split(',').map(parseSize),
     )
-    .option('--gc-every <n>', 'with --cycles: gc.collect() every n steps (default 4)', parseInteger);
+    .option('--gc-every <n>', 'with --cycles: gc.collect() every n steps (default 4)', parseInteger)
+    .addOption(
+      new Option('--oom-cause <cause>', 'end with an OOM of a known cause (figures in --expected)').choices(
+        OOM_CAUSES,
+      ),
+    )
+    .option(
+      '--extra-buffer <size>',
+      'allocate a buffer of this size at start-up from allocate_rank_buffer (a rank that differs)',
+      parseSize,
+    );
 }
 
 function toWriteOptions(o: CliOptions): WriteOptions {
@@ -124,6 +137,8 @@ function toWriteOptions(o: CliOptions): WriteOptions {
     leakBytes: o.leak,
     cycleBytes: o.cycles,
     gcEvery: o.gcEvery,
+    oomCause: o.oomCause,
+    extraBuffer: o.extraBuffer,
   };
 }
 
@@ -167,7 +182,7 @@ export async function main(argv: string[]): Promise<void> {
     }
     fs.renameSync(tmp, out);
     if (o.expected) {
-      const figures = `${JSON.stringify({ devices: result.expected.devices, file: path.basename(out) }, null, 1)}\n`;
+      const figures = `${JSON.stringify({ ...result.expected, file: path.basename(out) }, null, 1)}\n`;
       fs.writeFileSync(o.expected, figures);
     }
     if (!o.quiet) report(out, result, (performance.now() - started) / 1000);

@@ -122,7 +122,9 @@ export type Place =
   | 'graph_capture'
   | 'keep_loss'
   | 'cycle'
-  | 'gc_collect';
+  | 'gc_collect'
+  | 'kv_cache'
+  | 'rank_buffer';
 
 export class CallSites {
   private readonly model: string;
@@ -360,6 +362,8 @@ export class CallSites {
       keep_loss: step(218),
       cycle: gpt(176),
       gc_collect: step(207),
+      kv_cache: [['allocate_kv_cache', this.train, 131], ...main],
+      rank_buffer: [['allocate_rank_buffer', this.train, 143], ...main],
       graph_capture: [
         ['forward', m, 47],
         ...call(),

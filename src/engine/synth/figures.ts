@@ -7,7 +7,9 @@
 import type { DeviceFigures } from '../analyses/summary.js';
 import { ALLOCATED, FREE } from './blocks.js';
 import { ACTION_NAMES, OOM, type SimEvent } from './events.js';
+import type { OomFacts } from './oom-plant.js';
 import type { PlantedFacts } from './planted.js';
+import type { ExtraBufferFacts } from './rank-plant.js';
 import type { SegmentView } from './views.js';
 
 export type { DeviceFigures, PoolFigures } from '../analyses/summary.js';
@@ -16,6 +18,10 @@ export interface ExpectedFigures {
   devices: DeviceFigures[];
   /** Per device (in order), what the leak / reference-cycle options planted; absent when none. */
   planted?: PlantedFacts[];
+  /** Per device (in order), the OOM planted by `oomCause`; absent when none. */
+  oom_causes?: OomFacts[];
+  /** The buffer planted by `extraBuffer` (the same on every device); absent when none. */
+  extra_buffer?: ExtraBufferFacts;
 }
 
 export type SegmentFigures = Omit<

@@ -1,3 +1,5 @@
+import { type OomCause, validateScenarios } from './scenario-options.js';
+
 /** Options of the synthetic snapshot generator. Everything is deterministic from `seed`. */
 export interface SynthOptions {
   /** Default 1. */
@@ -40,6 +42,11 @@ export interface SynthOptions {
   cycleBytes?: number[];
   /** gc.collect() every this many steps when `cycleBytes` is set (default 4). */
   gcEvery?: number;
+  /** End with an OOM of this cause, with the figures memlens must find (see oom-plant.ts). */
+  oomCause?: OomCause;
+  /** A buffer of this many bytes (a multiple of 2 MiB, from 10 MiB) allocated at start-up from a
+   *  known line and kept: what a second rank differs by (see rank-plant.ts). */
+  extraBuffer?: number;
 }
 
 export interface ResolvedOptions {
@@ -60,6 +67,8 @@ export interface ResolvedOptions {
   leakBytes: number;
   cycleBytes: number[];
   gcEvery: number;
+  oomCause: OomCause | null;
+  extraBuffer: number;
 }
 
 /** Bytes of one trace entry on average with the default shape, used before calibration. */
@@ -90,6 +99,8 @@ export function resolveOptions(o: SynthOptions, events?: number): ResolvedOption
     leakBytes: o.leakBytes ?? 0,
     cycleBytes: o.cycleBytes ?? [],
     gcEvery: o.gcEvery ?? 4,
+    oomCause: o.oomCause ?? null,
+    extraBuffer: o.extraBuffer ?? 0,
   };
 }
 
@@ -100,6 +111,7 @@ function validate(o: SynthOptions): void {
   checkInt('leakBytes', o.leakBytes ?? 0, 0, 2 ** 34);
   for (const b of o.cycleBytes ?? []) checkInt('cycleBytes', b, 1, 2 ** 34);
   checkInt('gcEvery', o.gcEvery ?? 4, 1, 2 ** 31);
+  validateScenarios(o);
   if (o.scenario !== undefined && o.scenario !== 'training')
     throw new RangeError(`unknown scenario ${o.scenario}`);
   if (o.protocol !== undefined && ![2, 3, 4, 5].includes(o.protocol)) {

@@ -8,7 +8,9 @@ import { CallSites } from './callsites.js';
 import { Clock, type SimEvent } from './events.js';
 import { StackTable } from './frames.js';
 import { chooseModel, type ModelConfig } from './model.js';
+import { type OomFacts, plantOom } from './oom-plant.js';
 import type { ResolvedOptions } from './options.js';
+import { type ExtraBufferFacts, plantExtraBuffer } from './rank-plant.js';
 import { Rng } from './rng.js';
 import { TrainingWorkload, type WorkloadStreams } from './training.js';
 
@@ -43,6 +45,9 @@ export class DeviceSim {
   readonly allocator: Allocator;
   readonly workload: TrainingWorkload;
   readonly streams: WorkloadStreams;
+  /** What the oom-cause and extra-buffer options planted, once run. */
+  oomFacts: OomFacts | null = null;
+  extraBuffer: ExtraBufferFacts | null = null;
 
   constructor(
     private readonly plan: Plan,
@@ -79,26 +84,42 @@ export class DeviceSim {
 
   /** Main loop until `plan.mainEvents` (stopping only between operations), then the finale. */
   *events(): Generator<SimEvent, void> {
-    let n = 0;
+    let n = -this.beginning();
     const run = this.workload.run();
     while (n < this.plan.mainEvents) {
       if (run.next().done) break;
       n += this.allocator.queue.length;
       yield* this.drain();
     }
-    this.workload.finale(this.plan.options.oom, this.plan.options.pendingFrees);
+    this.ending();
     yield* this.drain();
   }
 
   /** Same run as events(), keeping only the count: the first pass needs the final state alone. */
   count(): number {
     this.allocator.countOnly = true;
+    const planted = this.beginning();
     const run = this.workload.run();
-    while (this.allocator.emitted < this.plan.mainEvents) {
+    while (this.allocator.emitted - planted < this.plan.mainEvents) {
       if (run.next().done) break;
     }
-    this.workload.finale(this.plan.options.oom, this.plan.options.pendingFrees);
+    this.ending();
     return this.allocator.emitted;
+  }
+
+  /** The extra buffer, before the workload; its events are outside the workload's budget. */
+  private beginning(): number {
+    const bytes = this.plan.options.extraBuffer;
+    if (bytes === 0) return 0;
+    const before = this.allocator.emitted;
+    this.extraBuffer = plantExtraBuffer(this.allocator, this.plan.sites, bytes);
+    return this.allocator.emitted - before;
+  }
+
+  private ending(): void {
+    const o = this.plan.options;
+    if (o.oomCause !== null) this.oomFacts = plantOom(this.allocator, this.plan.sites, o.oomCause);
+    this.workload.finale(o.oom && o.oomCause === null, o.pendingFrees);
   }
 
   private drain(): SimEvent[] {

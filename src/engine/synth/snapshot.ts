@@ -7,6 +7,8 @@
 import { type PyValue, StreamedList } from '../encode/pickle-values.js';
 import type { Annotation, SimEvent } from './events.js';
 import { type DeviceFigures, deviceFigures, type ExpectedFigures, TraceFigures } from './figures.js';
+import type { Plants } from './planted.js';
+import { scenarioFacts } from './scenario-facts.js';
 import {
   type Atoms,
   allocatorSettings,
@@ -16,7 +18,6 @@ import {
   segmentDict,
   traceEntry,
 } from './shape.js';
-import type { Plants } from './planted.js';
 import { DeviceSim, type Plan } from './sim.js';
 import { type SegmentView, segmentViews } from './views.js';
 
@@ -30,6 +31,7 @@ interface DeviceState {
   readonly skip: number;
   readonly trace: TraceFigures;
   readonly planted: Plants;
+  readonly scenario: Pick<DeviceSim, 'oomFacts' | 'extraBuffer'>;
   firstKeptTime: number;
 }
 
@@ -53,6 +55,7 @@ export function buildSnapshot(plan: Plan): SnapshotBuild {
       )
       .filter((f: DeviceFigures) => f.segments > 0 || f.trace_entries > 0),
     ...(states.some((s) => s.planted.enabled) ? { planted: states.map((s) => s.planted.facts) } : {}),
+    ...scenarioFacts(states.map((s) => s.scenario)),
   });
   if (!hasTrace) return { value: segments, expected };
   const traces = states.map((s) => new StreamedList(keptEntries(plan, s, atoms)));
@@ -79,6 +82,7 @@ function runPass1(plan: Plan, device: number): DeviceState {
     skip,
     trace: new TraceFigures(),
     planted: sim.workload.plants,
+    scenario: { oomFacts: sim.oomFacts, extraBuffer: sim.extraBuffer },
     firstKeptTime: Number.NEGATIVE_INFINITY,
   };
 }
