@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
 import { oomReports } from '../src/engine/analyses/oom.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
+import { generateSnapshotBytes, type WriteOptions } from '../src/engine/synth/index.js';
+import { OOM_CAUSES } from '../src/engine/synth/oom-plant.js';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -134,3 +136,129 @@ function fragmentationJson(): { json: string } {
     }),
   };
 }
+
+/** The generator plants each cause with the figures its allocator model had at the OOM. */
+describe('oom verdicts on generated runs with a planted cause', () => {
+  const variants: { name: string; options: WriteOptions }[] = [
+    { name: 'classic segments, 2 extra streams', options: { streams: 2 } },
+    { name: 'expandable segments', options: { expandableSegments: true } },
+  ];
+  for (const cause of OOM_CAUSES) {
+    for (const { name, options } of variants) {
+      if (cause === 'fragmentation' && options.expandableSegments) continue;
+      it(`${cause}, ${name}`, () => {
+        const { bytes, expected } = generateSnapshotBytes({
+          events: 3000,
+          seed: 61,
+          oomCause: cause,
+          ...options,
+        });
+        const facts = expected.oom_causes![0]!;
+        const s = loadSnapshotBytes(bytes);
+        const reports = oomReports(s, s.devices[0]!, facts.capacity_bytes);
+        expect(reports).toHaveLength(1);
+        const r = reports[0]!;
+        expect(r.verdict).toBe(facts.verdict);
+        expect(r.requested_bytes).toBe(facts.requested_bytes);
+        expect(r.device_free_bytes).toBe(facts.device_free_bytes);
+        expect(r.outside_bytes).toBe(facts.outside_bytes);
+        expect(r.cached_free_bytes).toBe(facts.cached_free_bytes);
+        expect(r.largest_free_block).toBe(facts.largest_free_block);
+        expect(r.exact_free_blocks).toBe(true);
+        // Without the capacity the memory outside PyTorch is unknown: an exhaustion then.
+        const blind = oomReports(s, s.devices[0]!)[0]!;
+        expect(blind.verdict).toBe(cause === 'outside' ? 'exhaustion' : facts.verdict);
+      });
+    }
+  }
+
+  it('an oom followed by more allocations: free blocks estimated from the state at the entry', () => {
+    const { bytes, expected } = generateSnapshotBytes({
+      events: 3000,
+      seed: 62,
+      streams: 2,
+      oomCause: 'fragmentation',
+      pendingFrees: true,
+    });
+    const facts = expected.oom_causes![0]!;
+    const s = loadSnapshotBytes(bytes);
+    const r = oomReports(s, s.devices[0]!)[0]!;
+    expect(r.entry).toBeLessThan(s.devices[0]!.trace.length - 1);
+    expect(r.exact_free_blocks).toBe(false);
+    expect(r.verdict).toBe('fragmentation');
+    expect(r.largest_free_block).toBe(facts.largest_free_block);
+    expect(r.cached_free_bytes).toBe(facts.cached_free_bytes);
+  });
+});
+
+describe('oom: the allocator reuses a block only on its own stream', () => {
+  it('names the larger free block that sat on another stream', () => {
+    const STREAM = 0x5500000a00;
+    const seg = (address: number, stream: number, blocks: [number, string][]) => {
+      let at = address;
+      return {
+        device: 0,
+        address,
+        total_size: blocks.reduce((n, [size]) => n + size, 0),
+        stream,
+        segment_type: 'large',
+        blocks: blocks.map(([size, state]) => {
+          const b = { address: at, size, requested_size: state === 'inactive' ? 0 : size, state };
+          at += size;
+          return b;
+        }),
+      };
+    };
+    const json = {
+      segments: [
+        seg(SEG, 0, [
+          [20 * MiB, 'active_allocated'],
+          [8 * MiB, 'inactive'],
+          [20 * MiB, 'active_allocated'],
+        ]),
+        seg(SEG + GiB, STREAM, [
+          [20 * MiB, 'active_allocated'],
+          [40 * MiB, 'inactive'],
+        ]),
+      ],
+      device_traces: [[{ action: 'oom', device_free: 2 * MiB, size: 30 * MiB, stream: 0, time_us: 5 }]],
+    };
+    const s = loadSnapshotBytes(new TextEncoder().encode(JSON.stringify(json)));
+    const r = oomReports(s, s.devices[0]!)[0]!;
+    expect(r.largest_free_block).toBe(8 * MiB);
+    expect(r.cached_free_bytes).toBe(48 * MiB);
+    expect(r.free_lists.map((g) => [g.stream, g.largest_free_block])).toEqual([
+      [STREAM, 40 * MiB],
+      [0, 8 * MiB],
+    ]);
+    expect(r.verdict).toBe('fragmentation');
+    expect(r.explanation.join(' ')).toMatch(/40\.0 MiB sat in the large pool, stream 0x5500000a00 list/);
+  });
+});
+
+describe('memlens oom on a generated OOM (built CLI)', () => {
+  it('text and JSON', () => {
+    const { bytes, expected } = generateSnapshotBytes({ events: 2000, seed: 63, oomCause: 'outside' });
+    const facts = expected.oom_causes![0]!;
+    const dir = mkdtempSync(join(tmpdir(), 'memlens-oom-'));
+    const file = join(dir, 'outside.pickle');
+    writeFileSync(file, bytes);
+    const cli = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
+    const run = (...args: string[]) =>
+      spawnSync(
+        process.execPath,
+        [...NODE_FLAGS, cli, 'oom', '--capacity', String(facts.capacity_bytes), ...args, file],
+        {
+          encoding: 'utf8',
+          timeout: 60_000,
+        },
+      );
+    const text = run();
+    expect(text.status).toBe(0);
+    expect(text.stdout).toMatch(/: outside PyTorch/);
+    expect(text.stdout).toMatch(/free in the large pool, stream 0 list: .* \(the request's stream\)/);
+    const r = JSON.parse(run('--json').stdout).files[0].devices[0].ooms[0];
+    expect(r.outside_bytes).toBe(facts.outside_bytes);
+    expect(r.free_lists[0].largest_free_block).toBe(facts.largest_free_block);
+  });
+});

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { listName } from '../../engine/analyses/fragmentation.js';
 import { type OomReport, oomReports } from '../../engine/analyses/oom.js';
 import { formatBytes, formatCount } from '../../engine/format.js';
 import { pc } from '../colors.js';
@@ -50,8 +51,10 @@ function render(device: number, ooms: OomReport[]): string {
       `  ${where}: ${pc.bold(r.verdict)}${r.exact_free_blocks ? '' : ' (free blocks estimated from the trace)'}`,
     );
     for (const e of r.explanation) lines.push(`    ${e}`);
-    if (r.largest_free_block >= 0)
-      lines.push(`    largest cached free block in the ${r.pool} pool: ${formatBytes(r.largest_free_block)}`);
+    for (const g of r.free_lists)
+      lines.push(
+        `    free in the ${listName(g)} list: ${formatBytes(g.free_bytes)} in ${formatCount(g.free_blocks)} blocks, the largest ${formatBytes(g.largest_free_block)}${g.stream === r.stream ? " (the request's stream)" : ''}`,
+      );
     for (const s of r.settings) lines.push(`    would help: ${s}`);
   }
   return lines.join('\n');

@@ -1,7 +1,8 @@
 import { formatBytes } from '../format.js';
-import { BlockState } from '../model/segments.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
 import { Action } from '../model/trace-columns.js';
+import { listName } from './fragmentation.js';
+import { dumpFreeState, type FreeGroup, type FreeState, freeStateAfter } from './free-blocks.js';
 import { SMALL_REQUEST_LIMIT } from './trace-window.js';
 
 export type OomVerdict = 'fragmentation' | 'exhaustion' | 'outside PyTorch' | 'not out of device memory';
@@ -18,9 +19,12 @@ export interface OomReport {
   reserved_bytes: number;
   /** Requested bytes of live allocations (the trace's allocated curve). */
   allocated_bytes: number;
-  /** Cached, unused bytes in reserved segments of the request's pool, and the largest such block. */
+  /** Cached, unused bytes in reserved segments of the request's pool (every stream). */
   cached_free_bytes: number;
+  /** The largest free block the request could have used: same pool and stream, default pool. */
   largest_free_block: number;
+  /** The pool's free lists, one per stream (the allocator never hands a block to another stream). */
+  free_lists: FreeGroup[];
   /** True when free blocks come from the dump (exact); false when estimated from the trace. */
   exact_free_blocks: boolean;
   capacity_bytes: number | null;
@@ -68,10 +72,10 @@ function report(
   const pool = requested <= SMALL_REQUEST_LIMIT ? 'small' : 'large';
   const reserved = entry >= 0 ? d.totals.reserved[entry]! : d.totals.end.reserved;
   const allocated = entry >= 0 ? d.totals.allocated[entry]! : d.totals.end.allocated;
-  const exact = entry < 0 || noMemoryChangeAfter(d, entry);
-  const free = exact
-    ? dumpFreeBlocks(s, d, pool)
-    : { total: Math.max(0, reserved - (entry >= 0 ? d.totals.active[entry]! : 0)), largest: Number.NaN };
+  const rawStream = s.traceColumns.streams[stream] ?? 0;
+  const state = entry >= 0 ? freeStateAfter(s, d, entry) : dumpFreeState(s, d);
+  const lists = freeListsOf(state, pool);
+  const own = lists.find((g) => g.stream === rawStream);
   const outside =
     capacity === undefined || Number.isNaN(deviceFree) ? null : capacity - reserved - deviceFree;
   const r: OomReport = {
@@ -79,13 +83,14 @@ function report(
     time_us: entry >= 0 && !Number.isNaN(d.trace.timeUs[entry]!) ? d.trace.timeUs[entry]! : null,
     requested_bytes: requested,
     pool,
-    stream: s.traceColumns.streams[stream] ?? 0,
+    stream: rawStream,
     device_free_bytes: deviceFree,
     reserved_bytes: reserved,
     allocated_bytes: allocated,
-    cached_free_bytes: free.total,
-    largest_free_block: free.largest,
-    exact_free_blocks: exact,
+    cached_free_bytes: lists.reduce((n, g) => n + g.free_bytes, 0),
+    largest_free_block: own?.largest_free_block ?? 0,
+    free_lists: lists,
+    exact_free_blocks: state.exact,
     capacity_bytes: capacity ?? null,
     outside_bytes: outside,
     verdict: 'exhaustion',
@@ -96,27 +101,18 @@ function report(
   return r;
 }
 
-/** The dump shows the allocator at the OOM when nothing changed memory after it (a dump in the handler). */
-function noMemoryChangeAfter(d: DeviceModel, entry: number): boolean {
-  for (let i = entry + 1; i < d.trace.length; i++)
-    if (d.trace.action[i]! <= Action.segment_unmap) return false;
-  return true;
+/** The default pool's free lists for requests of this size class. */
+function freeListsOf(state: FreeState, pool: string): FreeGroup[] {
+  return state.groups.filter((g) => g.pool === pool && g.private_pool === null);
 }
 
-function dumpFreeBlocks(s: Snapshot, d: DeviceModel, pool: string): { total: number; largest: number } {
-  let total = 0;
-  let largest = 0;
-  const b = s.tables.blocks;
-  for (const id of d.segmentIds) {
-    const seg = s.tables.segments[id]!;
-    if (seg.pool !== pool) continue;
-    for (let k = seg.firstBlock; k < seg.firstBlock + seg.blockCount; k++) {
-      if (b.state[k] !== BlockState.inactive) continue;
-      total += b.size[k]!;
-      largest = Math.max(largest, b.size[k]!);
-    }
-  }
-  return { total, largest };
+/** A block on another stream that would have fitted: the allocator cannot use it across streams. */
+function otherStreams(r: OomReport): void {
+  const fit = r.free_lists.find((g) => g.stream !== r.stream && g.largest_free_block >= r.requested_bytes);
+  if (fit === undefined) return;
+  r.explanation.push(
+    `a free block of ${formatBytes(fit.largest_free_block)} sat in the ${listName(fit)} list, but the allocator only reuses a block for requests on its own stream.`,
+  );
 }
 
 function judge(r: OomReport): void {
@@ -126,7 +122,6 @@ function judge(r: OomReport): void {
   e.push(
     `requested ${fb(S)} (${r.pool} pool); CUDA reported ${fb(r.device_free_bytes)} free; PyTorch had reserved ${fb(r.reserved_bytes)}, of which ${fb(r.allocated_bytes)} allocated.`,
   );
-  const largestKnown = !Number.isNaN(r.largest_free_block);
   if (r.device_free_bytes >= S) {
     r.verdict = 'not out of device memory';
     e.push(
@@ -134,14 +129,12 @@ function judge(r: OomReport): void {
     );
     return;
   }
-  if (r.cached_free_bytes + r.device_free_bytes >= S && (!largestKnown || r.largest_free_block < S)) {
+  if (r.cached_free_bytes + r.device_free_bytes >= S && r.largest_free_block < S) {
     r.verdict = 'fragmentation';
-    const largest = largestKnown
-      ? `the largest free block was ${fb(r.largest_free_block)}`
-      : 'no cached block was large enough';
     e.push(
-      `${fb(r.cached_free_bytes)} sat cached but unused in reserved segments, and ${fb(r.cached_free_bytes)} + ${fb(r.device_free_bytes)} free ≥ ${fb(S)}, but ${largest} < ${fb(S)}: reserved memory was fragmented.`,
+      `${fb(r.cached_free_bytes)} sat cached but unused in reserved segments of the ${r.pool} pool, and ${fb(r.cached_free_bytes)} + ${fb(r.device_free_bytes)} free ≥ ${fb(S)}, but the largest free block on the request's stream was ${fb(r.largest_free_block)} < ${fb(S)}: reserved memory was fragmented.`,
     );
+    otherStreams(r);
     r.settings.push(
       'expandable_segments:True — segments grow in place instead of needing one contiguous free block.',
     );
