@@ -9,6 +9,7 @@ import {
 } from '../../engine/analyses/fragmentation.js';
 import { formatBytes, formatCount } from '../../engine/format.js';
 import { pc } from '../colors.js';
+import { indent } from '../indent.js';
 import { type FileOptions, parseCount, parseDevice, runFiles } from '../run-files.js';
 
 interface FragCliOptions extends FileOptions {
@@ -145,11 +146,4 @@ function renderSegmentAllocs(f: DeviceFragmentation, top: number): string[] {
     ),
   );
   return lines;
-}
-
-function indent(text: string): string {
-  return text
-    .split('\n')
-    .map((l) => `    ${l}`)
-    .join('\n');
 }
