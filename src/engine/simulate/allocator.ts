@@ -48,6 +48,11 @@ export class SimAllocator {
   readonly expandableOf = new Map<number, number[]>();
   readonly pending = new Set<number>();
   readonly gcEnabled: boolean;
+  /** No power-of-two divisions configured: round_size is plain 512-byte rounding. */
+  private readonly plainRounding: boolean;
+  /** Where takeFreeBlock found its block, so the split remainder can take its place in one shift. */
+  private takenFrom: FreeIndex | null = null;
+  private takenAt = -1;
   /** Trace entry being replayed (stamped on every event). */
   entry = -1;
   /** Allocation id (model/allocations.ts) the next malloc serves. */
@@ -63,6 +68,7 @@ export class SimAllocator {
     this.free = Array.from({ length: pools }, () => []);
     this.freeCalls = new Array<number>(pools).fill(0);
     this.gcEnabled = fractionActive(o.settings) && o.settings.gcThreshold > 0;
+    this.plainRounding = o.settings.divisions.every((v) => v === 0);
   }
 
   /** Bytes the allocator may hold: the device capacity, or the memory fraction of it. */
@@ -75,10 +81,15 @@ export class SimAllocator {
     const byStream = this.free[pool]!;
     let index = byStream[stream];
     if (index === undefined) {
-      index = new FreeIndex();
+      index = new FreeIndex(this.blocks);
       byStream[stream] = index;
     }
     return index;
+  }
+
+  /** Whether alloc/free events are logged (a sweep needs only segment events and ooms). */
+  get logsRequests(): boolean {
+    return !this.log.segmentsOnly;
   }
 
   emit(action: Action, addr: number, size: number, stream: number): void {
@@ -88,11 +99,15 @@ export class SimAllocator {
   /** `malloc`: a block for `requested` bytes, or NONE after an `oom`. */
   malloc(requested: number, stream: number, privatePool: number): number {
     const s = this.settings;
-    const size = roundSize(requested, s);
+    const size =
+      this.plainRounding && requested >= MIN_BLOCK
+        ? MIN_BLOCK * Math.ceil(requested / MIN_BLOCK)
+        : roundSize(requested, s);
     const pool = privatePool * 2 + (isSmallSize(size) ? 1 : 0);
     const expandable = s.expandable && (privatePool === 0 || s.version.expandablePrivatePools);
     let b = this.takeFreeBlock(pool, stream, size, expandable);
     if (b === NONE) {
+      this.takenFrom = null;
       if (this.gcEnabled) collectGarbage(this);
       const segmentSize = allocationSize(size, s);
       b = this.allocBlock(pool, stream, size, segmentSize, expandable, false);
@@ -122,19 +137,36 @@ export class SimAllocator {
     bl.state[b] = PENDING;
     this.stats.onFreeRequested(bl.size[b]!, bl.requested[b]!);
     if (pending) this.pending.add(b);
-    this.emit(Action.free_requested, bl.addr[b]!, bl.requested[b]!, bl.stream[b]!);
+    // Passing doubles to a call that is not inlined boxes them: skip the call when unlogged.
+    if (this.logsRequests) this.emit(Action.free_requested, bl.addr[b]!, bl.requested[b]!, bl.stream[b]!);
   }
 
   /** `free_block`: the block is reusable; merge with free neighbours of the same segment. */
   completeFree(b: number): void {
     const bl = this.blocks;
     if (this.pending.size > 0) this.pending.delete(b);
-    this.emit(Action.free_completed, bl.addr[b]!, bl.requested[b]!, bl.stream[b]!);
+    if (this.logsRequests) this.emit(Action.free_completed, bl.addr[b]!, bl.requested[b]!, bl.stream[b]!);
     this.stats.onFreeCompleted(bl.size[b]!);
     bl.state[b] = FREE;
     bl.owner[b] = -1;
-    this.mergeNeighbours(b, FREE);
-    this.insertFree(b);
+    const prev = bl.prev[b]!;
+    const next = bl.next[b]!;
+    const freePrev = prev !== NONE && bl.state[prev] === FREE;
+    const freeNext = next !== NONE && bl.state[next] === FREE;
+    if (!freePrev && !freeNext) {
+      this.insertFree(b);
+      return;
+    }
+    // The merged block takes the free set slot of one neighbour: one shift instead of two or three.
+    if (freePrev && freeNext) this.mergeWith(b, next, FREE);
+    const n = freePrev ? prev : next;
+    const index = this.freeIndex(bl.pool[b]!, bl.stream[b]!);
+    const at = index.find(n);
+    const seg = bl.segment[n]!;
+    if (this.segments.head[seg] === n) this.segments.head[seg] = b;
+    bl.absorb(b, n);
+    bl.gcBase[b] = this.freeCalls[bl.pool[b]!]!;
+    index.replaceAt(at, b);
   }
 
   /** torch.cuda.empty_cache(). */
@@ -146,12 +178,12 @@ export class SimAllocator {
     const bl = this.blocks;
     const pool = bl.pool[b]!;
     bl.gcBase[b] = this.freeCalls[pool]!;
-    this.freeIndex(pool, bl.stream[b]!).insert(b, bl.size[b]!, bl.addr[b]!);
+    this.freeIndex(pool, bl.stream[b]!).insert(b);
   }
 
   removeFree(b: number): void {
     const bl = this.blocks;
-    this.freeIndex(bl.pool[b]!, bl.stream[b]!).remove(b, bl.size[b]!, bl.addr[b]!);
+    this.freeIndex(bl.pool[b]!, bl.stream[b]!).remove(b);
   }
 
   /** Merges `b` with neighbours in `state` (FREE ones leave the free set, UNMAPPED ones do not sit in it). */
@@ -185,9 +217,9 @@ export class SimAllocator {
     const s = this.settings;
     if (size < s.maxSplitSize && found >= s.maxSplitSize) return NONE;
     if (size >= s.maxSplitSize && found >= size + s.nonSplitTolerance) return NONE;
-    const b = index.id(i);
-    index.removeAt(i);
-    return b;
+    this.takenFrom = index;
+    this.takenAt = i;
+    return index.id(i);
   }
 
   /** Passes over free blocks that sit before an unmapped tail while a later one is smaller with it. */
@@ -245,14 +277,22 @@ export class SimAllocator {
       small || this.settings.expandable
         ? remaining >= MIN_BLOCK
         : size < this.settings.maxSplitSize && remaining > SMALL_SIZE;
+    const from = this.takenFrom;
+    this.takenFrom = null;
     if (split) {
       const rest = bl.splitOff(b, size);
-      this.insertFree(rest);
+      if (from === null) this.insertFree(rest);
+      else {
+        bl.gcBase[rest] = this.freeCalls[bl.pool[rest]!]!;
+        from.replaceAt(this.takenAt, rest);
+      }
+    } else if (from !== null) {
+      from.removeAt(this.takenAt);
     }
     bl.state[b] = ALLOCATED;
     bl.requested[b] = requested;
     bl.owner[b] = this.owner;
     this.stats.onAlloc(bl.size[b]!, requested, this.entry);
-    this.emit(Action.alloc, bl.addr[b]!, requested, bl.stream[b]!);
+    if (this.logsRequests) this.emit(Action.alloc, bl.addr[b]!, requested, bl.stream[b]!);
   }
 }

@@ -31,10 +31,16 @@ export class BlockStore {
   private used = 0;
 
   newBlock(addr: number, size: number, segment: number, pool: number, stream: number, state: number): number {
-    const id = this.free.length > 0 ? this.free.pop()! : this.used++;
-    if (id >= this.addr.length) this.grow();
+    const id = this.newId(segment, pool, stream, state);
     this.addr[id] = addr;
     this.size[id] = size;
+    return id;
+  }
+
+  /** A block with address and size still to set (the hot split path writes them directly). */
+  private newId(segment: number, pool: number, stream: number, state: number): number {
+    const id = this.free.length > 0 ? this.free.pop()! : this.used++;
+    if (id >= this.addr.length) this.grow();
     this.requested[id] = 0;
     this.prev[id] = NONE;
     this.next[id] = NONE;
@@ -57,14 +63,9 @@ export class BlockStore {
 
   /** Cuts `b` at `offset`: `b` keeps the low part, the returned block (same state) the high part. */
   splitOff(b: number, offset: number): number {
-    const rest = this.newBlock(
-      this.addr[b]! + offset,
-      this.size[b]! - offset,
-      this.segment[b]!,
-      this.pool[b]!,
-      this.stream[b]!,
-      this.state[b]!,
-    );
+    const rest = this.newId(this.segment[b]!, this.pool[b]!, this.stream[b]!, this.state[b]!);
+    this.addr[rest] = this.addr[b]! + offset;
+    this.size[rest] = this.size[b]! - offset;
     const next = this.next[b]!;
     this.prev[rest] = b;
     this.next[rest] = next;
@@ -138,9 +139,10 @@ export class SegmentStore {
   }
 }
 
-type Column = Float64Array | Int32Array | Uint8Array | Uint16Array;
+export type Column = Float64Array | Int32Array | Uint8Array | Uint16Array;
 
-function grown<T extends Column>(a: T, cap: number): T {
+/** A copy of `a` with room for `cap` elements. */
+export function grown<T extends Column>(a: T, cap: number): T {
   const b = new (a.constructor as new (n: number) => T)(cap);
   b.set(a);
   return b;

@@ -5,6 +5,7 @@
  * (what fidelity checks and reports need) so a sweep over millions of requests stays small.
  */
 import { Action } from '../model/trace-columns.js';
+import { type Column, grown } from './block-store.js';
 
 export class EventLog {
   length = 0;
@@ -34,11 +35,7 @@ export class EventLog {
 
   private grow(): void {
     const cap = this.action.length * 2;
-    const g = <T extends Uint8Array | Float64Array | Uint16Array | Int32Array>(a: T): T => {
-      const b = new (a.constructor as new (n: number) => T)(cap);
-      b.set(a);
-      return b;
-    };
+    const g = <T extends Column>(a: T): T => grown(a, cap);
     this.action = g(this.action);
     this.addr = g(this.addr);
     this.size = g(this.size);

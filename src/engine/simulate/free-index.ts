@@ -1,86 +1,100 @@
 /**
  * Free blocks of one pool and stream ordered by (size, address), as PyTorch's
  * `BlockComparatorSize` orders them within a stream: best fit is a lower bound on size, ties go
- * to the lowest address. Parallel typed arrays keep the binary search in cache; inserts shift
- * with copyWithin, cheap for the few thousand free blocks a pool holds.
+ * to the lowest address. Entries are (size, address, id) triples in one Float64Array, so the
+ * binary search stays in cache and a shift is one copyWithin; `replaceAt` moves an entry to its
+ * new key in a single shift (a split remainder, a merged block), which is most of the traffic.
  */
+import type { BlockStore } from './block-store.js';
+
 export class FreeIndex {
   count = 0;
-  private sizes = new Float64Array(16);
-  private addrs = new Float64Array(16);
-  private ids = new Int32Array(16);
+  private data = new Float64Array(48);
+
+  // Methods take block ids and read keys from the store: addresses are not small integers, and
+  // passing them to a call V8 does not inline would box each one.
+  constructor(private readonly blocks: BlockStore) {}
 
   id(i: number): number {
-    return this.ids[i]!;
+    return this.data[3 * i + 2]!;
   }
 
   size(i: number): number {
-    return this.sizes[i]!;
+    return this.data[3 * i]!;
   }
 
   /** First position with (size, addr) ≥ the key. */
   lowerBound(size: number, addr: number): number {
-    const sizes = this.sizes;
+    const d = this.data;
     let lo = 0;
     let hi = this.count;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      const s = sizes[mid]!;
-      if (s < size || (s === size && this.addrs[mid]! < addr)) lo = mid + 1;
+      const s = d[3 * mid]!;
+      if (s < size || (s === size && d[3 * mid + 1]! < addr)) lo = mid + 1;
       else hi = mid;
     }
     return lo;
   }
 
-  insert(id: number, size: number, addr: number): void {
-    if (this.count === this.ids.length) this.grow();
-    const at = this.lowerBound(size, addr);
-    const n = this.count;
-    if (at < n) {
-      this.sizes.copyWithin(at + 1, at, n);
-      this.addrs.copyWithin(at + 1, at, n);
-      this.ids.copyWithin(at + 1, at, n);
-    }
-    this.sizes[at] = size;
-    this.addrs[at] = addr;
-    this.ids[at] = id;
-    this.count = n + 1;
+  insert(id: number): void {
+    if (3 * this.count === this.data.length) this.grow();
+    const at = this.lowerBound(this.blocks.size[id]!, this.blocks.addr[id]!);
+    const d = this.data;
+    if (at < this.count) d.copyWithin(3 * at + 3, 3 * at, 3 * this.count);
+    this.put(at, id);
+    this.count++;
   }
 
-  /** Removes the block with this key; it must be present. */
-  remove(id: number, size: number, addr: number): void {
-    const at = this.lowerBound(size, addr);
-    if (this.ids[at] !== id || at >= this.count) {
-      throw new Error(`simulator free index corrupt at block ${id} (0x${addr.toString(16)})`);
+  /** Position of the block with this key; it must be present. */
+  find(id: number): number {
+    const at = this.lowerBound(this.blocks.size[id]!, this.blocks.addr[id]!);
+    if (at >= this.count || this.data[3 * at + 2] !== id) {
+      throw new Error(`simulator free index corrupt at block ${id}`);
     }
-    this.removeAt(at);
+    return at;
+  }
+
+  remove(id: number): void {
+    this.removeAt(this.find(id));
   }
 
   removeAt(at: number): void {
     const n = this.count - 1;
-    if (at < n) {
-      this.sizes.copyWithin(at, at + 1, n + 1);
-      this.addrs.copyWithin(at, at + 1, n + 1);
-      this.ids.copyWithin(at, at + 1, n + 1);
-    }
+    if (at < n) this.data.copyWithin(3 * at, 3 * at + 3, 3 * n + 3);
     this.count = n;
   }
 
+  /** Replaces the entry at `q` by another key: one shift between the old and the new position. */
+  replaceAt(q: number, id: number): void {
+    const p = this.lowerBound(this.blocks.size[id]!, this.blocks.addr[id]!);
+    const d = this.data;
+    if (p > q) {
+      d.copyWithin(3 * q, 3 * q + 3, 3 * p);
+      this.put(p - 1, id);
+    } else {
+      if (p < q) d.copyWithin(3 * p + 3, 3 * p, 3 * q);
+      this.put(p, id);
+    }
+  }
+
   /** Block ids in order (a copy: callers release blocks while walking it). */
-  snapshot(): Int32Array {
-    return this.ids.slice(0, this.count);
+  snapshot(): number[] {
+    const out: number[] = [];
+    for (let i = 0; i < this.count; i++) out.push(this.data[3 * i + 2]!);
+    return out;
+  }
+
+  private put(at: number, id: number): void {
+    const d = this.data;
+    d[3 * at] = this.blocks.size[id]!;
+    d[3 * at + 1] = this.blocks.addr[id]!;
+    d[3 * at + 2] = id;
   }
 
   private grow(): void {
-    const cap = this.ids.length * 2;
-    const sizes = new Float64Array(cap);
-    const addrs = new Float64Array(cap);
-    const ids = new Int32Array(cap);
-    sizes.set(this.sizes);
-    addrs.set(this.addrs);
-    ids.set(this.ids);
-    this.sizes = sizes;
-    this.addrs = addrs;
-    this.ids = ids;
+    const d = new Float64Array(this.data.length * 2);
+    d.set(this.data);
+    this.data = d;
   }
 }

@@ -10,7 +10,7 @@ import { type AddressSource, SimAllocator } from './allocator.js';
 import { ALLOCATED, NONE, PENDING } from './block-store.js';
 import { SimContext } from './context.js';
 import { EventLog } from './event-log.js';
-import { EMPTY_CACHE, MALLOC_RELEASE, releaseRuns } from './releases.js';
+import { EMPTY_CACHE, MALLOC_RELEASE, NO_RELEASE, releaseRuns } from './releases.js';
 import type { SimSettings } from './settings.js';
 import { loadStartState } from './start-state.js';
 
@@ -96,6 +96,12 @@ function run(
         if (b === NONE || bl.state[b] !== ALLOCATED || bl.owner[b] !== id) break;
         const next = i + 1 < n && t.action[i + 1] === Action.free_completed && ofEntry[i + 1] === id;
         a.requestFree(b, !next);
+        // The usual free: completion right after the request, with nothing to replay between.
+        if (next && releases[i + 1] === NO_RELEASE) {
+          a.entry = ++i;
+          blockOf[id] = NONE;
+          a.completeFree(b);
+        }
         break;
       }
       case Action.free_completed: {
