@@ -119,8 +119,11 @@ function explain(f: FreeState, largest: number): string[] {
   );
   if (f.free_blocks === 0) return e;
   const best = f.groups[0]!;
+  const grow = f.segments.some((g) => g.expandable)
+    ? 'maps more pages onto its expandable segment, which fails only once the GPU has no free memory left'
+    : 'needs a new segment (cudaMalloc), which fails once the GPU is full; expandable_segments:True would let segments grow in place instead';
   e.push(
-    `The largest free block is ${fb(largest)} (${listName(best)}): a request above ${fb(best.largest_free_block)} on that stream and pool cannot reuse cached memory and needs a new segment (cudaMalloc), which fails once the GPU is full; expandable_segments:True would let segments grow in place instead.`,
+    `The largest free block is ${fb(largest)} (${listName(best)}): a request above ${fb(best.largest_free_block)} on that stream and pool cannot reuse cached memory and ${grow}.`,
   );
   if (f.inactive_split_bytes > 0) {
     e.push(
@@ -173,11 +176,14 @@ function curve(d: DeviceModel, samples: number): CurvePoint[] {
   return out;
 }
 
+/** Skips the moment between a segment_alloc/map and the alloc it was made for (always unallocated). */
 function mostCached(d: DeviceModel): CurvePoint | null {
   const t = d.totals;
   let best = -1;
   let max = Number.NEGATIVE_INFINITY;
   for (let i = 0; i < d.trace.length; i++) {
+    const a = d.trace.action[i]!;
+    if (a === Action.segment_alloc || a === Action.segment_map) continue;
     const v = t.reserved[i]! - t.allocated[i]!;
     if (v > max) {
       max = v;
