@@ -134,6 +134,24 @@ describe.skipIf(!ready && process.env.CI === undefined)('web app in headless Chr
     await page.screenshot({ path: join(ARTIFACTS, 'timeline-zoomed.png') });
   });
 
+  it('a drag across the minimap sets the window to the dragged span', async () => {
+    const mini = page.getByLabel(/^minimap/);
+    const box = (await mini.boundingBox())!;
+    const plotLeft = box.x + 64; // the timeline's left margin (draw.ts MARGIN.left)
+    const plotWidth = box.width - 64 - 8;
+    await page.mouse.move(plotLeft + plotWidth * 0.2, box.y + 20);
+    await page.mouse.down();
+    await page.mouse.move(plotLeft + plotWidth * 0.3, box.y + 20, { steps: 4 });
+    await page.mouse.move(plotLeft + plotWidth * 0.4, box.y + 20, { steps: 4 });
+    await page.mouse.up();
+    const entries = loadSnapshotBytes(new Uint8Array(readFileSync(join(CORPUS, CORPUS_FILE)))).devices[0]!
+      .trace.length;
+    await expect.poll(() => Number(hash().get('x0')) / entries).toBeCloseTo(0.2, 1);
+    expect(Number(hash().get('x1')) / entries).toBeCloseTo(0.4, 1);
+    await timelineReady();
+    await page.screenshot({ path: join(ARTIFACTS, 'timeline-minimap.png') });
+  });
+
   it('a generated snapshot chosen from the file list shows its planted figures, on the time axis too', async () => {
     await page.getByLabel('file', { exact: true }).selectOption({ label: join(dir, 'generated.pickle') });
     await timelineReady();

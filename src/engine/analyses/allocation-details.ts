@@ -1,6 +1,7 @@
 import { FREED_BEFORE_WINDOW } from '../model/allocations.js';
 import { BlockState } from '../model/segments.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
+import { userFrames } from './user-frames.js';
 
 /** Everything the file says about one allocation: what a click on it pins. */
 export interface AllocationDetails {
@@ -21,7 +22,8 @@ export interface AllocationDetails {
   lifetime_entries: number | null;
   lifetime_us: number | null;
   state_at_dump: 'active_allocated' | 'active_pending_free' | 'freed';
-  frames: { filename: string; line: number; name: string }[];
+  /** The whole stack, innermost first; `user` marks the frames peak groups by (user-frames.ts). */
+  frames: { filename: string; line: number; name: string; user: boolean }[];
 }
 
 export function allocationDetails(s: Snapshot, d: DeviceModel, id: number): AllocationDetails {
@@ -34,6 +36,8 @@ export function allocationDetails(s: Snapshot, d: DeviceModel, id: number): Allo
   const b = a.block[id]!;
   const time = (k: number): number | null =>
     k >= 0 && k < n && !Number.isNaN(t.timeUs[k]!) ? t.timeUs[k]! : null;
+  const frames = s.stacks.frames(a.stack[id]!);
+  const user = new Set(userFrames(frames));
   const freeTime = time(end);
   const allocTime = time(start);
   return {
@@ -50,7 +54,7 @@ export function allocationDetails(s: Snapshot, d: DeviceModel, id: number): Allo
     lifetime_entries: start >= 0 ? Math.min(end, n) - start : null,
     lifetime_us: allocTime !== null && freeTime !== null ? freeTime - allocTime : null,
     state_at_dump: end < n ? 'freed' : stateAtDump(s, b),
-    frames: s.stacks.frames(a.stack[id]!).map((f) => ({ filename: f.filename, line: f.line, name: f.name })),
+    frames: frames.map((f) => ({ filename: f.filename, line: f.line, name: f.name, user: user.has(f) })),
   };
 }
 

@@ -173,21 +173,26 @@ function drawMarkers(
   g.font = '10px system-ui, sans-serif';
   g.strokeStyle = 'rgba(0,0,0,0.35)';
   g.setLineDash([3, 3]);
-  let lastLabel = Number.NEGATIVE_INFINITY;
-  for (const m of markers) {
-    if (m.stage !== 'START' && m.stage !== '') continue;
+  const starts = markers.filter((m) => m.stage === 'START' || m.stage === '');
+  const labelled: number[] = [];
+  // Step markers get their labels first; other annotations only where there is room left.
+  for (const m of [...starts.filter(isStep), ...starts.filter((m) => !isStep(m))]) {
     const x = Math.round(toPx(m.x)) + 0.5;
     if (x < plot.left || x > plot.left + plot.width) continue;
     g.beginPath();
     g.moveTo(x, plot.top);
     g.lineTo(x, plot.top + plot.height);
     g.stroke();
-    if (x - lastLabel > 70) {
+    if (labelled.every((l) => Math.abs(x - l) > 90)) {
       g.fillText(m.name, x + 2, plot.top + 10);
-      lastLabel = x;
+      labelled.push(x);
     }
   }
   g.setLineDash([]);
+}
+
+function isStep(m: StepMarker): boolean {
+  return m.name.startsWith('ProfilerStep');
 }
 
 function drawAxes(g: CanvasRenderingContext2D, plot: Plot, f: Frame, toPx: (x: number) => number): void {
@@ -206,7 +211,10 @@ function drawAxes(g: CanvasRenderingContext2D, plot: Plot, f: Frame, toPx: (x: n
   const [x0, x1] = f.window;
   for (const v of niceTicks(x0, x1, Math.max(2, Math.floor(plot.width / 110)))) {
     const label = f.axis === 'entry' ? String(v) : formatDuration(Math.round(v - f.origin));
-    g.fillText(label, toPx(v), plot.top + plot.height + 15);
+    const x = toPx(v);
+    // A label cut by the canvas edge reads as a different number.
+    if (x + g.measureText(label).width / 2 > plot.left + plot.width + MARGIN.right) continue;
+    g.fillText(label, x, plot.top + plot.height + 15);
   }
   g.textAlign = 'left';
 }

@@ -2,16 +2,11 @@ import { useEffect, useRef, useState } from 'react';
 import type { StepMarker, TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
 import type { TimelineLod } from '../../../src/engine/analyses/timeline-lod.js';
 import { exactBytes, formatBytes } from '../format.js';
-import type { EngineClient } from '../worker/client.js';
-import type { DeviceInfo } from '../worker/protocol.js';
+import { sizedContext, useParentWidth } from './canvas.js';
 import { drawFrame, MARGIN, type Plot, paintLayer, type Selection, Y_HEADROOM } from './draw.js';
+import type { WindowProps } from './minimap.js';
 
-interface Props {
-  client: EngineClient;
-  device: DeviceInfo;
-  axis: TimelineAxis;
-  window: [number, number];
-  onWindow: (w: [number, number]) => void;
+interface Props extends WindowProps {
   /** x of the selected entry on the axis, and the pinned allocation. */
   cursor: number | null;
   selection: Selection | null;
@@ -34,7 +29,7 @@ interface Layer {
  */
 export function Timeline(p: Props) {
   const canvasRef = useRef<HTMLCanvasElement>(null);
-  const [width, setWidth] = useState(800);
+  const width = useParentWidth(canvasRef);
   const [layer, setLayer] = useState<Layer | null>(null);
   const [markers, setMarkers] = useState<StepMarker[]>([]);
   const [hover, setHover] = useState<string>('');
@@ -45,13 +40,6 @@ export function Timeline(p: Props) {
     height: HEIGHT - MARGIN.top - MARGIN.bottom,
   };
   const windowKey = `${p.window[0]}:${p.window[1]}`;
-
-  useEffect(() => {
-    const el = canvasRef.current!.parentElement!;
-    const ro = new ResizeObserver(() => setWidth(el.clientWidth));
-    ro.observe(el);
-    return () => ro.disconnect();
-  }, []);
 
   useEffect(() => {
     p.client.query('markers', { device: p.device.device, axis: p.axis }).then(setMarkers);
@@ -78,12 +66,7 @@ export function Timeline(p: Props) {
   );
 
   useEffect(() => {
-    const c = canvasRef.current!;
-    const dpr = devicePixelRatio;
-    c.width = Math.round(width * dpr);
-    c.height = Math.round(HEIGHT * dpr);
-    const g = c.getContext('2d')!;
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    const g = sizedContext(canvasRef.current!, width, HEIGHT);
     drawFrame(g, plot, {
       window: p.window,
       axis: p.axis,

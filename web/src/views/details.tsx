@@ -61,14 +61,14 @@ export function Details({
           <Row k="state at dump" v={d.state_at_dump} />
         </tbody>
       </table>
-      <h4>Stack (innermost first)</h4>
+      <h4>Stack (innermost first; your code in bold)</h4>
       {d.frames.length === 0 ? (
         <p className="hint">no frames recorded for this allocation</p>
       ) : (
         <ol className="stack">
           {d.frames.map((f, i) => (
             // biome-ignore lint/suspicious/noArrayIndexKey: a stack can repeat a frame; position is its identity
-            <li key={i}>
+            <li key={i} className={f.user ? 'user' : undefined}>
               <span className="fn">{f.name}</span>{' '}
               <span className="loc">
                 {f.filename}:{f.line}

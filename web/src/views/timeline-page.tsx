@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import type { AllocationDetails } from '../../../src/engine/analyses/allocation-details.js';
 import type { Selection } from '../timeline/draw.js';
+import { Minimap } from '../timeline/minimap.js';
 import { clampWindow, Timeline } from '../timeline/timeline.js';
 import type { ViewState } from '../url-state.js';
 import type { EngineClient } from '../worker/client.js';
@@ -77,6 +78,13 @@ export function TimelinePage({ client, device, view, update }: Props) {
         cursor={cursor}
         selection={selectionOf(details, axis)}
         onPick={(k, alloc) => update({ entry: k, alloc: alloc >= 0 ? alloc : null })}
+      />
+      <Minimap
+        client={client}
+        device={device}
+        axis={axis}
+        window={window}
+        onWindow={(w) => update({ window: clampWindow(w, extent, axis) })}
       />
       <div className="below">
         <PoolView

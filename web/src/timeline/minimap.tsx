@@ -1,0 +1,96 @@
+import { useEffect, useRef, useState } from 'react';
+import type { TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
+import type { EngineClient } from '../worker/client.js';
+import type { DeviceInfo } from '../worker/protocol.js';
+import { sizedContext, useParentWidth } from './canvas.js';
+import { MARGIN, type Plot, paintLayer } from './draw.js';
+
+/** What the timeline and its minimap share: the data, the axis and the window they show. */
+export interface WindowProps {
+  client: EngineClient;
+  device: DeviceInfo;
+  axis: TimelineAxis;
+  window: [number, number];
+  onWindow: (w: [number, number]) => void;
+}
+
+const HEIGHT = 44;
+
+/**
+ * The whole trace in miniature with the timeline's window as a brush: drag across it to choose a
+ * window, click to centre the current one there.
+ */
+export function Minimap(p: WindowProps) {
+  const ref = useRef<HTMLCanvasElement>(null);
+  const width = useParentWidth(ref);
+  const [layer, setLayer] = useState<HTMLCanvasElement | null>(null);
+  const plot: Plot = {
+    left: MARGIN.left,
+    top: 0,
+    width: Math.max(10, width - MARGIN.left - MARGIN.right),
+    height: HEIGHT,
+  };
+  const extent = p.device.extent[p.axis];
+
+  // biome-ignore lint/correctness/useExhaustiveDependencies: the whole trace depends on device, axis and width only
+  useEffect(() => {
+    let live = true;
+    const [x0, x1] = extent;
+    p.client
+      .query('timeline', {
+        device: p.device.device,
+        request: { axis: p.axis, x0, x1, columns: plot.width, rows: HEIGHT },
+      })
+      .then((lod) => {
+        if (live) setLayer(paintLayer(lod, { ...plot, left: 0 }, devicePixelRatio));
+      });
+    return () => {
+      live = false;
+    };
+  }, [p.client, p.device.device, p.axis, plot.width]);
+
+  useEffect(() => {
+    const g = sizedContext(ref.current!, width, HEIGHT);
+    g.clearRect(0, 0, width, HEIGHT);
+    if (layer) g.drawImage(layer, plot.left, 0, plot.width, HEIGHT);
+    const a = toPx(p.window[0]);
+    const b = toPx(p.window[1]);
+    g.fillStyle = 'rgba(250,250,250,0.7)';
+    g.fillRect(plot.left, 0, a - plot.left, HEIGHT);
+    g.fillRect(b, 0, plot.left + plot.width - b, HEIGHT);
+    g.strokeStyle = '#1565c0';
+    g.lineWidth = 1.5;
+    g.strokeRect(a, 0.75, Math.max(2, b - a), HEIGHT - 1.5);
+  });
+
+  const toPx = (x: number): number => plot.left + ((x - extent[0]) / (extent[1] - extent[0])) * plot.width;
+  const toX = (px: number): number =>
+    extent[0] + (Math.max(0, Math.min(plot.width, px - plot.left)) / plot.width) * (extent[1] - extent[0]);
+  const drag = useRef<number | null>(null);
+  const pxOf = (e: React.MouseEvent) => e.clientX - ref.current!.getBoundingClientRect().left;
+  return (
+    <canvas
+      ref={ref}
+      className="minimap"
+      style={{ width: '100%', height: HEIGHT }}
+      aria-label="minimap: drag to choose the timeline window"
+      onMouseDown={(e) => {
+        drag.current = pxOf(e);
+      }}
+      onMouseMove={(e) => {
+        if (drag.current === null || e.buttons !== 1) return;
+        const a = toX(Math.min(drag.current, pxOf(e)));
+        const b = toX(Math.max(drag.current, pxOf(e)));
+        if (Math.abs(pxOf(e) - drag.current) > 3) p.onWindow([a, b]);
+      }}
+      onMouseUp={(e) => {
+        const start = drag.current;
+        drag.current = null;
+        if (start === null || Math.abs(pxOf(e) - start) > 3) return;
+        const half = (p.window[1] - p.window[0]) / 2;
+        const at = toX(pxOf(e));
+        p.onWindow([at - half, at + half]);
+      }}
+    />
+  );
+}
