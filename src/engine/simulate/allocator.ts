@@ -209,7 +209,7 @@ export class SimAllocator {
     let i = index.lowerBound(size, 0);
     if (i >= index.count) return NONE;
     const bl = this.blocks;
-    if (this.segments.expandable[bl.segment[index.id(i)]!]) {
+    if (this.segments.anyExpandable && this.segments.expandable[bl.segment[index.id(i)]!]) {
       i = expandable ? this.preferNonTail(index, i) : this.skipExpandable(index, i);
       if (i >= index.count) return NONE;
     }

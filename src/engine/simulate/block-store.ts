@@ -119,6 +119,8 @@ export class SegmentStore {
   /** Trace entry whose request created the segment. */
   entry: number[] = [];
   live = 0;
+  /** Set once an expandable segment exists: until then best fit skips the expandable checks. */
+  anyExpandable = false;
 
   add(addr: number, size: number, pool: number, stream: number, expandable: boolean, entry: number): number {
     const id = this.addr.length;
@@ -127,6 +129,7 @@ export class SegmentStore {
     this.pool.push(pool);
     this.stream.push(stream);
     this.expandable.push(expandable);
+    if (expandable) this.anyExpandable = true;
     this.head.push(NONE);
     this.entry.push(entry);
     this.live++;
