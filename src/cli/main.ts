@@ -5,6 +5,8 @@
 import { Command } from 'commander';
 import { categoriesCommand } from './commands/categories.js';
 import { fragCommand } from './commands/frag.js';
+import { gcCommand } from './commands/gc.js';
+import { leaksCommand } from './commands/leaks.js';
 import { oomCommand } from './commands/oom.js';
 import { peakCommand } from './commands/peak.js';
 import { simulateCommand } from './commands/simulate.js';
@@ -31,6 +33,8 @@ fragCommand(program);
 sliceCommand(program);
 categoriesCommand(program);
 simulateCommand(program);
+leaksCommand(program);
+gcCommand(program);
 
 program
   .parseAsync(process.argv)

@@ -5,8 +5,8 @@ import { liveMemoryProfile } from '../../engine/analyses/speedscope.js';
 import { SnapshotError } from '../../engine/errors.js';
 import { formatBytes, formatCount, formatDuration } from '../../engine/format.js';
 import type { DeviceModel, Snapshot } from '../../engine/model/snapshot.js';
-import type { Frame } from '../../engine/model/stack-table.js';
 import { pc } from '../colors.js';
+import { framesCell } from '../frames-text.js';
 import { type FileOptions, parseCount, parseDevice, runFiles } from '../run-files.js';
 import { writeFileAtomically } from '../write-file.js';
 
@@ -126,18 +126,7 @@ function table(p: DevicePeak): string {
   });
   for (const g of p.groups) {
     const share = total > 0 ? `${((100 * g.bytes) / total).toFixed(1)}%` : '—';
-    t.push([formatBytes(g.bytes), share, formatCount(g.count), where(g.frames)]);
+    t.push([formatBytes(g.bytes), share, formatCount(g.count), framesCell(g.frames)]);
   }
   return t.toString();
-}
-
-function where(frames: Frame[]): string {
-  if (frames.length === 0) return pc.dim('(no stack recorded)');
-  const shown = frames.slice(0, 4).map((f) => `${f.name} (${shortFile(f.filename)}:${f.line})`);
-  return frames.length > 4 ? `${shown.join('\n')}\n… ${frames.length - 4} more` : shown.join('\n');
-}
-
-function shortFile(path: string): string {
-  const parts = path.split('/');
-  return parts.length > 2 ? `…/${parts.slice(-2).join('/')}` : path;
 }

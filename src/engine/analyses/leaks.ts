@@ -33,8 +33,10 @@ export interface LeakGroup {
   held_bytes: number;
   /** held_bytes over the number of iterations they came from. */
   bytes_per_iteration: number;
-  /** Indices of the iterations whose allocations are still held. */
+  /** Indices of the iterations whose allocations are still held, and the names of the first and last. */
   iterations: number[];
+  first_iteration: string | null;
+  last_iteration: string | null;
   /** Held allocations from several iterations, most of what outlived its iteration: a leak. */
   accumulating: boolean;
 }
@@ -105,8 +107,11 @@ function survivorGroups(s: Snapshot, d: DeviceModel, it: Iterations, full: boole
     // Allocations come in trace order, so an iteration repeats only right after itself.
     if (g.iterations[g.iterations.length - 1] !== k) g.iterations.push(k);
   }
-  for (const g of bySite.values())
+  for (const g of bySite.values()) {
     g.bytes_per_iteration = g.iterations.length > 0 ? g.held_bytes / g.iterations.length : 0;
+    g.first_iteration = it.names[g.iterations[0]!] ?? null;
+    g.last_iteration = it.names[g.iterations[g.iterations.length - 1]!] ?? null;
+  }
   return [...bySite.values()];
 }
 
@@ -119,6 +124,8 @@ function emptyGroup(frames: Frame[]): LeakGroup {
     held_bytes: 0,
     bytes_per_iteration: 0,
     iterations: [],
+    first_iteration: null,
+    last_iteration: null,
     accumulating: false,
   };
 }
@@ -155,7 +162,7 @@ function verdict(it: Iterations, groups: LeakGroup[], minIterations: number): st
     return `no accumulating allocations found over ${formatCount(it.count)} iterations`;
   }
   const [worst] = leaks as [LeakGroup];
-  const from = `${it.names[worst.iterations[0]!]}–${it.names[worst.iterations[worst.iterations.length - 1]!]}`;
+  const from = `${worst.first_iteration}–${worst.last_iteration}`;
   const more = leaks.length > 1 ? `; ${leaks.length - 1} more accumulating sites` : '';
   return (
     `${siteText(worst.frames)} grows by ${formatBytes(worst.bytes_per_iteration)} per iteration ` +

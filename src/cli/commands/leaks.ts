@@ -1,0 +1,141 @@
+import type { Command } from 'commander';
+import type { IterationSummary } from '../../engine/analyses/iterations.js';
+import { type DeviceLeaks, type LeakGroup, type LeakOptions, leaksOf } from '../../engine/analyses/leaks.js';
+import type { Unreleased } from '../../engine/analyses/unreleased.js';
+import { formatBytes, formatCount } from '../../engine/format.js';
+import { pc } from '../colors.js';
+import { framesCell, sitesTable } from '../frames-text.js';
+import { type FileOptions, parseCount, parseDevice, runFiles } from '../run-files.js';
+import { parseRange } from './tables.js';
+
+interface LeaksCliOptions extends FileOptions {
+  marker?: string;
+  range?: [number, number];
+  timeRange?: [number, number];
+  top: number;
+  fullStacks?: boolean;
+  minIterations: number;
+}
+
+/** `memlens leaks`: what outlives its iteration and keeps accumulating; what a window left behind. */
+export function leaksCommand(program: Command): void {
+  program
+    .command('leaks')
+    .description(
+      'allocations that outlive their iteration and accumulate, by allocating site; unreleased allocations of any window',
+    )
+    .argument('<file...>', 'snapshot files (.pickle, .json, optionally gzipped)')
+    .option(
+      '--marker <name>',
+      'what starts an iteration: an annotation name prefix, or a function called once per step',
+    )
+    .option(
+      '--range <a:b>',
+      'also: allocations made in trace entries a..b still allocated after b',
+      parseRange,
+    )
+    .option('--time-range <a:b>', 'the same for a time_us window (µs, as in the trace)', parseRange)
+    .option('--top <n>', 'how many allocating sites to list', parseCount, 10)
+    .option('--full-stacks', 'group by whole stacks, not only frames in your own code')
+    .option('--min-iterations <n>', 'a leak keeps allocations from at least n iterations', parseCount, 3)
+    .option('--device <n>', 'only this device', parseDevice)
+    .option('--json', 'print JSON: {"files": [{"file", "devices": [...]}]}')
+    .action((files: string[], opts: LeaksCliOptions) => {
+      const leakOpts: LeakOptions = {
+        top: opts.top,
+        fullStacks: opts.fullStacks ?? false,
+        minIterations: opts.minIterations,
+      };
+      if (opts.marker !== undefined) leakOpts.marker = opts.marker;
+      if (opts.range) leakOpts.window = { entries: opts.range };
+      else if (opts.timeRange) leakOpts.window = { timeUs: opts.timeRange };
+      return runFiles(files, opts, (snapshot, devices) => {
+        const per = devices.map((d) => leaksOf(snapshot, d, leakOpts));
+        return { json: { devices: per }, text: per.map(render).join('\n\n') };
+      });
+    });
+}
+
+function render(r: DeviceLeaks): string {
+  const lines = headerLines(r);
+  if (r.allocated_growth_bytes_per_iteration !== null)
+    lines.push(
+      `  allocated memory at the end of each iteration changes by ${formatBytes(r.allocated_growth_bytes_per_iteration)} per iteration (fitted)`,
+    );
+  if (r.groups.length > 0) {
+    lines.push('  allocations still allocated after the next iteration ended, by allocating site:');
+    lines.push(groupsTable(r));
+  }
+  if (r.unreleased) lines.push(...unreleasedText(r.unreleased));
+  return lines.join('\n');
+}
+
+/** The device, the iterations the analysis used, and its verdict. */
+export function headerLines(r: { device: number; iterations: IterationSummary; verdict: string }): string[] {
+  return [
+    pc.bold(`device ${r.device}`),
+    `  iterations: ${iterationsText(r.iterations)}`,
+    `  ${pc.bold(r.verdict)}`,
+  ];
+}
+
+function iterationsText(it: IterationSummary): string {
+  if (it.count === 0) return `none (${it.marker})`;
+  return (
+    `${formatCount(it.count)} from ${it.marker} (${it.first_name}–${it.last_name}, ` +
+    `entries ${formatCount(it.first_entry!)}–${formatCount(it.last_entry!)}, ~${formatCount(it.mean_entries!)} entries each)`
+  );
+}
+
+function groupsTable(r: DeviceLeaks): string {
+  const rows = r.groups.map((g) => [
+    kind(g),
+    formatBytes(g.held_bytes),
+    formatCount(g.held_count),
+    g.accumulating ? formatBytes(g.bytes_per_iteration) : '—',
+    iterationsSpan(g),
+    framesCell(g.frames),
+  ]);
+  const table = sitesTable(
+    ['', 'held', 'count', 'per iter.', 'iterations', 'allocated at (innermost first)'],
+    rows,
+  );
+  const more =
+    r.other_groups > 0 ? `\n  … ${formatCount(r.other_groups)} more sites (--top to list them)` : '';
+  return table + more;
+}
+
+/** A leak; held since one iteration (parameters, optimizer state); or held a while, then freed. */
+function kind(g: LeakGroup): string {
+  if (g.accumulating) return pc.red('leak');
+  return g.held_count === g.count && g.iterations.length <= 1 ? 'once' : 'freed later';
+}
+
+/** Which iterations the held allocations came from; freed later when none are held. */
+function iterationsSpan(g: LeakGroup): string {
+  const its = g.iterations;
+  if (its.length === 0) return `${formatCount(g.count)} freed later`;
+  const span =
+    its.length === 1 ? `${g.first_iteration}` : `${g.first_iteration}–${g.last_iteration} (${its.length})`;
+  return g.held_count < g.count ? `${span}; ${formatCount(g.count - g.held_count)} freed later` : span;
+}
+
+function unreleasedText(u: Unreleased): string[] {
+  const window =
+    u.from_time_us !== null && u.to_time_us !== null
+      ? `entries ${formatCount(u.from_entry)}–${formatCount(u.to_entry)} (time_us ${u.from_time_us}–${u.to_time_us})`
+      : `entries ${formatCount(u.from_entry)}–${formatCount(u.to_entry)}`;
+  const lines = [
+    `  unreleased in ${window}: ${pc.bold(`${formatCount(u.count)} allocations, ${formatBytes(u.bytes)}`)} made there and still allocated at its end`,
+  ];
+  if (u.groups.length > 0)
+    lines.push(
+      sitesTable(
+        ['bytes', 'count', 'allocated at (innermost first)'],
+        u.groups.map((g) => [formatBytes(g.bytes), formatCount(g.count), framesCell(g.frames)]),
+      ),
+    );
+  if (u.other_groups > 0)
+    lines.push(`  … ${formatCount(u.other_groups)} more sites hold ${formatBytes(u.other_bytes)}`);
+  return lines;
+}
