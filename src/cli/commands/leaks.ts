@@ -121,6 +121,7 @@ function iterationsSpan(g: LeakGroup): string {
 }
 
 function unreleasedText(u: Unreleased): string[] {
+  if (u.from_entry > u.to_entry) return ['  unreleased in range: no trace entry falls in the window'];
   const window =
     u.from_time_us !== null && u.to_time_us !== null
       ? `entries ${formatCount(u.from_entry)}–${formatCount(u.to_entry)} (time_us ${u.from_time_us}–${u.to_time_us})`
