@@ -4,6 +4,7 @@
 // Compiling on the main thread costs nothing measurable here. Keep NODE_FLAGS in node-flags.ts in step.
 import { Command } from 'commander';
 import { categoriesCommand } from './commands/categories.js';
+import { diffCommand } from './commands/diff.js';
 import { fragCommand } from './commands/frag.js';
 import { gcCommand } from './commands/gc.js';
 import { leaksCommand } from './commands/leaks.js';
@@ -30,6 +31,7 @@ tableCommands(program);
 oomCommand(program);
 viewCommand(program);
 fragCommand(program);
+diffCommand(program);
 sliceCommand(program);
 categoriesCommand(program);
 simulateCommand(program);
