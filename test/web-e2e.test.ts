@@ -36,10 +36,12 @@ describe.skipIf(!ready && process.env.CI === undefined)('web app in headless Chr
     mkdirSync(ARTIFACTS, { recursive: true });
     writeFileSync(join(dir, 'generated.pickle'), generated.bytes);
     writeFileSync(join(dir, 'truncated.pickle'), bad);
+    writeFileSync(join(dir, 'larger.pickle'), generateSnapshotBytes({ events: 60_000, seed: 12 }).bytes);
     view = await startView(
       join(CORPUS, CORPUS_FILE),
       join(dir, 'generated.pickle'),
       join(dir, 'truncated.pickle'),
+      join(dir, 'larger.pickle'),
     );
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -164,6 +166,27 @@ describe.skipIf(!ready && process.env.CI === undefined)('web app in headless Chr
     await expect
       .poll(() => row.locator('td').nth(2).textContent())
       .toBe(formatBytes(generated.expected.devices[0]!.reserved_bytes));
+  });
+
+  it('loading shows the bytes decoded as it goes', async () => {
+    const name = join(dir, 'larger.pickle');
+    const size = readFileSync(name).length;
+    // Record every text the status line shows while the file loads.
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      (window as unknown as { seen: string[] }).seen = seen;
+      new MutationObserver(() => {
+        const t = document.querySelector('[role="status"]')?.textContent;
+        if (t && seen[seen.length - 1] !== t) seen.push(t);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+    await page.getByLabel('file', { exact: true }).selectOption({ label: name });
+    await page.getByRole('tab', { name: /Timeline/ }).click();
+    await timelineReady();
+    const seen = await page.evaluate(() => (window as unknown as { seen: string[] }).seen);
+    const total = formatBytes(size);
+    const partial = seen.filter((t) => t.startsWith(`decoding ${name}: `) && t.endsWith(` of ${total}`));
+    expect(partial.length, seen.join('\n')).toBeGreaterThan(0);
   });
 
   it("a bad file shows the engine's one-line error in the page", async () => {

@@ -62,9 +62,10 @@ async function load(
   return loadSnapshot(chunks(stream), {
     sizeHint: total ?? undefined,
     onProgress: (bytes) => {
-      // A message per 4 MiB is plenty for a progress bar.
-      if (bytes - last < 4 << 20 && bytes !== total) return;
-      last = bytes;
+      // Twenty messages a second are plenty for a progress bar.
+      const now = performance.now();
+      if (now - last < 50 && bytes !== total) return;
+      last = now;
       progress(bytes, total);
     },
   });
