@@ -172,6 +172,34 @@ describe('slice of generated snapshots', () => {
     expectSameWindow(s, s.devices[1]!, 500, 1500, t, t.devices[0]!);
   });
 
+  it("host_traces (pinned host memory) keep the entries in the window's time span", () => {
+    const entry = (action: string, addr: number, time: number) => ({
+      action,
+      addr,
+      size: 4096,
+      stream: 0,
+      time_us: time,
+    });
+    const device = [1, 2, 3, 4].map((k) => entry(k % 2 ? 'alloc' : 'free_requested', 1 << 20, k * 10));
+    const host = [5, 15, 25, 35].map((time) => entry('alloc', 4096 * time, time));
+    const chunks: Uint8Array[] = [];
+    new PickleWriter((c) => chunks.push(c)).dump({
+      segments: [],
+      device_traces: [device],
+      host_traces: [host],
+    });
+    const s = loadSnapshotBytes(concatChunks(chunks));
+    const plan = planSlice(s, s.devices, { by: 'entries', from: 1, to: 3 });
+    const out: Uint8Array[] = [];
+    new PickleWriter((c) => out.push(c)).dump(plan.value);
+    const t = loadSnapshotBytes(concatChunks(out));
+    const kept = t.traceRows.get((t.rest.host_traces as unknown[][])[0]!)!;
+    // Device entries 1..2 run from time 20 to 30: the host entries at 25 only.
+    expect(kept.count).toBe(1);
+    expect(t.traceColumns.timeUs[kept.first]).toBe(25);
+    expect(plan.notes.some((n) => n.includes('host_traces'))).toBe(true);
+  });
+
   it('refuses ranges no device reaches and files without a trace', () => {
     const s = loadSnapshotBytes(generateSnapshotBytes({ events: 500, seed: 51 }).bytes);
     const n = s.devices[0]!.trace.length;

@@ -1,9 +1,11 @@
 import { isDict } from '../decode/py-values.js';
+import type { RowList } from '../decode/row-list.js';
 import { type PyValue, StreamedList } from '../encode/pickle-values.js';
 import { SnapshotError } from '../errors.js';
+import { deviceTrace } from '../model/device-trace.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
 import { FrameLists, plainValue, segmentDict, traceEntries } from './slice-dicts.js';
-import { type SliceRequest, type SliceWindow, sliceWindows } from './slice-window.js';
+import { firstAtOrAfter, type SliceRequest, type SliceWindow, sliceWindows } from './slice-window.js';
 import { stateSegments } from './state-segments.js';
 
 export interface DeviceSlice extends SliceWindow {
@@ -67,11 +69,47 @@ export function planSlice(s: Snapshot, devices: DeviceModel[], req: SliceRequest
     );
   });
   const value: Record<string, PyValue> = { segments, device_traces: traces };
+  const notes = notesOf(facts);
+  const span = timeSpan(devices, windows);
   for (const [k, v] of Object.entries(s.rest)) {
-    value[k] =
-      k === 'external_annotations' ? annotationsIn(v, devices, windows) : plainValue(v, `'${k}'`, frames);
+    if (k === 'external_annotations') value[k] = annotationsIn(v, devices, windows);
+    else if (isTraceLists(s, v)) {
+      value[k] = v.map((list) => entriesInSpan(s, s.traceRows.get(list), span, frames));
+      notes.push(`'${k}': entries kept within the window's time span; other keys are as at dump`);
+    } else value[k] = plainValue(v, `'${k}'`, frames);
   }
-  return { value, protocol: protocolOf(s), devices: facts, notes: notesOf(facts) };
+  return { value, protocol: protocolOf(s), devices: facts, notes };
+}
+
+/** A list of trace-entry lists besides device_traces (host_traces, PyTorch >= 2.14). */
+function isTraceLists(s: Snapshot, v: unknown): v is unknown[][] {
+  return Array.isArray(v) && v.length > 0 && v.every((l) => Array.isArray(l) && s.traceRows.has(l));
+}
+
+/** The time span the device windows cover; everything when the trace has no time_us. */
+function timeSpan(devices: DeviceModel[], windows: SliceWindow[]): [number, number] {
+  let lo = Infinity;
+  let hi = -Infinity;
+  windows.forEach((w, i) => {
+    const t = devices[i]!.trace.timeUs;
+    if (w.end > w.start) {
+      lo = Math.min(lo, t[w.start]!);
+      hi = Math.max(hi, t[w.end - 1]!);
+    }
+  });
+  return Number.isNaN(lo) || Number.isNaN(hi) ? [-Infinity, Infinity] : [lo, hi];
+}
+
+function entriesInSpan(
+  s: Snapshot,
+  rows: RowList | undefined,
+  [lo, hi]: [number, number],
+  frames: FrameLists,
+): PyValue {
+  const t = deviceTrace(s.traceColumns, rows);
+  const from = firstAtOrAfter(t.timeUs, lo);
+  const to = hi === Infinity ? t.length : firstAtOrAfter(t.timeUs, hi + 1);
+  return new StreamedList(traceEntries(t, s.traceColumns, from, to, frames));
 }
 
 function allocatedBefore(d: DeviceModel, w: SliceWindow): number {

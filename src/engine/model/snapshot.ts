@@ -43,6 +43,9 @@ export interface Snapshot {
   otherKeys: string[];
   /** Top-level values other than segments and device_traces, as decoded, in file order (for `slice`). */
   rest: PyDict;
+  /** Rows of trace-entry lists anywhere in the file (device_traces, host_traces): the decoder keeps
+   *  their entries in `traceColumns`, so the lists themselves are empty. */
+  traceRows: Map<unknown[], RowList>;
   inert: { count: number; examples: Inert[] };
 }
 
@@ -76,6 +79,7 @@ export function buildSnapshot(decoded: DecodedPickle): Snapshot {
     devices: deviceIds.map((d) => buildDevice(d, decoded.trace, lists[d], tables)),
     otherKeys: Object.keys(top).filter((k) => !KNOWN_KEYS.has(k)),
     rest: withoutBulk(top),
+    traceRows: decoded.traceLists,
     inert: decoded.inert,
   };
 }
