@@ -108,16 +108,33 @@ export function Timeline(p: Props) {
   );
 }
 
-/** Runs `query` for the latest key only; answers to superseded keys are dropped. */
+/**
+ * Runs `query` for the latest key only, one at a time: while one runs, newer keys (a wheel
+ * spin, a drag) only replace the pending one, so the worker never works through a backlog of
+ * windows nobody looks at any more. Answers for superseded keys are dropped.
+ */
 function useLatest<T, R>(query: () => Promise<T>, apply: (t: T, req: R) => void, key: string, req: R): void {
-  const latest = useRef(key);
-  latest.current = key;
+  const latest = useRef({ key, query, apply, req, busy: false });
+  Object.assign(latest.current, { key, query, apply, req });
   // biome-ignore lint/correctness/useExhaustiveDependencies: the key names everything the query reads
   useEffect(() => {
-    const k = key;
-    query().then((t) => {
-      if (latest.current === k) apply(t, req);
-    });
+    const l = latest.current;
+    if (l.busy) return; // the running query starts the latest key when it ends
+    const run = (): void => {
+      const { key: k, query: q, req: r } = l;
+      l.busy = true;
+      q().then(
+        (t) => {
+          l.busy = false;
+          if (l.key === k) l.apply(t, r);
+          else run();
+        },
+        () => {
+          l.busy = false;
+        },
+      );
+    };
+    run();
   }, [key]);
 }
 
