@@ -15,18 +15,27 @@ interface CommandMeasurement {
   exitCode: number;
 }
 
-/** The commands measured, as a user would type them (FILE is the snapshot). */
+/** The commands measured, as a user would type them (FILE is the snapshot, OUT a scratch file). */
 export const BENCH_COMMANDS: readonly (readonly string[])[] = [
   ['summary', 'FILE'],
   ['peak', 'FILE'],
   ['oom', 'FILE'],
+  ['leaks', 'FILE'],
+  ['gc', 'FILE'],
+  ['frag', 'FILE'],
+  ['categories', 'FILE'],
+  ['diff', 'FILE', 'FILE'],
   ['events', 'FILE', '--format', 'csv'],
   ['blocks', 'FILE', '--format', 'csv'],
+  ['slice', 'FILE', '--range', '100000:600000', '-o', 'OUT'],
+  ['simulate', 'FILE', '--set', 'expandable_segments:True'],
+  ['simulate', 'FILE', '--sweep'],
 ];
 
-function measureCommand(measureJs: string, args: string[]): CommandMeasurement {
+function measureCommand(measureJs: string, file: string, template: readonly string[]): CommandMeasurement {
   const dir = mkdtempSync(join(tmpdir(), 'memlens-bench-'));
   const result = join(dir, 'result.json');
+  const args = template.map((a) => (a === 'FILE' ? file : a === 'OUT' ? join(dir, 'out.pickle') : a));
   const devNull = openSync('/dev/null', 'w');
   try {
     const run = spawnSync(process.execPath, [...NODE_FLAGS, measureJs, 'cli', result, ...args], {
@@ -46,15 +55,14 @@ export function benchCommands(measureJs: string, file: string, label: string, ru
   console.log('| command | wall | peak RSS | exit |');
   console.log('|---|---|---|---|');
   for (const template of BENCH_COMMANDS) {
-    const args = template.map((a) => (a === 'FILE' ? file : a));
     let best: CommandMeasurement | undefined;
     let rss = 0;
     for (let i = 0; i < runs; i++) {
-      const m = measureCommand(measureJs, args);
+      const m = measureCommand(measureJs, file, template);
       rss = Math.max(rss, m.maxRssBytes);
       if (!best || m.ms < best.ms) best = m;
     }
-    const shown = template.map((a) => (a === 'FILE' ? label : a)).join(' ');
+    const shown = template.map((a) => (a === 'FILE' ? label : a === 'OUT' ? 'out.pickle' : a)).join(' ');
     console.log(
       `| memlens ${shown} | ${(best!.ms / 1000).toFixed(2)} s | ${(rss / 1e6).toFixed(0)} MB | ${best!.exitCode} |`,
     );
