@@ -174,18 +174,27 @@ function drawMarkers(
   g.strokeStyle = 'rgba(0,0,0,0.35)';
   g.setLineDash([3, 3]);
   const starts = markers.filter((m) => m.stage === 'START' || m.stage === '');
-  const labelled: number[] = [];
+  const visible = starts
+    .filter(isStep)
+    .concat(starts.filter((m) => !isStep(m)))
+    .map((m) => ({ name: m.name, x: Math.round(toPx(m.x)) + 0.5 }))
+    .filter((m) => m.x >= plot.left && m.x <= plot.left + plot.width);
+  // Dense markers would hide the plot: then only the labelled ones get a line.
+  const dense = visible.length > plot.width / 12;
+  const labelled: [number, number][] = [];
   // Step markers get their labels first; other annotations only where there is room left.
-  for (const m of [...starts.filter(isStep), ...starts.filter((m) => !isStep(m))]) {
-    const x = Math.round(toPx(m.x)) + 0.5;
-    if (x < plot.left || x > plot.left + plot.width) continue;
-    g.beginPath();
-    g.moveTo(x, plot.top);
-    g.lineTo(x, plot.top + plot.height);
-    g.stroke();
-    if (labelled.every((l) => Math.abs(x - l) > 90)) {
-      g.fillText(m.name, x + 2, plot.top + 10);
-      labelled.push(x);
+  for (const m of visible) {
+    const w = g.measureText(m.name).width + 8;
+    const room = labelled.every(([l, lw]) => m.x + w <= l || m.x >= l + lw);
+    if (room) {
+      g.fillText(m.name, m.x + 2, plot.top + 10);
+      labelled.push([m.x, w]);
+    }
+    if (room || !dense) {
+      g.beginPath();
+      g.moveTo(m.x, plot.top);
+      g.lineTo(m.x, plot.top + plot.height);
+      g.stroke();
     }
   }
   g.setLineDash([]);
