@@ -61,10 +61,10 @@ export function unreleasedIn(
 }
 
 /** The window as inclusive entry indices, clipped to the trace. */
-function windowEntries(d: DeviceModel, window: Window): [number, number] {
+function windowEntries(d: DeviceModel, w: Window): [number, number] {
   const n = d.trace.length;
-  if ('entries' in window) return [Math.max(0, window.entries[0]), Math.min(n - 1, window.entries[1])];
-  const [lo, hi] = window.timeUs;
+  if ('entries' in w) return [Math.max(0, w.entries[0]), Math.min(n - 1, w.entries[1])];
+  const [lo, hi] = w.timeUs;
   if (n > 0 && Number.isNaN(d.trace.timeUs[0]!))
     throw new SnapshotError('its trace has no time_us (PyTorch < 2.2): give the window as entries');
   const from = entriesAt(d.trace.timeUs, n, [lo])[0]!;
