@@ -90,13 +90,11 @@ function blockDict(b: BlockAt, frames: FrameLists): PyDict {
 
 /** PyTorch 2.0: no block address; the allocation's stack and real size live in `history`. */
 function legacyBlockDict(b: BlockAt, frames: FrameLists): PyDict {
-  const live = b.state !== BlockState.inactive;
-  return {
-    size: b.size,
-    requested_size: b.requested,
-    state: STATE_NAMES[b.state]!,
-    history: live ? [{ addr: b.address, real_size: b.requested, frames: frames.of(b.stack) }] : [],
-  };
+  // A free block keeps the history of its last allocation when the dump had it.
+  const fields = { size: b.size, requested_size: b.requested, state: STATE_NAMES[b.state]! };
+  // A never-used free remainder has no `history` key at all in PyTorch 2.0 files.
+  if (b.state === BlockState.inactive && b.stack === NO_STACK) return fields;
+  return { ...fields, history: [{ addr: b.address, real_size: b.requested, frames: frames.of(b.stack) }] };
 }
 
 /** The fields the input's dicts had, in its order; fields it lacked are left out unless required. */
@@ -116,10 +114,13 @@ export function* traceEntries(
   end: number,
   frames: FrameLists,
 ): Generator<PyValue, void> {
-  for (let i = start; i < end; i++) yield traceEntry(t, cols, i, frames);
+  // Recorded with a context, every entry has `frames` (empty when nothing was captured); without
+  // one (PyTorch 2.0, context=None), none has. The columns cannot tell an empty list from none.
+  const withFrames = t.stack.some((id) => id !== NO_STACK);
+  for (let i = start; i < end; i++) yield traceEntry(t, cols, i, withFrames ? frames : null);
 }
 
-function traceEntry(t: DeviceTrace, cols: TraceColumns, i: number, frames: FrameLists): PyDict {
+function traceEntry(t: DeviceTrace, cols: TraceColumns, i: number, frames: FrameLists | null): PyDict {
   const e: Record<string, PyValue> = { action: cols.actionNames[t.action[i]!]! };
   if (t.action[i] === Action.oom && t.deviceFree && !Number.isNaN(t.deviceFree[i]!))
     e.device_free = t.deviceFree[i]!;
@@ -135,7 +136,7 @@ function traceEntry(t: DeviceTrace, cols: TraceColumns, i: number, frames: Frame
   if (pool >= 0) e.pool_id = pyTuple([...cols.pools[pool]!]);
   const extra = cols.extras.get(t.rowOf(i));
   if (extra) for (const [k, v] of Object.entries(extra)) e[k] = plainValue(v, `trace entry key '${k}'`);
-  if (t.stack[i] !== NO_STACK) e.frames = frames.of(t.stack[i]!);
+  if (frames !== null) e.frames = frames.of(t.stack[i]!);
   return e;
 }
 

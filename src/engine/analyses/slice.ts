@@ -59,7 +59,7 @@ export function planSlice(s: Snapshot, devices: DeviceModel[], req: SliceRequest
       allocated_before_window: allocatedBefore(d, w),
     });
   });
-  const traceCount = Math.max(0, ...devices.map((d) => d.device + 1));
+  const traceCount = Math.max(s.deviceTraceLists, ...devices.map((d) => d.device + 1));
   const traces = Array.from({ length: traceCount }, (_, ordinal): PyValue => {
     const i = windows.findIndex((w) => w.device === ordinal);
     if (i < 0) return [];
@@ -70,11 +70,11 @@ export function planSlice(s: Snapshot, devices: DeviceModel[], req: SliceRequest
   });
   const value: Record<string, PyValue> = { segments, device_traces: traces };
   const notes = notesOf(facts);
-  const span = timeSpan(devices, windows);
+  const spans = windowSpans(devices, windows, req);
   for (const [k, v] of Object.entries(s.rest)) {
-    if (k === 'external_annotations') value[k] = annotationsIn(v, devices, windows);
+    if (k === 'external_annotations') value[k] = annotationsIn(v, spans, s.devices);
     else if (isTraceLists(s, v)) {
-      value[k] = v.map((list) => entriesInSpan(s, s.traceRows.get(list), span, frames));
+      value[k] = v.map((list) => entriesInSpan(s, s.traceRows.get(list), spans.all, frames));
       notes.push(`'${k}': entries kept within the window's time span; other keys are as at dump`);
     } else value[k] = plainValue(v, `'${k}'`, frames);
   }
@@ -86,32 +86,6 @@ function isTraceLists(s: Snapshot, v: unknown): v is unknown[][] {
   return Array.isArray(v) && v.length > 0 && v.every((l) => Array.isArray(l) && s.traceRows.has(l));
 }
 
-/** The time span the device windows cover; everything when the trace has no time_us. */
-function timeSpan(devices: DeviceModel[], windows: SliceWindow[]): [number, number] {
-  let lo = Infinity;
-  let hi = -Infinity;
-  windows.forEach((w, i) => {
-    const t = devices[i]!.trace.timeUs;
-    if (w.end > w.start) {
-      lo = Math.min(lo, t[w.start]!);
-      hi = Math.max(hi, t[w.end - 1]!);
-    }
-  });
-  return Number.isNaN(lo) || Number.isNaN(hi) ? [-Infinity, Infinity] : [lo, hi];
-}
-
-function entriesInSpan(
-  s: Snapshot,
-  rows: RowList | undefined,
-  [lo, hi]: [number, number],
-  frames: FrameLists,
-): PyValue {
-  const t = deviceTrace(s.traceColumns, rows);
-  const from = firstAtOrAfter(t.timeUs, lo);
-  const to = hi === Infinity ? t.length : firstAtOrAfter(t.timeUs, hi + 1);
-  return new StreamedList(traceEntries(t, s.traceColumns, from, to, frames));
-}
-
 function allocatedBefore(d: DeviceModel, w: SliceWindow): number {
   const a = d.allocations;
   let n = 0;
@@ -120,23 +94,6 @@ function allocatedBefore(d: DeviceModel, w: SliceWindow): number {
     if (a.start[id]! < w.start && end >= w.start && end < w.end) n++;
   }
   return n;
-}
-
-/** record_function annotations of each sliced device within its window's time span. */
-function annotationsIn(v: unknown, devices: DeviceModel[], windows: SliceWindow[]): PyValue {
-  if (!Array.isArray(v)) return plainValue(v, "'external_annotations'");
-  const spans = new Map<number, [number, number]>();
-  windows.forEach((w, i) => {
-    const t = devices[i]!.trace.timeUs;
-    if (w.end > w.start) spans.set(w.device, [t[w.start]!, t[w.end - 1]!]);
-  });
-  return v
-    .filter((a) => {
-      if (!isDict(a) || typeof a.time_us !== 'number') return false;
-      const span = spans.get(typeof a.device === 'number' ? a.device : -1);
-      return span !== undefined && a.time_us >= span[0] && a.time_us <= span[1];
-    })
-    .map((a) => plainValue(a, "'external_annotations'"));
 }
 
 function protocolOf(s: Snapshot): 2 | 3 | 4 | 5 {
@@ -162,4 +119,63 @@ function notesOf(facts: DeviceSlice[]): string[] {
       );
   }
   return notes;
+}
+
+/** Half-open time spans [lo, hi) per sliced device and over all of them. */
+interface Spans {
+  of: Map<number, [number, number]>;
+  all: [number, number];
+}
+
+/**
+ * A device's window in time: from its first entry's time to the next entry's, open at the ends of
+ * the trace (what happened before the first or after the last entry belongs to the window that
+ * reaches that end); with --time-range, the requested times. No time_us: everything.
+ */
+function windowSpans(devices: DeviceModel[], windows: SliceWindow[], req: SliceRequest): Spans {
+  const of = new Map<number, [number, number]>();
+  windows.forEach((w, i) => {
+    const t = devices[i]!.trace.timeUs;
+    const span: [number, number] =
+      req.by === 'time'
+        ? [req.from, req.to]
+        : [w.start > 0 ? t[w.start]! : -Infinity, w.end < t.length ? t[w.end]! : Infinity];
+    of.set(w.device, span.some(Number.isNaN) ? [-Infinity, Infinity] : span);
+  });
+  const all: [number, number] = [
+    Math.min(...[...of.values()].map((x) => x[0])),
+    Math.max(...[...of.values()].map((x) => x[1])),
+  ];
+  return { of, all };
+}
+
+const within = ([lo, hi]: [number, number], t: number): boolean => t >= lo && t < hi;
+
+/**
+ * record_function annotations in their device's window; one naming no device of the file (it runs
+ * on the CPU, its `device` is whatever was current) goes by the span of all sliced devices.
+ */
+function annotationsIn(v: unknown, spans: Spans, fileDevices: DeviceModel[]): PyValue {
+  if (!Array.isArray(v)) return plainValue(v, "'external_annotations'");
+  const known = new Set(fileDevices.map((d) => d.device));
+  return v
+    .filter((a) => {
+      if (!isDict(a) || typeof a.time_us !== 'number') return false;
+      const device = typeof a.device === 'number' ? a.device : -1;
+      const span = spans.of.get(device) ?? (known.has(device) ? undefined : spans.all);
+      return span !== undefined && within(span, a.time_us);
+    })
+    .map((a) => plainValue(a, "'external_annotations'"));
+}
+
+function entriesInSpan(
+  s: Snapshot,
+  rows: RowList | undefined,
+  span: [number, number],
+  frames: FrameLists,
+): PyValue {
+  const t = deviceTrace(s.traceColumns, rows);
+  const from = firstAtOrAfter(t.timeUs, span[0]);
+  const to = span[1] === Infinity ? t.length : firstAtOrAfter(t.timeUs, span[1]);
+  return new StreamedList(traceEntries(t, s.traceColumns, from, to, frames));
 }

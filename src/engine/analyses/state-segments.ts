@@ -57,6 +57,7 @@ export function stateSegments(s: Snapshot, d: DeviceModel, k: number): StateSegm
     new Set(state.reserved.filter((r) => r.segment < 0).map((r) => r.address)),
     k,
   );
+  const inactive = inactiveBlocks(s, d);
   let next = 0;
   for (const range of state.reserved) {
     const seg = describeSegment(s, d, range, events.get(range.address) ?? -1);
@@ -67,21 +68,24 @@ export function stateSegments(s: Snapshot, d: DeviceModel, k: number): StateSegm
     }
     const inside: number[] = [];
     while (next < ids.length && a.addr[ids[next]!]! < hi) inside.push(ids[next++]!);
-    seg.blocks = blocksOf(s, d, inside, seg, k, out);
+    seg.blocks = blocksOf({ s, d, k, out, inactive }, inside, seg);
     out.segments.push(seg);
   }
   out.outside += ids.length - next;
   return out;
 }
 
-function blocksOf(
-  s: Snapshot,
-  d: DeviceModel,
-  ids: number[],
-  seg: SegmentAt,
-  k: number,
-  out: StateSegments,
-): BlockAt[] {
+interface Context {
+  s: Snapshot;
+  d: DeviceModel;
+  k: number;
+  out: StateSegments;
+  /** Dump-time inactive blocks by address. */
+  inactive: Map<number, number>;
+}
+
+function blocksOf(ctx: Context, ids: number[], seg: SegmentAt): BlockAt[] {
+  const { s, d, k, out } = ctx;
   const a = d.allocations;
   const blocks: BlockAt[] = [];
   const end = seg.address + seg.size;
@@ -93,7 +97,7 @@ function blocksOf(
       out.outside++;
       continue;
     }
-    if (addr > cursor) blocks.push(freeBlock(cursor, addr - cursor));
+    if (addr > cursor) blocks.push(freeBlock(ctx, cursor, addr - cursor));
     const limit = i + 1 < ids.length ? a.addr[ids[i + 1]!]! : end;
     const dumpBlock = a.block[id]!;
     const exactSize = dumpBlock >= 0;
@@ -110,7 +114,7 @@ function blocksOf(
     });
     cursor = addr + blocks[blocks.length - 1]!.size;
   }
-  if (cursor < end) blocks.push(freeBlock(cursor, end - cursor));
+  if (cursor < end) blocks.push(freeBlock(ctx, cursor, end - cursor));
   return blocks;
 }
 
@@ -118,16 +122,34 @@ function isFreeRequested(freeRequested: number, k: number): boolean {
   return freeRequested === FREED_BEFORE_WINDOW || (freeRequested >= 0 && freeRequested <= k);
 }
 
-function freeBlock(address: number, size: number): BlockAt {
+/**
+ * A free gap. When the dump has the same free block, its stale requested size and last stack come
+ * with it, as PyTorch writes them; otherwise 0 and no stack.
+ */
+function freeBlock(ctx: Context, address: number, size: number): BlockAt {
+  const b = ctx.inactive.get(address);
+  const blocks = ctx.s.tables.blocks;
+  const same = b !== undefined && blocks.size[b] === size;
   return {
     address,
     size,
-    requested: 0,
+    requested: same ? blocks.requestedSize[b]! : 0,
     state: BlockState.inactive,
-    stack: NO_STACK,
+    stack: same ? blocks.stack[b]! : NO_STACK,
     allocation: -1,
     exactSize: true,
   };
+}
+
+function inactiveBlocks(s: Snapshot, d: DeviceModel): Map<number, number> {
+  const { blocks, segments } = s.tables;
+  const found = new Map<number, number>();
+  for (const id of d.segmentIds) {
+    const seg = segments[id]!;
+    for (let b = seg.firstBlock; b < seg.firstBlock + seg.blockCount; b++)
+      if (blocks.state[b] === BlockState.inactive) found.set(blocks.address[b]!, b);
+  }
+  return found;
 }
 
 /**

@@ -46,6 +46,8 @@ export interface Snapshot {
   /** Rows of trace-entry lists anywhere in the file (device_traces, host_traces): the decoder keeps
    *  their entries in `traceColumns`, so the lists themselves are empty. */
   traceRows: Map<unknown[], RowList>;
+  /** Length of `device_traces` (one list per device ordinal, empty ones included). */
+  deviceTraceLists: number;
   inert: { count: number; examples: Inert[] };
 }
 
@@ -80,6 +82,7 @@ export function buildSnapshot(decoded: DecodedPickle): Snapshot {
     otherKeys: Object.keys(top).filter((k) => !KNOWN_KEYS.has(k)),
     rest: withoutBulk(top),
     traceRows: decoded.traceLists,
+    deviceTraceLists: lists.length,
     inert: decoded.inert,
   };
 }
