@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
 import { CATEGORIES, labelAllocations, RULES } from '../src/engine/analyses/categories.js';
 import { categoriesOf } from '../src/engine/analyses/category-curves.js';
+import { concatChunks, PickleWriter } from '../src/engine/encode/pickle-writer.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import type { DeviceModel, Snapshot } from '../src/engine/model/snapshot.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
@@ -121,6 +122,76 @@ describe('categories on a generated training loop: the planted roles', () => {
     expect(at.activation).toBeGreaterThan(at.temporary!);
     expect(at.activation).toBeGreaterThan(0);
     expectPartition(d, s, 'generated');
+  });
+});
+
+describe('categories from annotations when the file has no stacks', () => {
+  // A hand-made trace recorded without stacks: only record_function annotations and lifetimes
+  // can tell. Planted: a weight before ProfilerStep#0, an optimizer state made inside
+  // Optimizer.step, a gradient released inside zero_grad, a temporary freed at once.
+  const base = 0x7f0000000000;
+  const e = (action: string, addr: number, t: number) => ({ action, addr, size: 512, stream: 0, time_us: t });
+  const trace = [
+    e('alloc', base, 50), // weight
+    e('alloc', base + 1024, 110), // temporary
+    e('free_requested', base + 1024, 111),
+    e('free_completed', base + 1024, 112),
+    e('alloc', base + 512, 210), // optimizer state
+    e('alloc', base + 1024, 290), // gradient
+    e('free_requested', base + 1024, 310),
+    e('free_completed', base + 1024, 311),
+  ];
+  const ann = (name: string, stage: string, t: number) => ({ name, stage, device: 0, time_us: t });
+  const block = (address: number, state: string, requested: number, size = 512) => ({
+    address,
+    size,
+    requested_size: requested,
+    state,
+  });
+  const value = {
+    segments: [
+      {
+        device: 0,
+        address: base,
+        total_size: 2 << 20,
+        stream: 0,
+        segment_type: 'small',
+        blocks: [
+          block(base, 'active_allocated', 512),
+          block(base + 512, 'active_allocated', 512),
+          block(base + 1024, 'inactive', 0, (2 << 20) - 1024),
+        ],
+      },
+    ],
+    device_traces: [trace],
+    external_annotations: [
+      ann('ProfilerStep#0', 'START', 100),
+      ann('Optimizer.step#AdamW.step', 'START', 200),
+      ann('Optimizer.step#AdamW.step', 'END', 220),
+      ann('Optimizer.zero_grad#AdamW.zero_grad', 'START', 300),
+      ann('Optimizer.zero_grad#AdamW.zero_grad', 'END', 320),
+      ann('ProfilerStep#0', 'END', 400),
+    ],
+  };
+  const chunks: Uint8Array[] = [];
+  new PickleWriter((c) => chunks.push(c)).dump(value);
+  const s = loadSnapshotBytes(concatChunks(chunks));
+  const d = s.devices[0]!;
+  const labels = labelAllocations(s, d);
+  const ruleAt = (entry: number) => RULES[labels.rule[d.allocations.ofEntry[entry]!]!]!;
+
+  it('labels each planted allocation by the annotation rule', () => {
+    expect(ruleAt(0).id).toBe('before-first-step');
+    expect(ruleAt(1).id).toBe('short-lived');
+    expect(ruleAt(4).id).toBe('optimizer-step-window');
+    expect(ruleAt(5).id).toBe('zero-grad-window');
+    expect([0, 1, 4, 5].map((i) => ruleAt(i).category)).toEqual([
+      'parameter',
+      'temporary',
+      'optimizer_state',
+      'gradient',
+    ]);
+    expectPartition(d, s, 'hand-made');
   });
 });
 
