@@ -19,7 +19,7 @@ interface SimulateCliOptions extends FileOptions {
   sweep?: boolean;
   fidelity?: boolean;
   torchVersion: string;
-  out?: string;
+  output?: string;
 }
 
 /** `memlens simulate`: the recorded requests replayed through the caching allocator, what if. */
@@ -40,7 +40,7 @@ export function simulateCommand(program: Command): void {
     .option('--fidelity', 'show how closely the recorded settings reproduce the recorded segment events')
     .option('--torch-version <v>', 'PyTorch version whose allocator rules apply', DEFAULT_TORCH_VERSION)
     .option(
-      '-o, --out <out.pickle>',
+      '-o, --output <out.pickle>',
       'write the simulated run (what-if if --set, else recorded) as a snapshot',
     )
     .option('--device <n>', 'only this device', parseDevice)
@@ -48,7 +48,7 @@ export function simulateCommand(program: Command): void {
     .action((files: string[], opts: SimulateCliOptions) => {
       // Bad settings are the user's input, not the file's: refuse before reading anything.
       applyConf(defaultSettings(opts.torchVersion), opts.set ?? '');
-      if (opts.out !== undefined && files.length > 1)
+      if (opts.output !== undefined && files.length > 1)
         throw new SnapshotError('-o takes one snapshot file at a time');
       return runFiles(files, opts, (snapshot, devices) => {
         const result = simulate(snapshot, devices, {
@@ -56,9 +56,9 @@ export function simulateCommand(program: Command): void {
           capacity: opts.capacity,
           torchVersion: opts.torchVersion,
           sweep: opts.sweep ?? false,
-          keepEvents: opts.out !== undefined,
+          keepEvents: opts.output !== undefined,
         });
-        if (opts.out !== undefined) writeSimulated(opts.out, snapshot, result);
+        if (opts.output !== undefined) writeSimulated(opts.output, snapshot, result);
         return {
           json: { torch_version: result.torch_version, devices: result.devices },
           text: result.devices.map((d) => render(d, opts.fidelity ?? false)).join('\n\n'),

@@ -154,7 +154,8 @@ function growth(d: DeviceModel, it: Iterations): number | null {
 }
 
 function verdict(it: Iterations, groups: LeakGroup[], minIterations: number): string {
-  if (it.count === 0) return `no iterations found (${it.marker}): give --marker, or --range for a window`;
+  if (it.count === 0)
+    return 'leaks are judged per iteration and none were found: give --marker NAME, or --range A:B for what a window left allocated';
   const leaks = groups.filter((g) => g.accumulating);
   if (leaks.length === 0) {
     if (it.count <= minIterations)
