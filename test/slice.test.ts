@@ -318,6 +318,23 @@ print('same' if norm(a) == norm(b) else 'different')
     expect(existsSync(out)).toBe(false);
   });
 
+  it('--time-range and --device through the CLI', () => {
+    const out = join(tmp, 'by-time.pickle');
+    const s = loadSnapshotBytes(new Uint8Array(readFileSync(input)));
+    const t = s.devices[0]!.trace.timeUs;
+    const [from, to] = [t[500]!, t[1500]!];
+    const r = run(['slice', input, '--time-range', `${from}:${to}`, '--device', '0', '-o', out, '--json']);
+    expect(r.status, r.stderr).toBe(0);
+    const sliceOf = loadSnapshotBytes(new Uint8Array(readFileSync(out))).devices[0]!;
+    const a = t.findIndex((x) => x >= from);
+    const b = t.findIndex((x) => x >= to);
+    expect(sliceOf.trace.length).toBe(b - a);
+    expect(sliceOf.trace.timeUs[0]).toBe(t[a]);
+    expect(run(['slice', input, '--time-range', '1:2', '-o', out]).stderr).toMatch(
+      /no trace entry has time_us in 1:2/,
+    );
+  });
+
   it('needs exactly one of --range and --time-range', () => {
     const r = run(['slice', input, '-o', join(tmp, 'x.pickle')]);
     expect(r.status).toBe(2);
