@@ -59,9 +59,9 @@ describe.skipIf(files.length === 0)('simulate fidelity on the real corpus (recor
 });
 
 /**
- * The generator's allocator model follows the spec's classic-segment rules. Its expandable
- * segments skip §3.1's rule that passes over a free block sitting before the unmapped tail, so
- * expandable files are not expected to replay exactly and are not listed here.
+ * The generator's allocator model and the simulator both follow the spec, so every segment event
+ * of a generated file replays exactly, expandable segments included (§3.1's pass over the free
+ * block before the unmapped tail, §5's page mapping and empty_cache unmapping).
  */
 const GENERATED: [string, WriteOptions][] = [
   ['training loop', { events: 5000, seed: 1 }],
@@ -71,6 +71,17 @@ const GENERATED: [string, WriteOptions][] = [
   ['private pool', { events: 5000, seed: 6, privatePool: true }],
   ['ring buffer overflow (start state rewound)', { events: 5000, seed: 7, ringBufferOverflow: true }],
   ['two devices', { events: 3000, seed: 9, devices: 2 }],
+  ['expandable segments', { events: 5000, seed: 2, expandableSegments: true }],
+  ['expandable segments, two extra streams', { events: 5000, seed: 8, expandableSegments: true, streams: 2 }],
+  [
+    'expandable segments, extra stream, pending frees, frequent empty_cache',
+    { events: 8000, seed: 11, expandableSegments: true, streams: 1, pendingFrees: true, emptyCacheEvery: 3 },
+  ],
+  [
+    'expandable segments, private pool',
+    { events: 5000, seed: 12, expandableSegments: true, privatePool: true },
+  ],
+  ['expandable segments, OOM at the end', { events: 5000, seed: 3, expandableSegments: true, oom: true }],
 ];
 
 describe('simulate fidelity on generated snapshots', () => {

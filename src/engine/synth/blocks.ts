@@ -96,8 +96,24 @@ export class FreeList {
     items.pop();
   }
 
+  /**
+   * `get_free_block`'s choice (allocator-spec §3.1): the smallest block that fits, except that a
+   * block of an expandable segment is weighed by what it could grow to (its size plus the
+   * unmapped range right after it), so the free block before the growable tail is kept for
+   * requests that need it. PyTorch walks up the (size, address) order while the next block
+   * weighs less than the current one and takes the block where the walk stops: it compares
+   * neighbours only, so that block need not be the lightest of all.
+   */
   bestFit(size: number): Block | null {
-    return this.items[this.lowerBound(size, 0)] ?? null;
+    const items = this.items;
+    let i = this.lowerBound(size, 0);
+    while (
+      i + 1 < items.length &&
+      items[i]!.segment.expandable &&
+      growableSize(items[i + 1]!) < growableSize(items[i]!)
+    )
+      i++;
+    return items[i] ?? null;
   }
 
   private lowerBound(size: number, addr: number): number {
@@ -111,6 +127,12 @@ export class FreeList {
     }
     return lo;
   }
+}
+
+/** A free block's size plus the unmapped range after it, which mapping pages would add to it. */
+function growableSize(b: Block): number {
+  const next = b.next;
+  return next !== null && !next.mapped ? b.size + next.size : b.size;
 }
 
 export function freeListOf(pool: Pool, stream: number): FreeList {

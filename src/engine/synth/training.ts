@@ -86,7 +86,8 @@ export class TrainingWorkload {
    */
   finale(oom: boolean, pendingFrees: boolean): void {
     if (oom) {
-      const extra = (this.rng.int(1, 64) << 26) + this.rng.int(0, 1 << 20);
+      // 64 MiB steps up to 4 GiB: a multiplication, as a 32-bit shift would turn 2 GiB and up negative.
+      const extra = this.rng.int(1, 64) * 2 ** 26 + this.rng.int(0, 1 << 20);
       this.a.failAllocation(extra, 0, this.sites.alloc('lm_head', 'mm'));
     }
     if (pendingFrees) {
