@@ -34,7 +34,8 @@ function isPython(f: Frame): boolean {
   return f.filename.endsWith('.py');
 }
 
-function isUserCode(f: Frame): boolean {
+/** A frame of the user's own Python files (not a library's, not the interpreter's). */
+export function isUserCode(f: Frame): boolean {
   return isPython(f) && !LIBRARY_PATHS.some((p) => f.filename.includes(p));
 }
 
