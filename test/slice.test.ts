@@ -116,6 +116,10 @@ describe('slice of generated snapshots', () => {
     ['two devices, two streams', { events: 3000, seed: 41, devices: 2, streams: 2 }],
     ['pending frees and a private pool', { events: 3000, seed: 42, pendingFrees: true, privatePool: true }],
     ['expandable segments', { events: 3000, seed: 43, expandableSegments: true }],
+    [
+      'expandable segments unmapped by empty_cache',
+      { events: 20000, seed: 43, expandableSegments: true, emptyCacheEvery: 3 },
+    ],
     ['ring buffer overflow', { events: 3000, seed: 44, ringBufferOverflow: true }],
     ['PyTorch 2.0 layout', { events: 2000, seed: 45, legacy: 'v2.0' }],
     ['an oom at the end', { events: 2000, seed: 46, oom: true }],
@@ -131,6 +135,16 @@ describe('slice of generated snapshots', () => {
         s.devices.forEach((d, i) => {
           expectSameWindow(s, d, a, b, t, t.devices[i]!);
         });
+        // One segment per contiguous mapped range of an expandable segment, as _snapshot() reports.
+        const segs = [...t.tables.segments].sort((x, y) => x.address - y.address);
+        const touching = segs.filter(
+          (x, k) =>
+            k > 0 &&
+            x.expandable &&
+            segs[k - 1]!.expandable &&
+            segs[k - 1]!.address + segs[k - 1]!.totalSize === x.address,
+        );
+        expect(touching, `${name} ${a}:${b}`).toEqual([]);
       }
       // The whole range: the generator's planted figures, not memlens's reading of the original.
       const whole = summarize(sliced(s, { by: 'entries', from: 0, to: n }));

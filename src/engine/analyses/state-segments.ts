@@ -59,7 +59,7 @@ export function stateSegments(s: Snapshot, d: DeviceModel, k: number): StateSegm
   );
   const inactive = inactiveBlocks(s, d);
   let next = 0;
-  for (const range of state.reserved) {
+  for (const range of withExpandableTails(s, state.reserved)) {
     const seg = describeSegment(s, d, range, events.get(range.address) ?? -1);
     const hi = range.address + range.size;
     while (next < ids.length && a.addr[ids[next]!]! < range.address) {
@@ -139,6 +139,35 @@ function freeBlock(ctx: Context, address: number, size: number): BlockAt {
     allocation: -1,
     exactSize: true,
   };
+}
+
+/**
+ * An expandable segment is reported as one segment per contiguous mapped range, but the replay
+ * keeps touching ranges apart (separate cudaMallocs can be adjacent): ranges that touch and belong
+ * to an expandable segment, or were mapped into one and unmapped before the dump, are joined.
+ */
+function withExpandableTails(s: Snapshot, ranges: ReservedRange[]): ReservedRange[] {
+  const expandable = (r: ReservedRange) => r.segment >= 0 && s.tables.segments[r.segment]!.expandable;
+  // Never joins a regular cudaMalloc segment: only mapped pages of expandable ones.
+  const regular = (x: ReservedRange) => x.segment >= 0 && !expandable(x);
+  const out: ReservedRange[] = [];
+  for (const r of ranges) {
+    const prev = out[out.length - 1];
+    const joins =
+      prev !== undefined &&
+      prev.address + prev.size === r.address &&
+      (expandable(prev) || expandable(r)) &&
+      !regular(prev) &&
+      !regular(r);
+    if (joins)
+      out[out.length - 1] = {
+        ...prev,
+        size: prev.size + r.size,
+        segment: prev.segment >= 0 ? prev.segment : r.segment,
+      };
+    else out.push(r);
+  }
+  return out;
 }
 
 function inactiveBlocks(s: Snapshot, d: DeviceModel): Map<number, number> {
