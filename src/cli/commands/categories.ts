@@ -1,5 +1,5 @@
 import Table from 'cli-table3';
-import type { Command } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import { categoriesOf, type DeviceCategories } from '../../engine/analyses/category-curves.js';
 import { formatBytes, formatCount } from '../../engine/format.js';
 import { pc } from '../colors.js';
@@ -38,7 +38,8 @@ export function categoriesCommand(program: Command): void {
 
 function parsePoints(v: string): number {
   const n = parseCount(v);
-  return Math.max(1, n);
+  if (n === 0) throw new InvalidArgumentError('expected at least 1 point');
+  return n;
 }
 
 function render(r: DeviceCategories): string {
