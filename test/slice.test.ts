@@ -214,6 +214,33 @@ describe('slice of generated snapshots', () => {
     expect(plan.notes.some((n) => n.includes('host_traces'))).toBe(true);
   });
 
+  it('says which segment and block keys it cannot carry', () => {
+    const base = 1 << 30;
+    const value = {
+      segments: [
+        {
+          device: 0,
+          address: base,
+          total_size: 2 << 20,
+          stream: 0,
+          future_key: 1,
+          blocks: [{ address: base, size: 2 << 20, requested_size: 0, state: 'inactive', block_extra: 'x' }],
+        },
+      ],
+      device_traces: [
+        [
+          { action: 'alloc', addr: base, size: 512, stream: 0 },
+          { action: 'free_completed', addr: base, size: 512, stream: 0 },
+        ],
+      ],
+    };
+    const chunks: Uint8Array[] = [];
+    new PickleWriter((c) => chunks.push(c)).dump(value);
+    const s = loadSnapshotBytes(concatChunks(chunks));
+    const plan = planSlice(s, s.devices, { by: 'entries', from: 0, to: 1 });
+    expect(plan.notes.join('\n')).toContain("segment key 'future_key', block key 'block_extra'");
+  });
+
   it('refuses ranges no device reaches and files without a trace', () => {
     const s = loadSnapshotBytes(generateSnapshotBytes({ events: 500, seed: 51 }).bytes);
     const n = s.devices[0]!.trace.length;

@@ -50,6 +50,30 @@ export class FrameLists {
   }
 }
 
+const SEGMENT_KEYS = new Set([
+  'device',
+  'address',
+  'total_size',
+  'allocated_size',
+  'active_size',
+  'requested_size',
+  'stream',
+  'segment_type',
+  'segment_pool_id',
+  'is_expandable',
+  'frames',
+  'blocks',
+]);
+const BLOCK_KEYS = new Set(['address', 'size', 'requested_size', 'state', 'frames', 'history']);
+
+/** Segment and block keys of the input that the model does not keep: the slice cannot write them. */
+export function keysNotCarried(s: Snapshot): string[] {
+  return [
+    ...s.tables.segmentKeys.filter((k) => !SEGMENT_KEYS.has(k)).map((k) => `segment key '${k}'`),
+    ...s.tables.blockKeys.filter((k) => !BLOCK_KEYS.has(k)).map((k) => `block key '${k}'`),
+  ];
+}
+
 export function segmentDict(seg: SegmentAt, s: Snapshot, frames: FrameLists): PyDict {
   const legacy = s.tables.blockKeys.includes('history');
   let allocated = 0;

@@ -4,7 +4,7 @@ import { type PyValue, StreamedList } from '../encode/pickle-values.js';
 import { SnapshotError } from '../errors.js';
 import { deviceTrace } from '../model/device-trace.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
-import { FrameLists, plainValue, segmentDict, traceEntries } from './slice-dicts.js';
+import { FrameLists, keysNotCarried, plainValue, segmentDict, traceEntries } from './slice-dicts.js';
 import { firstAtOrAfter, type SliceRequest, type SliceWindow, sliceWindows } from './slice-window.js';
 import { stateSegments } from './state-segments.js';
 
@@ -70,6 +70,8 @@ export function planSlice(s: Snapshot, devices: DeviceModel[], req: SliceRequest
   });
   const value: Record<string, PyValue> = { segments, device_traces: traces };
   const notes = notesOf(facts);
+  const lost = keysNotCarried(s);
+  if (lost.length > 0) notes.push(`not carried (the model does not keep them): ${lost.join(', ')}`);
   const spans = windowSpans(devices, windows, req);
   for (const [k, v] of Object.entries(s.rest)) {
     if (k === 'external_annotations') value[k] = annotationsIn(v, spans, s.devices);
