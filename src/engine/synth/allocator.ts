@@ -1,9 +1,11 @@
 /**
  * A small model of PyTorch's CUDA caching allocator (allocator-spec §1-4, default settings):
  * 512-byte rounding, small/large pools per stream, best fit, splitting and coalescing, new
- * segments when nothing fits, segments released by empty_cache. Not PyTorch's exact policy
- * everywhere, but every event it emits is consistent with the state it keeps, so the final
- * segments are exactly what replaying the trace gives.
+ * segments when nothing fits, segments released by empty_cache. It follows the spec's rules for
+ * those settings (the simulator replays generated files event for event, test/simulate-fidelity);
+ * the paths that only other settings reach (max_split_size, GC, memory fraction) are absent.
+ * Every event it emits is consistent with the state it keeps, so the final segments are exactly
+ * what replaying the trace gives.
  */
 import { ALLOCATED, Block, FREE, freeListOf, PENDING, type Pool, Segment } from './blocks.js';
 import {

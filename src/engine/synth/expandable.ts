@@ -57,6 +57,8 @@ export class ExpandableSegments {
     this.allocator.emit(SEGMENT_UNMAP, first, last - first, segment.stream, capture, stack);
   }
 
+  // PyTorch frees a range once it is wholly unmapped and reserves a new one on the next growth;
+  // neither is traced, and keeping the range instead only keeps later addresses the same.
   private segmentFor(pool: Pool, stream: number): Segment {
     const key = `${pool.index}:${pool.small}:${stream}`;
     let segment = this.byKey.get(key);
