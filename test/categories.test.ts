@@ -6,10 +6,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
 import { CATEGORIES, labelAllocations, RULES } from '../src/engine/analyses/categories.js';
 import { categoriesOf } from '../src/engine/analyses/category-curves.js';
-import { concatChunks, PickleWriter } from '../src/engine/encode/pickle-writer.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import type { DeviceModel, Snapshot } from '../src/engine/model/snapshot.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
+import { snapshotOf } from './helpers/snapshot-of.js';
 
 const CORPUS = join(import.meta.dirname, '..', '..', 'shared', 'corpus');
 const corpus = existsSync(CORPUS) ? readdirSync(CORPUS).filter((f) => f.endsWith('.pickle')) : [];
@@ -173,9 +173,7 @@ describe('categories from annotations when the file has no stacks', () => {
       ann('ProfilerStep#0', 'END', 400),
     ],
   };
-  const chunks: Uint8Array[] = [];
-  new PickleWriter((c) => chunks.push(c)).dump(value);
-  const s = loadSnapshotBytes(concatChunks(chunks));
+  const s = snapshotOf(value);
   const d = s.devices[0]!;
   const labels = labelAllocations(s, d);
   const ruleAt = (entry: number) => RULES[labels.rule[d.allocations.ofEntry[entry]!]!]!;

@@ -7,10 +7,10 @@ import { NODE_FLAGS } from '../src/cli/node-flags.js';
 import { planSlice } from '../src/engine/analyses/slice.js';
 import type { SliceRequest } from '../src/engine/analyses/slice-window.js';
 import { summarize } from '../src/engine/analyses/summary.js';
-import { concatChunks, PickleWriter } from '../src/engine/encode/pickle-writer.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import type { DeviceModel, Snapshot } from '../src/engine/model/snapshot.js';
 import { generateSnapshotBytes, type SynthOptions } from '../src/engine/synth/index.js';
+import { snapshotOf } from './helpers/snapshot-of.js';
 
 const CORPUS = join(import.meta.dirname, '..', '..', 'shared', 'corpus');
 const corpus = existsSync(CORPUS) ? readdirSync(CORPUS).filter((f) => f.endsWith('.pickle')) : [];
@@ -20,9 +20,7 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 function sliced(s: Snapshot, req: SliceRequest, devices: DeviceModel[] = s.devices): Snapshot {
   const plan = planSlice(s, devices, req);
-  const chunks: Uint8Array[] = [];
-  new PickleWriter((c) => chunks.push(c), { protocol: plan.protocol }).dump(plan.value);
-  return loadSnapshotBytes(concatChunks(chunks));
+  return snapshotOf(plan.value, plan.protocol);
 }
 
 function frameText(s: Snapshot, stack: number): string {
@@ -196,17 +194,9 @@ describe('slice of generated snapshots', () => {
     });
     const device = [1, 2, 3, 4].map((k) => entry(k % 2 ? 'alloc' : 'free_requested', 1 << 20, k * 10));
     const host = [5, 15, 25, 35].map((time) => entry('alloc', 4096 * time, time));
-    const chunks: Uint8Array[] = [];
-    new PickleWriter((c) => chunks.push(c)).dump({
-      segments: [],
-      device_traces: [device],
-      host_traces: [host],
-    });
-    const s = loadSnapshotBytes(concatChunks(chunks));
+    const s = snapshotOf({ segments: [], device_traces: [device], host_traces: [host] });
     const plan = planSlice(s, s.devices, { by: 'entries', from: 1, to: 3 });
-    const out: Uint8Array[] = [];
-    new PickleWriter((c) => out.push(c)).dump(plan.value);
-    const t = loadSnapshotBytes(concatChunks(out));
+    const t = snapshotOf(plan.value);
     const kept = t.traceRows.get((t.rest.host_traces as unknown[][])[0]!)!;
     // Entries 1 and 2 (times 20, 30) span [20, 40), up to the next entry: host entries 25 and 35.
     expect(kept.count).toBe(2);
@@ -234,9 +224,7 @@ describe('slice of generated snapshots', () => {
         ],
       ],
     };
-    const chunks: Uint8Array[] = [];
-    new PickleWriter((c) => chunks.push(c)).dump(value);
-    const s = loadSnapshotBytes(concatChunks(chunks));
+    const s = snapshotOf(value);
     const plan = planSlice(s, s.devices, { by: 'entries', from: 0, to: 1 });
     expect(plan.notes.join('\n')).toContain("segment key 'future_key', block key 'block_extra'");
   });
