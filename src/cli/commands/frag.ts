@@ -1,5 +1,6 @@
 import Table from 'cli-table3';
 import type { Command } from 'commander';
+import { SEGMENT_ALLOC_COLUMNS } from '../../engine/analyses/frag-words.js';
 import {
   type DeviceFragmentation,
   type FragOptions,
@@ -115,14 +116,7 @@ function renderSegmentAllocs(f: DeviceFragmentation, top: number): string[] {
     `  ${formatCount(n)} segment_allocs (cudaMalloc) in the trace; those with the most reserved-but-unallocated memory just before them:`,
   ];
   const t = new Table({
-    head: [
-      'entry',
-      'new segment',
-      'for request',
-      'reserved before',
-      'unallocated before',
-      'free in its list (largest)',
-    ],
+    head: SEGMENT_ALLOC_COLUMNS,
     style: { head: [], border: [], compact: true },
     colAligns: ['right', 'right', 'right', 'right', 'right', 'right'],
   });

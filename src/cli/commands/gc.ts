@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { type DeviceGc, type GcBurst, type GcOptions, gcBurstsOf } from '../../engine/analyses/gc-bursts.js';
+import { burstLivedText } from '../../engine/analyses/gc-words.js';
 import { formatBytes, formatCount, formatDuration } from '../../engine/format.js';
 import { pc } from '../colors.js';
 import { framesCell, sitesTable } from '../frames-text.js';
@@ -56,21 +57,12 @@ function burstText(b: GcBurst): string[] {
     b.time_us !== null ? `time_us ${b.time_us}` : null,
     b.iteration_name !== null ? `in ${b.iteration_name}` : null,
   ].filter((x) => x !== null);
-  const lived = [
-    b.lived_iterations
-      ? `${b.lived_iterations.min}–${b.lived_iterations.max} iterations (median ${b.lived_iterations.median})`
-      : null,
-    b.lived_us ? `${formatDuration(b.lived_us.min)}–${formatDuration(b.lived_us.max)}` : null,
-    b.born_before_window > 0
-      ? `${formatCount(b.born_before_window)} allocated before the recorded window`
-      : null,
-  ].filter((x) => x !== null);
   const freed = b.free_frames[0];
   const site = freed ? `${freed.name} (${freed.filename}:${freed.line})` : 'a site with no stack';
   const lines = [
     `  burst at ${when.join(', ')}: ${pc.bold(`${formatCount(b.count)} allocations, ${formatBytes(b.bytes)}`)} freed` +
       (b.duration_us !== null ? ` within ${formatDuration(b.duration_us)}` : ''),
-    `    ${formatCount(b.long_lived)} long-lived; they had lived ${lived.join('; ') || 'unknown'}`,
+    `    ${formatCount(b.long_lived)} long-lived; they had lived ${burstLivedText(b)}`,
     `    freed at ${site}${b.through_gc ? pc.yellow(' — through the garbage collector (gc)') : ''}`,
     '    allocated at:',
     sitesTable(

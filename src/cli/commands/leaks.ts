@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { IterationSummary } from '../../engine/analyses/iterations.js';
+import { leakIterationsSpan, leakKind } from '../../engine/analyses/leak-words.js';
 import { type DeviceLeaks, type LeakGroup, type LeakOptions, leaksOf } from '../../engine/analyses/leaks.js';
 import type { Unreleased } from '../../engine/analyses/unreleased.js';
 import { formatBytes, formatCount } from '../../engine/format.js';
@@ -93,7 +94,7 @@ function groupsTable(r: DeviceLeaks): string {
     formatBytes(g.held_bytes),
     formatCount(g.held_count),
     g.accumulating ? formatBytes(g.bytes_per_iteration) : '—',
-    iterationsSpan(g),
+    leakIterationsSpan(g),
     framesCell(g.frames),
   ]);
   const table = sitesTable(
@@ -105,19 +106,10 @@ function groupsTable(r: DeviceLeaks): string {
   return table + more;
 }
 
-/** A leak; held since one iteration (parameters, optimizer state); or held a while, then freed. */
+/** A leak (in red), or the row's kind in the same words as the web panel. */
 function kind(g: LeakGroup): string {
-  if (g.accumulating) return pc.red('leak');
-  return g.held_count === g.count && g.iterations.length <= 1 ? 'once' : 'freed later';
-}
-
-/** Which iterations the held allocations came from; freed later when none are held. */
-function iterationsSpan(g: LeakGroup): string {
-  const its = g.iterations;
-  if (its.length === 0) return `${formatCount(g.count)} freed later`;
-  const span =
-    its.length === 1 ? `${g.first_iteration}` : `${g.first_iteration}–${g.last_iteration} (${its.length})`;
-  return g.held_count < g.count ? `${span}; ${formatCount(g.count - g.held_count)} freed later` : span;
+  const k = leakKind(g);
+  return k === 'leak' ? pc.red(k) : k;
 }
 
 function unreleasedText(u: Unreleased): string[] {
