@@ -1,0 +1,170 @@
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { peakOf } from '../src/engine/analyses/peak.js';
+import { formatCount } from '../src/engine/format.js';
+import { loadSnapshotBytes } from '../src/engine/load.js';
+import { generateSnapshotBytes } from '../src/engine/synth/index.js';
+import { type RunningView, startView } from './helpers/view-server.js';
+
+/**
+ * The flame graph and the analysis panels in headless Chromium, on generated snapshots whose
+ * answers were planted: a leak kept every step, and an OOM caused by fragmentation.
+ */
+const ROOT = join(import.meta.dirname, '..');
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = join(ROOT, 'test-artifacts');
+const APP = join(ROOT, 'dist', 'web', 'index.html');
+const ready = existsSync(CHROMIUM) && existsSync(APP);
+const MiB = 1024 * 1024;
+const bytesTitle = (n: number) => `${formatCount(n)} bytes`;
+
+describe.skipIf(!ready && process.env.CI === undefined)(
+  'flame graph and analyses in headless Chromium',
+  () => {
+    let dir = '';
+    let view: RunningView;
+    let browser: Browser;
+    let page: Page;
+    const leak = 3 * MiB + 512;
+    const leaky = generateSnapshotBytes({ events: 12_000, seed: 71, leakBytes: leak });
+    const oom = generateSnapshotBytes({ events: 3000, seed: 61, oomCause: 'fragmentation' });
+    const leakFile = () => join(dir, 'leak.pickle');
+    const oomFile = () => join(dir, 'oom-fragmentation.pickle');
+
+    beforeAll(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'memlens-web-analyses-'));
+      mkdirSync(ARTIFACTS, { recursive: true });
+      writeFileSync(leakFile(), leaky.bytes);
+      writeFileSync(oomFile(), oom.bytes);
+      view = await startView(leakFile(), oomFile());
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: ['--headless', '--no-sandbox', '--disable-gpu'],
+      });
+      page = await browser.newPage({ viewport: { width: 1400, height: 950 } });
+    });
+
+    afterAll(async () => {
+      await browser?.close();
+      await view?.stop();
+    });
+
+    const hash = (): URLSearchParams => new URLSearchParams(new URL(page.url()).hash.slice(1));
+    const open = async (file: string, rest: string) => {
+      await page.goto(`${view.url}#file=${encodeURIComponent(file)}&${rest}`);
+      await page.reload(); // a hash-only goto does not reload the app
+    };
+    const underList = () => page.getByLabel('frames under the zoomed frame');
+
+    it('the flame graph at the peak has the widest site the peak analysis reports, down to its bytes', async () => {
+      await open(leakFile(), 'tab=flame');
+      await page.getByRole('button', { name: 'at the peak' }).click();
+      const s = loadSnapshotBytes(leaky.bytes);
+      const top = peakOf(s, s.devices[0]!).groups[0]!;
+      // The peak's total is what the generator planted.
+      await expect
+        .poll(() => page.locator('.flame-summary').textContent())
+        .toContain(`live after entry ${formatCount(s.devices[0]!.totals.peakAllocatedAt)}`);
+      // Follow the site from its outermost user frame in; its innermost frame holds exactly its bytes.
+      const path = [...top.frames].reverse();
+      for (const [k, f] of path.entries()) {
+        const row = underList()
+          .locator('tr')
+          .filter({ has: page.locator(`button[title="${f.filename}:${f.line}"]`, { hasText: f.name }) });
+        await expect.poll(() => row.count()).toBe(1);
+        if (k === path.length - 1)
+          expect(await row.locator('td span').first().getAttribute('title')).toBe(bytesTitle(top.bytes));
+        await row.getByRole('button').click();
+      }
+      await expect
+        .poll(() => page.locator('.crumbs [aria-current="true"]').textContent())
+        .toBe(top.frames[0]!.name);
+      await expect
+        .poll(() => page.locator('.flame-lists h4').nth(1).textContent())
+        .toContain(`Allocations under it: ${formatCount(top.count)}`);
+      await page.screenshot({ path: join(ARTIFACTS, 'flame-zoomed.png'), fullPage: true });
+    });
+
+    it('clicking a frame in the canvas zooms into it; hovering shows its exact bytes; Escape zooms out', async () => {
+      await page.locator('.crumbs button').first().click();
+      const canvas = page.getByLabel(/^flame graph/);
+      const box = (await canvas.boundingBox())!;
+      const widest = await underList().locator('tr').first().getByRole('button').textContent();
+      await page.mouse.move(box.x + 4, box.y + 18 + 9);
+      await expect.poll(() => page.locator('.flame-tip strong').textContent()).toBe(widest);
+      await page.mouse.move(box.x + box.width / 2, box.y + 9);
+      const total = Number(
+        (await page.locator('.flame-tip').textContent())!
+          .match(/\(([\d,]+) bytes\)/)![1]!
+          .replaceAll(',', ''),
+      );
+      const s = loadSnapshotBytes(leaky.bytes);
+      expect(total).toBe(s.devices[0]!.totals.allocated[s.devices[0]!.totals.peakAllocatedAt]);
+      await page.screenshot({ path: join(ARTIFACTS, 'flame-peak.png'), fullPage: true });
+      await page.mouse.click(box.x + 4, box.y + 18 + 9);
+      await expect.poll(() => page.locator('.crumbs [aria-current="true"]').textContent()).toBe(widest);
+      await expect.poll(() => page.locator('.crumbs button').count()).toBe(2);
+      await canvas.press('Escape');
+      await expect.poll(() => page.locator('.crumbs button').count()).toBe(1);
+    });
+
+    it('an allocation listed under a frame pins it in the timeline and pool state', async () => {
+      const first = page.getByLabel('allocations under the zoomed frame').getByRole('button').first();
+      const id = (await first.textContent())!.slice(1);
+      await first.click();
+      await expect.poll(() => hash().get('alloc')).toBe(id);
+      await expect.poll(() => page.getByLabel('allocation details').getAttribute('data-alloc')).toBe(id);
+      await page.getByRole('tab', { name: /Timeline/ }).click();
+      await expect.poll(() => page.getByLabel('allocation details').getAttribute('data-alloc')).toBe(id);
+      await expect
+        .poll(() => page.locator(`.pool button[data-alloc="${id}"]`).getAttribute('aria-pressed'))
+        .toBe('true');
+    });
+
+    it('the leaks panel names the planted site, its bytes per iteration, and says leak', async () => {
+      await open(leakFile(), 'tab=analyses&panel=leaks');
+      const row = page.locator('section[aria-label="leaks"] tr.leak');
+      await expect.poll(() => row.count()).toBe(1);
+      const text = (await row.textContent())!;
+      expect(text).toContain('train_step');
+      expect(text).toMatch(/train\.py:218/);
+      expect(await row.locator('td.num span').nth(1).getAttribute('title')).toBe(bytesTitle(leak));
+      await expect
+        .poll(() => page.locator('section[aria-label="leaks"] .verdict').textContent())
+        .toMatch(/train_step .*train\.py:218\) grows by 3\.00 MiB per iteration/);
+      await page.screenshot({ path: join(ARTIFACTS, 'analyses-leaks.png'), fullPage: true });
+      for (const [panel, name] of [
+        ['gc', 'GC bursts'],
+        ['frag', 'Fragmentation'],
+        ['categories', 'Categories'],
+      ]) {
+        await page.getByRole('tab', { name }).click();
+        await expect.poll(() => hash().get('panel')).toBe(panel);
+        await expect.poll(() => page.locator('.panel section').count()).toBe(1);
+        await page.screenshot({ path: join(ARTIFACTS, `analyses-${panel}.png`), fullPage: true });
+      }
+    });
+
+    it('the oom panel on a planted fragmentation OOM says fragmentation; its entry link selects the entry', async () => {
+      const facts = oom.expected.oom_causes![0]!;
+      await open(oomFile(), 'tab=analyses&panel=oom');
+      const verdict = page.locator('section[aria-label="oom"] .verdict').first();
+      await expect.poll(() => verdict.textContent()).toBe(facts.verdict);
+      expect(facts.verdict).toBe('fragmentation');
+      await page.screenshot({ path: join(ARTIFACTS, 'analyses-oom.png'), fullPage: true });
+      const s = loadSnapshotBytes(oom.bytes);
+      const t = s.devices[0]!.trace;
+      const link = page.locator('section[aria-label="oom"] button[data-entry]').first();
+      const entry = Number(await link.getAttribute('data-entry'));
+      expect(s.traceColumns.actionNames[t.action[entry]!]).toBe('oom');
+      await link.click();
+      await expect.poll(() => hash().get('tab')).toBe('timeline');
+      await expect.poll(() => hash().get('entry')).toBe(String(entry));
+      await expect.poll(() => page.getByLabel('pool state').getAttribute('data-entry')).toBe(String(entry));
+      await expect.poll(() => page.locator('.event b').textContent()).toBe('oom');
+    });
+  },
+);

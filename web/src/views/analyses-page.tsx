@@ -1,0 +1,118 @@
+import type { ReactNode } from 'react';
+import { PANELS, type Panel, type ViewState } from '../url-state.js';
+import type { EngineClient } from '../worker/client.js';
+import type { DeviceInfo, Queries, QueryName } from '../worker/protocol.js';
+import type { Select } from './analyses/bits.js';
+import { CategoriesPanel } from './analyses/categories-panel.js';
+import { FragPanel } from './analyses/frag-panel.js';
+import { GcPanel } from './analyses/gc-panel.js';
+import { LeaksPanel } from './analyses/leaks-panel.js';
+import { OomPanel } from './analyses/oom-panel.js';
+import { useQuery } from './analyses/use-query.js';
+
+interface Props {
+  client: EngineClient;
+  device: DeviceInfo;
+  view: ViewState;
+  update: (patch: Partial<ViewState>) => void;
+}
+
+const TITLES: Record<Panel, string> = {
+  leaks: 'Leaks',
+  gc: 'GC bursts',
+  frag: 'Fragmentation',
+  oom: 'OOM',
+  categories: 'Categories',
+};
+
+/**
+ * The CLI's analyses (leaks, gc, frag, oom, categories) as panels, computed in the worker by the
+ * same engine calls. An entry a panel names is a link: it selects that entry and opens the timeline.
+ */
+export function AnalysesPage({ client, device, view, update }: Props) {
+  const select: Select = { entry: (k) => update({ entry: k, tab: 'timeline' }) };
+  return (
+    <main className="analyses-page">
+      <div className="subtabs" role="tablist" aria-label="analyses">
+        {PANELS.map((p) => (
+          <button
+            key={p}
+            type="button"
+            role="tab"
+            aria-selected={view.panel === p}
+            onClick={() => update({ panel: p })}
+          >
+            {TITLES[p]}
+          </button>
+        ))}
+      </div>
+      <div className="panel" role="tabpanel" aria-label={TITLES[view.panel]}>
+        <PanelBody key={view.panel} client={client} device={device} view={view} select={select} />
+      </div>
+    </main>
+  );
+}
+
+function PanelBody({ client, device, view, select }: Omit<Props, 'update'> & { select: Select }) {
+  const d = device.device;
+  switch (view.panel) {
+    case 'leaks':
+      return (
+        <Query
+          client={client}
+          q="leaks"
+          args={{ device: d }}
+          render={(r) => <LeaksPanel r={r} select={select} />}
+        />
+      );
+    case 'gc':
+      return (
+        <Query
+          client={client}
+          q="gc"
+          args={{ device: d }}
+          render={(r) => <GcPanel r={r} select={select} />}
+        />
+      );
+    case 'frag':
+      return (
+        <Query
+          client={client}
+          q="frag"
+          args={{ device: d, entry: view.entry ?? device.entries - 1 }}
+          render={(r) => <FragPanel r={r} select={select} />}
+        />
+      );
+    case 'oom':
+      return (
+        <Query
+          client={client}
+          q="oom"
+          args={{ device: d }}
+          render={(r) => <OomPanel ooms={r} select={select} />}
+        />
+      );
+    case 'categories':
+      return (
+        <Query
+          client={client}
+          q="categories"
+          args={{ device: d, points: 400 }}
+          render={(r) => <CategoriesPanel r={r} select={select} />}
+        />
+      );
+  }
+}
+
+/** Asks the worker one query and renders its answer, or says it is computing or failed. */
+function Query<K extends QueryName>(p: {
+  client: EngineClient;
+  q: K;
+  args: Queries[K]['args'];
+  render: (v: Queries[K]['result']) => ReactNode;
+}) {
+  const answer = useQuery(p.client, p.q, p.args);
+  if (answer.status === 'loading') return <p className="hint">computing…</p>;
+  if (answer.status === 'error') return <p className="error">{answer.message}</p>;
+  return <>{p.render(answer.value)}</>;
+}

@@ -1,0 +1,60 @@
+import type { ReactNode } from 'react';
+import type { Frame } from '../../../../src/engine/model/stack-table.js';
+import { exactBytes, formatBytes, formatCount } from '../../format.js';
+
+/** What a panel does with an entry or allocation it mentions: select it everywhere. */
+export interface Select {
+  entry: (k: number) => void;
+}
+
+/** A size in KiB/MiB/GiB with the exact byte count on hover. */
+export function Bytes({ n }: { n: number }) {
+  return <span title={exactBytes(n)}>{formatBytes(n)}</span>;
+}
+
+/** "entry 1,234" as a link that selects the entry in the timeline and pool state. */
+export function EntryLink({ k, select }: { k: number; select: Select }) {
+  if (k < 0) return <>before the first entry</>;
+  return (
+    <button type="button" className="link" data-entry={k} onClick={() => select.entry(k)}>
+      entry {formatCount(k)}
+    </button>
+  );
+}
+
+/** A stack as the CLI's tables show it: the first frames, innermost first. */
+export function Frames({ frames, shown = 4 }: { frames: Frame[]; shown?: number }) {
+  if (frames.length === 0) return <span className="dim">(no stack recorded)</span>;
+  return (
+    <ul className="frames">
+      {frames.slice(0, shown).map((f, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: frames repeat; position is the identity
+        <li key={i} title={`${f.filename}:${f.line}`}>
+          {f.name} ({shortFile(f.filename)}:{f.line})
+        </li>
+      ))}
+      {frames.length > shown && <li className="dim">… {frames.length - shown} more</li>}
+    </ul>
+  );
+}
+
+function shortFile(path: string): string {
+  const parts = path.split('/');
+  return parts.length > 2 ? `…/${parts.slice(-2).join('/')}` : path;
+}
+
+/** A compact table: a header row and the body rows given. */
+export function Table({ head, children }: { head: string[]; children: ReactNode }) {
+  return (
+    <table className="panel-table">
+      <thead>
+        <tr>
+          {head.map((h) => (
+            <th key={h}>{h}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>{children}</tbody>
+    </table>
+  );
+}

@@ -1,0 +1,57 @@
+import type { DeviceGc, GcBurst } from '../../../../src/engine/analyses/gc-bursts.js';
+import { burstLivedText } from '../../../../src/engine/analyses/gc-words.js';
+import { formatDuration } from '../../../../src/engine/format.js';
+import { formatCount } from '../../format.js';
+import { Bytes, EntryLink, Frames, type Select, Table } from './bits.js';
+import { Header } from './leaks-panel.js';
+
+/** `memlens gc`: bursts of frees of long-lived allocations, each linked to its first entry. */
+export function GcPanel({ r, select }: { r: DeviceGc; select: Select }) {
+  return (
+    <section aria-label="gc bursts">
+      <Header iterations={r.iterations} verdict={r.verdict} select={select} />
+      {r.bursts.map((b) => (
+        <Burst key={b.entry} b={b} select={select} />
+      ))}
+    </section>
+  );
+}
+
+function Burst({ b, select }: { b: GcBurst; select: Select }) {
+  const freed = b.free_frames[0];
+  return (
+    <div className="burst">
+      <p>
+        burst at <EntryLink k={b.entry} select={select} />
+        {b.time_us !== null && `, time_us ${b.time_us}`}
+        {b.iteration_name !== null && `, in ${b.iteration_name}`}:{' '}
+        <strong>
+          {formatCount(b.count)} allocations, <Bytes n={b.bytes} />
+        </strong>{' '}
+        freed{b.duration_us !== null && ` within ${formatDuration(b.duration_us)}`}
+      </p>
+      <p className="indent">
+        {formatCount(b.long_lived)} long-lived; they had lived {burstLivedText(b)}
+      </p>
+      <p className="indent">
+        freed at {freed ? `${freed.name} (${freed.filename}:${freed.line})` : 'a site with no stack'}
+        {b.through_gc && <span className="warn"> — through the garbage collector (gc)</span>}
+      </p>
+      <Table head={['bytes', 'count', 'allocated at (innermost first)']}>
+        {b.groups.map((g, i) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: groups are ranked; rank is the identity
+          <tr key={i}>
+            <td className="num">
+              <Bytes n={g.bytes} />
+            </td>
+            <td className="num">{formatCount(g.count)}</td>
+            <td>
+              <Frames frames={g.frames} />
+            </td>
+          </tr>
+        ))}
+      </Table>
+      {b.other_groups > 0 && <p className="dim indent">… {formatCount(b.other_groups)} more sites</p>}
+    </div>
+  );
+}

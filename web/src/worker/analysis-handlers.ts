@@ -1,0 +1,56 @@
+import { categoriesOf } from '../../../src/engine/analyses/category-curves.js';
+import { allocationsUnder, type FlameTree, flameTree } from '../../../src/engine/analyses/flame-tree.js';
+import { fragmentationOf } from '../../../src/engine/analyses/fragmentation.js';
+import { gcBurstsOf } from '../../../src/engine/analyses/gc-bursts.js';
+import { leaksOf } from '../../../src/engine/analyses/leaks.js';
+import { oomReports } from '../../../src/engine/analyses/oom.js';
+import { liveMemoryProfile } from '../../../src/engine/analyses/speedscope.js';
+import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
+import type { AnalysisQueries, FlameAt } from './analysis-protocol.js';
+
+type Handlers = {
+  [K in keyof AnalysisQueries]: (args: AnalysisQueries[K]['args']) => AnalysisQueries[K]['result'];
+};
+
+/**
+ * The worker's side of the flame graph and the analysis panels: the engine's analyses, called
+ * as the CLI calls them (default options), so the page shows the CLI's words and numbers. The
+ * last flame tree is kept so listing a node's allocations does not rebuild it.
+ */
+export function analysisHandlers(
+  current: () => Snapshot,
+  deviceOf: (device: number) => DeviceModel,
+): Handlers {
+  let last: { snapshot: Snapshot; key: string; tree: FlameTree } | undefined;
+  const treeAt = ({ device, entry, fullStacks }: FlameAt): FlameTree => {
+    const d = deviceOf(device);
+    const at = entry ?? (d.trace.length > 0 ? d.totals.peakAllocatedAt : -1);
+    const key = `${device}:${at}:${fullStacks}`;
+    if (last === undefined || last.snapshot !== current() || last.key !== key)
+      last = { snapshot: current(), key, tree: flameTree(current(), d, at, { fullStacks }) };
+    return last.tree;
+  };
+  const with_ = <T>(device: number, f: (s: Snapshot, d: DeviceModel) => T): T =>
+    f(current(), deviceOf(device));
+
+  return {
+    flame: (args) => ({ tree: treeAt(args) }),
+    flameAllocations: ({ node, limit, ...at }) => {
+      const tree = treeAt(at);
+      const a = deviceOf(at.device).allocations;
+      const ids = node >= 0 && node < tree.frame.length ? allocationsUnder(tree, node) : new Int32Array();
+      const rows = [...ids]
+        .sort((x, y) => a.size[y]! - a.size[x]!)
+        .slice(0, limit)
+        .map((id) => ({ id, bytes: a.size[id]!, alloc_entry: a.start[id]! }));
+      return { total: ids.length, rows };
+    },
+    speedscope: ({ device, entry, name }) =>
+      with_(device, (s, d) => JSON.stringify(liveMemoryProfile(s, d, entry, name))),
+    leaks: ({ device }) => with_(device, leaksOf),
+    gc: ({ device }) => with_(device, gcBurstsOf),
+    frag: ({ device, entry }) => with_(device, (s, d) => fragmentationOf(s, d, { at: entry })),
+    oom: ({ device }) => with_(device, oomReports),
+    categories: ({ device, points }) => with_(device, (s, d) => categoriesOf(s, d, points)),
+  };
+}

@@ -1,0 +1,37 @@
+import type { DeviceCategories } from '../../../src/engine/analyses/category-curves.js';
+import type { FlameTree } from '../../../src/engine/analyses/flame-tree.js';
+import type { DeviceFragmentation } from '../../../src/engine/analyses/fragmentation.js';
+import type { DeviceGc } from '../../../src/engine/analyses/gc-bursts.js';
+import type { DeviceLeaks } from '../../../src/engine/analyses/leaks.js';
+import type { OomReport } from '../../../src/engine/analyses/oom.js';
+
+/** The flame graph's and the analysis panels' messages (merged into protocol.ts's Queries). */
+export interface FlameAt {
+  device: number;
+  /** Trace entry whose live memory is shown; null: the allocated peak. */
+  entry: number | null;
+  fullStacks: boolean;
+}
+
+/** One allocation under a flame-graph node. */
+export interface FlameAllocation {
+  id: number;
+  bytes: number;
+  alloc_entry: number;
+}
+
+export interface AnalysisQueries {
+  /** Nested so the worker keeps its copy (top-level typed arrays are transferred away). */
+  flame: { args: FlameAt; result: { tree: FlameTree } };
+  flameAllocations: {
+    args: FlameAt & { node: number; limit: number };
+    result: { total: number; rows: FlameAllocation[] };
+  };
+  /** The speedscope profile of live memory after the entry, as JSON text. */
+  speedscope: { args: { device: number; entry: number; name: string }; result: string };
+  leaks: { args: { device: number }; result: DeviceLeaks };
+  gc: { args: { device: number }; result: DeviceGc };
+  frag: { args: { device: number; entry: number }; result: DeviceFragmentation };
+  oom: { args: { device: number }; result: OomReport[] };
+  categories: { args: { device: number; points: number }; result: DeviceCategories };
+}
