@@ -4,6 +4,7 @@ import { readUrlState, type Tab, type ViewState, writeUrlState } from './url-sta
 import { FileBar } from './views/file-bar.js';
 import { type LoadState, LoadStatus } from './views/load-status.js';
 import { Overview } from './views/overview.js';
+import { TableView } from './views/table-view.js';
 import { TimelinePage } from './views/timeline-page.js';
 import { EngineClient } from './worker/client.js';
 import type { Source } from './worker/protocol.js';
@@ -97,6 +98,9 @@ export function App() {
       )}
       {ready && device && view.tab === 'timeline' && (
         <TimelinePage client={client} device={device} view={view} update={update} />
+      )}
+      {ready && device && (view.tab === 'events' || view.tab === 'blocks') && (
+        <TableView key={view.tab} client={client} device={device} kind={view.tab} view={view} update={update} />
       )}
     </div>
   );

@@ -4,7 +4,7 @@ import type { TimelineAxis } from '../../src/engine/analyses/timeline-axis.js';
  * What the page is showing, kept in the URL's hash so a reload or a shared link restores it:
  * file, device, tab, selected entry and allocation, and the timeline's window and axis.
  */
-export type Tab = 'overview' | 'timeline';
+export type Tab = 'overview' | 'timeline' | 'events' | 'blocks';
 
 export interface ViewState {
   file: string | null;
@@ -16,6 +16,8 @@ export interface ViewState {
   alloc: number | null;
   /** Timeline window on the axis; null = the whole trace. */
   window: [number, number] | null;
+  /** Timeline search: an address or stack-frame text; '' = none. */
+  search: string;
 }
 
 const DEFAULTS: ViewState = {
@@ -26,6 +28,7 @@ const DEFAULTS: ViewState = {
   entry: null,
   alloc: null,
   window: null,
+  search: '',
 };
 
 export function readUrlState(hash: string = location.hash): ViewState {
@@ -39,11 +42,12 @@ export function readUrlState(hash: string = location.hash): ViewState {
   return {
     file: p.get('file'),
     device: int('device'),
-    tab: p.get('tab') === 'overview' ? 'overview' : DEFAULTS.tab,
+    tab: (['overview', 'events', 'blocks'] as const).find((t) => t === p.get('tab')) ?? DEFAULTS.tab,
     axis: p.get('axis') === 'time' ? 'time' : 'entry',
     entry: int('entry'),
     alloc: int('alloc'),
     window: Number.isFinite(x0) && Number.isFinite(x1) && x1 > x0 ? [x0, x1] : null,
+    search: p.get('q') ?? '',
   };
 }
 
@@ -52,6 +56,7 @@ export function writeUrlState(s: ViewState): void {
   if (s.file !== null) p.set('file', s.file);
   if (s.device !== null) p.set('device', String(s.device));
   p.set('tab', s.tab);
+  if (s.search !== '') p.set('q', s.search);
   p.set('axis', s.axis);
   if (s.entry !== null) p.set('entry', String(s.entry));
   if (s.alloc !== null) p.set('alloc', String(s.alloc));

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
+import { csvHeader, csvRow } from '../../engine/analyses/table-csv.js';
 import {
   blockTable,
   type Cell,
@@ -97,12 +98,10 @@ async function writeCsv(
   let header = false;
   for (const d of devices) {
     const table = make(s, d);
-    if (!header) out.line(['device', ...table.columns].join(','));
+    if (!header) out.line(csvHeader(table));
     header = true;
     for (const r of rowsOf(table, opts)) {
-      let line = String(d.device);
-      for (let c = 0; c < table.columns.length; c++) line += `,${csvCell(table.cell(r, c))}`;
-      if (out.line(line)) await out.flush();
+      if (out.line(csvRow(d.device, table, r))) await out.flush();
     }
   }
 }
@@ -131,12 +130,6 @@ async function writeJson(
     out.line(']}');
   }
   out.line(']}]}');
-}
-
-function csvCell(v: Cell): string {
-  if (v === null) return '';
-  if (typeof v === 'number') return String(v);
-  return /[",\n\r]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
 }
 
 /**

@@ -112,6 +112,8 @@ export interface Selection {
   filter?: string[];
   /** Column to sort by; a leading '-' sorts descending. */
   sort?: string;
+  /** Only these rows (ascending), e.g. the allocations unreleased in a window. */
+  within?: ArrayLike<number>;
 }
 
 interface Condition {
@@ -125,8 +127,16 @@ export function selectRows(table: RowTable, sel: Selection): Int32Array {
   const conditions = (sel.filter ?? []).map((f) => parseCondition(table, f));
   const [from, to] = sel.range ?? [0, table.length - 1];
   const rows: number[] = [];
-  for (let r = Math.max(0, from); r <= Math.min(to, table.length - 1); r++) {
+  const keep = (r: number) => {
     if (conditions.every((c) => meets(table.cell(r, c.column), c))) rows.push(r);
+  };
+  if (sel.within === undefined) {
+    for (let r = Math.max(0, from); r <= Math.min(to, table.length - 1); r++) keep(r);
+  } else {
+    for (let i = 0; i < sel.within.length; i++) {
+      const r = sel.within[i]!;
+      if (r >= from && r <= to && r < table.length) keep(r);
+    }
   }
   const ids = Int32Array.from(rows);
   return sel.sort ? sortRows(table, ids, sel.sort) : ids;

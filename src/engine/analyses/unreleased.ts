@@ -35,14 +35,9 @@ export function unreleasedIn(
   const t = d.trace;
   const [from, to] = windowEntries(d, window);
   const a = d.allocations;
-  const ids: number[] = [];
+  const ids = unreleasedIds(d, from, to);
   let bytes = 0;
-  for (let id = 0; id < a.count; id++) {
-    const start = a.start[id]!;
-    if (start < from || start > to || releasedAt(a, id) <= to) continue;
-    ids.push(id);
-    bytes += a.size[id]!;
-  }
+  for (const id of ids) bytes += a.size[id]!;
   const groups = groupBySite(new Sites(s.stacks, opts.fullStacks ?? false), a.stack, a.size, ids);
   const top = opts.top ?? 10;
   const rest = groups.slice(top);
@@ -60,8 +55,19 @@ export function unreleasedIn(
   };
 }
 
+/** Ids (ascending) of the allocations made in entries [from, to] and not freed by the user by `to`. */
+export function unreleasedIds(d: DeviceModel, from: number, to: number): number[] {
+  const a = d.allocations;
+  const ids: number[] = [];
+  for (let id = 0; id < a.count; id++) {
+    const start = a.start[id]!;
+    if (start >= from && start <= to && releasedAt(a, id) > to) ids.push(id);
+  }
+  return ids;
+}
+
 /** The window as inclusive entry indices, clipped to the trace. */
-function windowEntries(d: DeviceModel, w: Window): [number, number] {
+export function windowEntries(d: DeviceModel, w: Window): [number, number] {
   const n = d.trace.length;
   if ('entries' in w) return [Math.max(0, w.entries[0]), Math.min(n - 1, w.entries[1])];
   const [lo, hi] = w.timeUs;

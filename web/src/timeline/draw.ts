@@ -81,6 +81,8 @@ export interface Frame {
   /** x of the selected entry. */
   cursor: number | null;
   selection: Selection | null;
+  /** Allocations the timeline search matched (1 = match), indexed by allocation id. */
+  matches?: Uint8Array | null;
   /** Time axis labels count from here. */
   origin: number;
 }
@@ -106,6 +108,7 @@ export function drawFrame(g: CanvasRenderingContext2D, plot: Plot, f: Frame): vo
     const [l0, l1] = f.layer.window;
     g.drawImage(f.layer.canvas, toPx(l0), plot.top, toPx(l1) - toPx(l0), plot.height);
   }
+  if (f.matches && f.layer) drawMatches(g, plot, f.layer, f.matches, toPx);
   drawMarkers(g, plot, f.markers, toPx);
   if (f.selection && f.layer) drawSelection(g, plot, f.layer, f.selection, f.cursor, toPx);
   if (f.cursor !== null) {
@@ -121,6 +124,47 @@ export function drawFrame(g: CanvasRenderingContext2D, plot: Plot, f: Frame): vo
   drawAxes(g, plot, f, toPx);
 }
 
+/** A run's rectangle on screen: x, y, width, height (at least one pixel tall). */
+function runBox(
+  plot: Plot,
+  layer: NonNullable<Frame['layer']>,
+  toPx: (x: number) => number,
+): (r: number) => [number, number, number, number] {
+  const { lod, window } = layer;
+  const sy = plot.height / layer.yMax;
+  const colPx = (c: number): number => toPx(window[0] + (c / lod.columns) * (window[1] - window[0]));
+  return (r) => {
+    const x = colPx(lod.runX0[r]!);
+    const y = plot.top + plot.height - lod.runY1[r]! * sy;
+    return [x, y, colPx(lod.runX1[r]!) - x, Math.max(1, (lod.runY1[r]! - lod.runY0[r]!) * sy)];
+  };
+}
+
+/**
+ * Search matches, flagged per allocation id: their runs are washed yellow and outlined. A run of
+ * merged sub-pixel allocations is marked when the allocation that gives it its colour matches.
+ */
+function drawMatches(
+  g: CanvasRenderingContext2D,
+  plot: Plot,
+  layer: NonNullable<Frame['layer']>,
+  matches: Uint8Array,
+  toPx: (x: number) => number,
+): void {
+  const { lod } = layer;
+  const box = runBox(plot, layer, toPx);
+  g.fillStyle = 'rgba(255, 221, 0, 0.75)';
+  g.strokeStyle = '#b36b00';
+  g.lineWidth = 1;
+  for (let r = 0; r < lod.runs; r++) {
+    const id = lod.runAlloc[r]! >= 0 ? lod.runAlloc[r]! : lod.runTone[r]!;
+    if (matches[id] !== 1) continue;
+    const b = box(r);
+    g.fillRect(...b);
+    g.strokeRect(...b);
+  }
+}
+
 /** Outlines the pinned allocation's runs, its lifetime, and where it sits at the cursor. */
 function drawSelection(
   g: CanvasRenderingContext2D,
@@ -130,21 +174,14 @@ function drawSelection(
   cursor: number | null,
   toPx: (x: number) => number,
 ): void {
-  const { lod, window } = layer;
+  const { lod } = layer;
   const sy = plot.height / layer.yMax;
-  const colPx = (c: number): number => toPx(window[0] + (c / lod.columns) * (window[1] - window[0]));
   const yPx = (b: number): number => plot.top + plot.height - b * sy;
   g.lineWidth = 2;
   g.strokeStyle = '#000';
+  const box = runBox(plot, layer, toPx);
   for (let r = 0; r < lod.runs; r++) {
-    if (lod.runAlloc[r] !== sel.alloc) continue;
-    const x = colPx(lod.runX0[r]!);
-    g.strokeRect(
-      x,
-      yPx(lod.runY1[r]!),
-      colPx(lod.runX1[r]!) - x,
-      Math.max(1, (lod.runY1[r]! - lod.runY0[r]!) * sy),
-    );
+    if (lod.runAlloc[r] === sel.alloc) g.strokeRect(...box(r));
   }
   g.lineWidth = 1;
   g.strokeStyle = 'rgba(0,0,0,0.6)';

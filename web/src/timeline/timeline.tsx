@@ -10,6 +10,8 @@ interface Props extends WindowProps {
   /** x of the selected entry on the axis, and the pinned allocation. */
   cursor: number | null;
   selection: Selection | null;
+  /** Search matches by allocation id (1 = match). */
+  matches?: Uint8Array | null;
   onPick: (entry: number, alloc: number) => void;
 }
 
@@ -74,6 +76,7 @@ export function Timeline(p: Props) {
       markers,
       cursor: p.cursor,
       selection: p.selection,
+      matches: p.matches ?? null,
       origin: p.device.extent.time[0],
     });
   });

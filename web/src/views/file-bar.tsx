@@ -16,6 +16,8 @@ interface Props {
 const TABS: [Tab, string][] = [
   ['overview', 'Overview'],
   ['timeline', 'Timeline & pool state'],
+  ['events', 'Events'],
+  ['blocks', 'Blocks'],
 ];
 
 /** Top bar: served files (ranks/steps), open a local file, device, and the view tabs. */

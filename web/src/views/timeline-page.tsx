@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import type { AllocationDetails } from '../../../src/engine/analyses/allocation-details.js';
 import type { Selection } from '../timeline/draw.js';
 import { Minimap } from '../timeline/minimap.js';
+import { SearchBox } from '../timeline/search-box.js';
 import { clampWindow, Timeline } from '../timeline/timeline.js';
 import type { ViewState } from '../url-state.js';
 import type { EngineClient } from '../worker/client.js';
@@ -28,6 +29,7 @@ export function TimelinePage({ client, device, view, update }: Props) {
   const window = view.window ? clampWindow(view.window, extent, axis) : extent;
   const [info, setInfo] = useState<EntryInfo | null>(null);
   const [details, setDetails] = useState<(AllocationDetails & { offset: number }) | null>(null);
+  const [matches, setMatches] = useState<Uint8Array | null>(null);
 
   useEffect(() => {
     client.query('entry', { device: device.device, entry }).then(setInfo);
@@ -68,6 +70,13 @@ export function TimelinePage({ client, device, view, update }: Props) {
         <button type="button" onClick={() => update({ window: null })}>
           whole trace
         </button>
+        <SearchBox
+          client={client}
+          device={device.device}
+          term={view.search}
+          onTerm={(search) => update({ search })}
+          onMatches={setMatches}
+        />
       </div>
       <Timeline
         client={client}
@@ -77,6 +86,7 @@ export function TimelinePage({ client, device, view, update }: Props) {
         onWindow={(w) => update({ window: w })}
         cursor={cursor}
         selection={selectionOf(details, axis)}
+        matches={matches}
         onPick={(k, alloc) => update({ entry: k, alloc: alloc >= 0 ? alloc : null })}
       />
       <Minimap

@@ -3,6 +3,7 @@ import type { PoolStateReport } from '../../../src/engine/analyses/pool-state.js
 import type { SnapshotSummary } from '../../../src/engine/analyses/summary.js';
 import type { StepMarker, TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
 import type { TimelineLod, TimelineRequest } from '../../../src/engine/analyses/timeline-lod.js';
+import type { TableQueries } from './table-protocol.js';
 
 /**
  * Messages between the page and the engine worker. The worker holds the one Snapshot model and
@@ -38,7 +39,7 @@ export interface EntryInfo {
   alloc: number;
 }
 
-export interface Queries {
+export interface Queries extends TableQueries {
   load: { args: { source: Source }; result: Loaded };
   timeline: { args: { device: number; request: TimelineRequest }; result: TimelineLod };
   markers: { args: { device: number; axis: TimelineAxis }; result: StepMarker[] };

@@ -1,0 +1,198 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NODE_FLAGS } from '../src/cli/node-flags.js';
+import { blockTable, eventTable, selectRows } from '../src/engine/analyses/tables.js';
+import { loadSnapshotBytes } from '../src/engine/load.js';
+import { CLI, type RunningView, startView } from './helpers/view-server.js';
+
+/**
+ * The Events and Blocks tables and the timeline search in headless Chromium, on a corpus file:
+ * row counts, sort and filters against the engine's own table selection, linked selection with
+ * the timeline and pool state both ways, a frame search, and CSV export against the CLI's CSV.
+ */
+const ROOT = join(import.meta.dirname, '..');
+const CHROMIUM = '/usr/bin/chromium';
+const CORPUS = join(ROOT, '..', 'shared', 'corpus');
+const FILE = join(
+  CORPUS,
+  'Wedsonlin_assignment2__results_medium_128_training_memory_snapshot__87b0864.pickle',
+);
+const ARTIFACTS = join(ROOT, 'test-artifacts');
+const ready = existsSync(CHROMIUM) && existsSync(join(ROOT, 'dist', 'web', 'index.html')) && existsSync(FILE);
+
+describe.skipIf(!ready && process.env.CI === undefined)(
+  'Events and Blocks tables in headless Chromium',
+  () => {
+    let view: RunningView;
+    let browser: Browser;
+    let page: Page;
+    const snapshot = loadSnapshotBytes(new Uint8Array(readFileSync(FILE)));
+    const device = snapshot.devices[0]!;
+    const events = eventTable(snapshot, device);
+    const blocks = blockTable(snapshot, device);
+
+    beforeAll(async () => {
+      mkdirSync(ARTIFACTS, { recursive: true });
+      view = await startView(FILE);
+      browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox'] });
+      page = await browser.newPage({ viewport: { width: 1400, height: 900 }, acceptDownloads: true });
+    });
+
+    afterAll(async () => {
+      await browser?.close();
+      await view?.stop();
+    });
+
+    const hash = (): URLSearchParams => new URLSearchParams(new URL(page.url()).hash.slice(1));
+    const open = async (params: string) => {
+      await page.goto(`${view.url}#file=${encodeURIComponent(FILE)}&${params}`);
+      await page.reload(); // a hash-only goto does not reload the app
+    };
+    const table = (kind: string) => page.locator(`table[aria-label="${kind} table"]`);
+    const count = async (kind: string) => Number(await table(kind).getAttribute('data-count'));
+    const firstIds = (kind: string, n: number) =>
+      table(kind)
+        .locator('tbody tr[data-id]')
+        .evaluateAll((rows, k) => rows.slice(0, k).map((r) => Number(r.getAttribute('data-id'))), n);
+    /** The row lies inside the table's scrolled viewport. */
+    const inView = (row: ReturnType<Page['locator']>) =>
+      row.evaluate((r) => {
+        const box = r.getBoundingClientRect();
+        const port = r.closest('section.grid')!.getBoundingClientRect();
+        return box.top >= port.top && box.bottom <= port.bottom;
+      });
+    const setField = async (label: string, value: string) => {
+      const input = page.getByLabel(label, { exact: true });
+      await input.fill(value);
+      await input.press('Enter');
+    };
+
+    it('both tables list every row the engine has', async () => {
+      await open('tab=events');
+      await expect.poll(() => count('events'), { timeout: 30_000 }).toBe(events.length);
+      await expect.poll(() => firstIds('events', 3)).toEqual([0, 1, 2]);
+      await page.screenshot({ path: join(ARTIFACTS, 'events-table.png') });
+      await page.getByRole('tab', { name: 'Blocks' }).click();
+      await expect.poll(() => count('blocks')).toBe(blocks.length);
+      await page.screenshot({ path: join(ARTIFACTS, 'blocks-table.png') });
+    });
+
+    it('a header click sorts (ascending, then descending) as the engine sorts', async () => {
+      await open('tab=blocks');
+      const header = table('blocks').locator('th[data-column="size"] button');
+      await header.click();
+      await expect
+        .poll(() => firstIds('blocks', 5))
+        .toEqual([...selectRows(blocks, { sort: 'size' }).subarray(0, 5)]);
+      await header.click();
+      await expect
+        .poll(() => firstIds('blocks', 5))
+        .toEqual([...selectRows(blocks, { sort: '-size' }).subarray(0, 5)]);
+      await expect
+        .poll(() => table('blocks').locator('th[data-column="size"]').getAttribute('aria-sort'))
+        .toBe('descending');
+      await header.click(); // back to id order for the tests that follow
+    });
+
+    it('range and frame filters narrow the rows to what the CLI filter keeps', async () => {
+      await open('tab=events');
+      await expect.poll(() => count('events'), { timeout: 30_000 }).toBe(events.length);
+      await setField('events min', '1 MiB');
+      const big = selectRows(events, { filter: ['size>=1048576'] }).length;
+      expect(big).toBeGreaterThan(0);
+      expect(big).toBeLessThan(events.length);
+      await expect.poll(() => count('events')).toBe(big);
+      await setField('events frame', 'optimizer.py');
+      const both = selectRows(events, { filter: ['size>=1048576', 'frame~optimizer.py'] }).length;
+      expect(both).toBeLessThan(big);
+      await expect.poll(() => count('events')).toBe(both);
+      await setField('events min', '');
+      await setField('events frame', '');
+      await expect.poll(() => count('events')).toBe(events.length);
+    });
+
+    it('exported CSV is the CLI’s CSV for the same filter', async () => {
+      await open('tab=events');
+      await setField('events min', '1 MiB');
+      await setField('events frame', 'model.py');
+      const filter = ['size>=1048576', 'frame~model.py'];
+      await expect.poll(() => count('events')).toBe(selectRows(events, { filter }).length);
+      const download = page.waitForEvent('download');
+      await page.getByRole('button', { name: 'export CSV' }).click();
+      const saved = await (await download).path();
+      const cli = spawnSync(
+        process.execPath,
+        [...NODE_FLAGS, CLI, 'events', FILE, '--format', 'csv', ...filter.flatMap((f) => ['--filter', f])],
+        { encoding: 'utf8', maxBuffer: 1 << 28 },
+      );
+      expect(cli.status).toBe(0);
+      const csv = readFileSync(saved, 'utf8');
+      expect(csv.split('\n').length).toBeGreaterThan(2);
+      expect(csv).toBe(cli.stdout);
+      await setField('events min', '');
+      await setField('events frame', '');
+    });
+
+    it('a block row selects its allocation in the timeline details and pool state', async () => {
+      await open('tab=blocks');
+      // A block still allocated at the end, so the pool state after its alloc entry shows it.
+      const id = selectRows(blocks, { filter: ['state=active_allocated', 'alloc_event>=0'] })[0]!;
+      await setField('blocks address', `0x${device.allocations.addr[id]!.toString(16)}`);
+      await expect
+        .poll(() => count('blocks'))
+        .toBe(selectRows(blocks, { filter: [`address=${device.allocations.addr[id]}`] }).length);
+      await table('blocks').locator(`tbody tr[data-id="${id}"]`).click();
+      await expect.poll(() => hash().get('alloc')).toBe(String(id));
+      expect(hash().get('entry')).toBe(String(device.allocations.start[id]));
+      await page.getByRole('tab', { name: /Timeline/ }).click();
+      await page.getByRole('tab', { name: 'Blocks' }).click();
+      await setField('blocks address', ''); // filters stay while the tab is away; clear for the next test
+      await page.getByRole('tab', { name: /Timeline/ }).click();
+      await expect
+        .poll(() => page.locator('aside.details[data-alloc]').getAttribute('data-alloc'))
+        .toBe(String(id));
+      await expect
+        .poll(() => page.locator(`section.pool button[data-alloc="${id}"]`).getAttribute('aria-pressed'))
+        .toBe('true');
+    });
+
+    it('a block picked in the pool state is the highlighted row of the Blocks table, scrolled into view', async () => {
+      const last = device.trace.length - 1;
+      await open(`tab=timeline&entry=${last}`);
+      const blocksInPool = page.locator('section.pool button[data-alloc]');
+      await expect.poll(() => blocksInPool.count(), { timeout: 30_000 }).toBeGreaterThan(0);
+      const target = blocksInPool.last();
+      const id = await target.getAttribute('data-alloc');
+      await target.click();
+      await expect.poll(() => hash().get('alloc')).toBe(id);
+      await page.getByRole('tab', { name: 'Blocks' }).click();
+      const row = table('blocks').locator(`tbody tr[data-id="${id}"]`);
+      await expect.poll(() => row.getAttribute('aria-selected'), { timeout: 10_000 }).toBe('true');
+      await expect.poll(() => inView(row)).toBe(true);
+      await page.screenshot({ path: join(ARTIFACTS, 'blocks-selected.png') });
+    });
+
+    it('timeline search finds the allocations under a known frame and keeps the term in the URL', async () => {
+      await open('tab=timeline');
+      await page.waitForSelector('canvas[data-ready="true"]', { timeout: 30_000 });
+      const frame = 'optimizer.py:80';
+      // Independent of the search code: allocations whose stack has a frame at that file:line.
+      const s = snapshot.stacks;
+      let expected = 0;
+      for (let id = 0; id < device.allocations.count; id++) {
+        const frames = s.frames(device.allocations.stack[id]!);
+        if (frames.some((f) => `${f.filename}:${f.line}`.endsWith(frame))) expected++;
+      }
+      expect(expected).toBeGreaterThan(0);
+      await setField('search allocations by address or frame', frame);
+      await expect
+        .poll(() => page.locator('output.search-result').getAttribute('data-count'))
+        .toBe(String(expected));
+      expect(hash().get('q')).toBe(frame);
+      await page.screenshot({ path: join(ARTIFACTS, 'timeline-search.png') });
+    });
+  },
+);

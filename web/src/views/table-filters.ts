@@ -1,0 +1,60 @@
+import { parseAddress } from '../../../src/engine/analyses/allocation-search.js';
+import type { TableKind } from '../worker/table-protocol.js';
+
+/**
+ * The table toolbar's fields, turned into the CLI's --filter conditions, so that what the page
+ * shows (and exports) is what `memlens events/blocks --filter ...` prints for the same conditions.
+ */
+export interface FilterForm {
+  /** Column the byte range applies to (size, or a total after the entry). */
+  rangeColumn: string;
+  min: string;
+  max: string;
+  address: string;
+  frame: string;
+  unreleased: boolean;
+}
+
+export const EMPTY_FORM: FilterForm = {
+  rangeColumn: 'size',
+  min: '',
+  max: '',
+  address: '',
+  frame: '',
+  unreleased: false,
+};
+
+export const RANGE_COLUMNS: Record<TableKind, string[]> = {
+  events: ['size', 'allocated_bytes', 'active_bytes', 'reserved_bytes'],
+  blocks: ['size', 'block_size'],
+};
+
+/** Conditions for the form, or the first field that cannot be read. */
+export function filtersOf(form: FilterForm): { filter: string[] } | { error: string } {
+  const filter: string[] = [];
+  for (const [field, op] of [
+    ['min', '>='],
+    ['max', '<='],
+  ] as const) {
+    if (form[field].trim() === '') continue;
+    const bytes = parseBytes(form[field]);
+    if (bytes === null) return { error: `cannot read ${field} '${form[field]}' (e.g. 4096, 1.5 MiB, 2G)` };
+    filter.push(`${form.rangeColumn}${op}${bytes}`);
+  }
+  if (form.address.trim() !== '') {
+    const address = parseAddress(form.address.trim());
+    if (address === null) return { error: `cannot read address '${form.address}' (0x hex or decimal)` };
+    filter.push(`address=${address}`);
+  }
+  if (form.frame.trim() !== '') filter.push(`frame~${form.frame.trim()}`);
+  return { filter };
+}
+
+const UNITS: Record<string, number> = { '': 1, b: 1, k: 2 ** 10, m: 2 ** 20, g: 2 ** 30, t: 2 ** 40 };
+
+/** "4096", "1.5 MiB", "2G", "512kb": binary units, as the page shows sizes. */
+export function parseBytes(text: string): number | null {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$/i.exec(text);
+  if (!m) return null;
+  return Math.round(Number(m[1]) * UNITS[m[2]!.toLowerCase()]!);
+}

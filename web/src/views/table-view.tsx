@@ -1,0 +1,278 @@
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { useCallback, useEffect, useRef, useState } from 'react';
+import type { TablePage } from '../../../src/engine/analyses/table-window.js';
+import type { Cell } from '../../../src/engine/analyses/tables.js';
+import { exactBytes, formatBytes, formatCount, hex } from '../format.js';
+import type { ViewState } from '../url-state.js';
+import type { EngineClient } from '../worker/client.js';
+import type { DeviceInfo } from '../worker/protocol.js';
+import type { TableKind, TableSelected, TableSpec } from '../worker/table-protocol.js';
+import { exportCsv } from './table-export.js';
+import { EMPTY_FORM, type FilterForm, filtersOf } from './table-filters.js';
+import { TableToolbar } from './table-toolbar.js';
+
+interface Props {
+  client: EngineClient;
+  device: DeviceInfo;
+  kind: TableKind;
+  view: ViewState;
+  update: (patch: Partial<ViewState>) => void;
+}
+
+const ROW_PX = 22;
+/** The sticky header's height: rows start below it inside the scroller. */
+const HEADER_PX = 24;
+const PAGE_ROWS = 256;
+/** Filters and sort survive switching tabs (the table unmounts). */
+const remembered = new Map<TableKind, { form: FilterForm; sort: string | null }>();
+
+/**
+ * The Events or Blocks table: the worker holds the selected rows' permutation; the page asks for
+ * the pages on screen. A row click selects its entry/allocation everywhere; a selection made
+ * elsewhere scrolls here to its row.
+ */
+export function TableView({ client, device, kind, view, update }: Props) {
+  const [form, setForm] = useState<FilterForm>(() => remembered.get(kind)?.form ?? EMPTY_FORM);
+  const [sort, setSort] = useState<string | null>(() => remembered.get(kind)?.sort ?? null);
+  const [selected, setSelected] = useState<TableSelected | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [pages, setPages] = useState<Map<number, TablePage>>(new Map());
+  const requested = useRef(new Set<number>());
+  const scroller = useRef<HTMLElement>(null);
+  // The unreleased filter follows the timeline's window (whole trace when none is set).
+  const [w0, w1] = view.window ?? device.extent[view.axis];
+
+  useEffect(() => {
+    remembered.set(kind, { form, sort });
+    const filters = filtersOf(form);
+    if ('error' in filters) {
+      setError(filters.error);
+      return;
+    }
+    const spec: TableSpec = {
+      kind,
+      filter: filters.filter,
+      sort,
+      unreleased: kind === 'blocks' && form.unreleased ? { axis: view.axis, window: [w0, w1] } : null,
+    };
+    let live = true;
+    client.query('table', { device: device.device, spec }).then(
+      (s) => {
+        if (!live) return;
+        requested.current = new Set();
+        setPages(new Map());
+        setError(null);
+        setSelected(s);
+      },
+      (e: Error) => live && setError(e.message),
+    );
+    return () => {
+      live = false;
+    };
+  }, [client, device.device, kind, form, sort, view.axis, w0, w1]);
+
+  const count = selected?.count ?? 0;
+  const rows = useVirtualizer({
+    count,
+    getScrollElement: () => scroller.current,
+    estimateSize: () => ROW_PX,
+    scrollMargin: HEADER_PX,
+    overscan: 30,
+  });
+  const items = rows.getVirtualItems();
+  const first = items[0]?.index ?? 0;
+  const last = items[items.length - 1]?.index ?? -1;
+
+  // Fetch the pages the visible rows fall in.
+  useEffect(() => {
+    if (selected === null) return;
+    for (let p = Math.floor(first / PAGE_ROWS); p <= Math.floor(last / PAGE_ROWS); p++) {
+      if (requested.current.has(p)) continue;
+      requested.current.add(p);
+      const args = { device: device.device, kind, version: selected.version };
+      client.query('tableRows', { ...args, from: p * PAGE_ROWS, to: (p + 1) * PAGE_ROWS }).then(
+        (page) => setPages((m) => new Map(m).set(p, page)),
+        () => undefined, // a newer selection replaced this one
+      );
+    }
+  }, [client, device.device, kind, selected, first, last]);
+
+  const selectedId = kind === 'events' ? view.entry : view.alloc;
+  // A selection made elsewhere (or a new filter) scrolls its row into view.
+  useEffect(() => {
+    if (selected === null || selectedId === null) return;
+    const args = { device: device.device, kind, version: selected.version, row: selectedId };
+    client.query('tablePosition', args).then(
+      (pos) => {
+        if (pos >= 0) rows.scrollToIndex(pos, { align: 'auto' });
+      },
+      () => undefined,
+    );
+  }, [client, device.device, kind, selected, selectedId, rows]);
+
+  const rowAt = useCallback(
+    (pos: number): { id: number; cells: Cell[] } | null => {
+      const page = pages.get(Math.floor(pos / PAGE_ROWS));
+      const i = pos - (page?.from ?? 0);
+      return page && i < page.ids.length ? { id: page.ids[i]!, cells: page.cells[i]! } : null;
+    },
+    [pages],
+  );
+  // Selection moves from the selected row's position (asked of the worker: it may be off screen).
+  const step = (delta: number) => {
+    const go = (pos: number) => {
+      const target = Math.max(0, Math.min(count - 1, pos));
+      rows.scrollToIndex(target);
+      const row = rowAt(target);
+      if (row) choose(row);
+    };
+    if (selected === null) return;
+    if (selectedId === null) {
+      go(0);
+      return;
+    }
+    const args = { device: device.device, kind, version: selected.version, row: selectedId };
+    client.query('tablePosition', args).then(
+      (pos) => go(pos < 0 ? 0 : pos + delta),
+      () => undefined,
+    );
+  };
+  const choose = useCallback(
+    (row: { id: number; cells: Cell[] }) => select(client, device.device, kind, row, update),
+    [client, device.device, kind, update],
+  );
+
+  return (
+    <main className="table-page" data-kind={kind}>
+      <TableToolbar
+        kind={kind}
+        form={form}
+        onForm={setForm}
+        error={error}
+        count={selected?.count ?? null}
+        total={selected?.total ?? null}
+        onExport={(mode) => selected && exportCsv(client, device.device, kind, selected.version, mode)}
+      />
+      {selected && (
+        <section
+          className="grid"
+          aria-label={`${kind} rows`}
+          ref={scroller}
+          // The grid is one tab stop; ↑/↓ and PageUp/PageDown move the selection inside it.
+          // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling grid takes focus for its arrow keys
+          tabIndex={0}
+          onKeyDown={(e) => {
+            const delta = keyDelta(e.key, items.length);
+            if (delta === null || count === 0) return;
+            e.preventDefault();
+            step(delta);
+          }}
+        >
+          <table aria-label={`${kind} table`} aria-rowcount={count + 1} data-count={count}>
+            <HeaderRow columns={selected.columns} sort={sort} onSort={setSort} />
+            <tbody style={{ height: rows.getTotalSize() }}>
+              {items.map((item) => {
+                const row = rowAt(item.index);
+                return (
+                  // Rows are picked by mouse here and by the grid's arrow keys.
+                  // biome-ignore lint/a11y/useKeyWithClickEvents: the grid handles the keyboard
+                  <tr
+                    key={item.key}
+                    aria-rowindex={item.index + 2}
+                    aria-selected={row !== null && row.id === selectedId}
+                    data-id={row?.id}
+                    className="row"
+                    style={{ transform: `translateY(${item.start - HEADER_PX}px)`, height: ROW_PX }}
+                    onClick={() => row && choose(row)}
+                  >
+                    {row ? (
+                      selected.columns.map((c, i) => <CellView key={c} column={c} value={row.cells[i]!} />)
+                    ) : (
+                      <td className="cell">…</td>
+                    )}
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </section>
+      )}
+    </main>
+  );
+}
+
+/** Sort by a header: ascending, then descending, then back to id order. */
+function HeaderRow(p: { columns: string[]; sort: string | null; onSort: (s: string | null) => void }) {
+  return (
+    <thead>
+      <tr className="row header">
+        {p.columns.map((c) => {
+          const state = p.sort === c ? 'ascending' : p.sort === `-${c}` ? 'descending' : 'none';
+          const next = state === 'none' ? c : state === 'ascending' ? `-${c}` : null;
+          return (
+            <th key={c} scope="col" aria-sort={state} data-column={c} className={`cell col-${c}`}>
+              <button type="button" onClick={() => p.onSort(next)}>
+                {c}
+                {state === 'ascending' ? ' ▲' : state === 'descending' ? ' ▼' : ''}
+              </button>
+            </th>
+          );
+        })}
+      </tr>
+    </thead>
+  );
+}
+
+const BYTE_COLUMNS = new Set(['size', 'block_size', 'allocated_bytes', 'active_bytes', 'reserved_bytes']);
+
+/** Sizes in KiB/MiB/GiB with exact bytes on hover; addresses in hex. */
+function CellView({ column, value }: { column: string; value: Cell }) {
+  const cls = `cell col-${column}`;
+  if (value === null) return <td className={cls}>—</td>;
+  if (typeof value === 'number' && BYTE_COLUMNS.has(column))
+    return (
+      <td className={`${cls} num`} title={exactBytes(value)}>
+        {formatBytes(value)}
+      </td>
+    );
+  if (typeof value === 'number' && column === 'address')
+    return (
+      <td className={`${cls} num`} title={String(value)}>
+        {hex(value)}
+      </td>
+    );
+  if (typeof value === 'number')
+    return <td className={`${cls} num`}>{column === 'time_us' ? value : formatCount(value)}</td>;
+  return (
+    <td className={cls} title={value}>
+      {value}
+    </td>
+  );
+}
+
+/** A row selects its entry and the allocation it opened or closed (events), or its allocation and alloc entry (blocks). */
+function select(
+  client: EngineClient,
+  device: number,
+  kind: TableKind,
+  row: { id: number; cells: Cell[] },
+  update: (patch: Partial<ViewState>) => void,
+): void {
+  if (kind === 'blocks') {
+    const allocEntry = row.cells[5];
+    update({
+      alloc: row.id,
+      ...(typeof allocEntry === 'number' && allocEntry >= 0 ? { entry: allocEntry } : {}),
+    });
+    return;
+  }
+  client.query('entry', { device, entry: row.id }).then((info) => {
+    update({ entry: row.id, ...(info && info.alloc >= 0 ? { alloc: info.alloc } : {}) });
+  });
+}
+
+/** Rows the key moves the selection by: ↑/↓ one, PageUp/PageDown a screenful. */
+function keyDelta(key: string, onScreen: number): number | null {
+  const page = Math.max(1, onScreen - 2);
+  return { ArrowDown: 1, ArrowUp: -1, PageDown: page, PageUp: -page }[key] ?? null;
+}

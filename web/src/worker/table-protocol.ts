@@ -1,0 +1,35 @@
+import type { TablePage } from '../../../src/engine/analyses/table-window.js';
+import type { TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
+
+/** The Blocks and Events tables' and the timeline search's messages (merged into protocol.ts's Queries). */
+export type TableKind = 'events' | 'blocks';
+
+export interface TableSpec {
+  kind: TableKind;
+  /** Conditions as the CLI's --filter takes them ("size>=1048576", "frame~model.py"). */
+  filter: string[];
+  /** Column, '-' first for descending; null keeps id order. */
+  sort: string | null;
+  /** Blocks only: keep the allocations made in this timeline window and unreleased at its end. */
+  unreleased: { axis: TimelineAxis; window: [number, number] } | null;
+}
+
+export interface TableSelected {
+  /** Names this selection; pages of an older one are refused. */
+  version: number;
+  columns: string[];
+  /** Rows before filtering, and after. */
+  total: number;
+  count: number;
+}
+
+export interface TableQueries {
+  table: { args: { device: number; spec: TableSpec }; result: TableSelected };
+  tableRows: {
+    args: { device: number; kind: TableKind; version: number; from: number; to: number };
+    result: TablePage & { version: number };
+  };
+  tablePosition: { args: { device: number; kind: TableKind; version: number; row: number }; result: number };
+  tableCsv: { args: { device: number; kind: TableKind; version: number }; result: string[] };
+  search: { args: { device: number; term: string }; result: { term: string; ids: Int32Array } };
+}
