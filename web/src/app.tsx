@@ -100,7 +100,14 @@ export function App() {
         <TimelinePage client={client} device={device} view={view} update={update} />
       )}
       {ready && device && (view.tab === 'events' || view.tab === 'blocks') && (
-        <TableView key={view.tab} client={client} device={device} kind={view.tab} view={view} update={update} />
+        <TableView
+          key={view.tab}
+          client={client}
+          device={device}
+          kind={view.tab}
+          view={view}
+          update={update}
+        />
       )}
     </div>
   );

@@ -7,8 +7,8 @@ import { timelineLod } from '../../../src/engine/analyses/timeline-lod.js';
 import { asSnapshotError, SnapshotError } from '../../../src/engine/errors.js';
 import { loadSnapshot } from '../../../src/engine/load.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
-import { tableHandlers } from './table-handlers.js';
 import type { EntryInfo, Loaded, Queries, QueryName, Request, Response, Source } from './protocol.js';
+import { tableHandlers } from './table-handlers.js';
 
 /**
  * The engine, unchanged, in a Web Worker: it holds the Snapshot model and answers the page's
