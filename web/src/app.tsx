@@ -1,7 +1,9 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { type ServedFile, servedFiles } from './served-files.js';
 import { readUrlState, type Tab, type ViewState, writeUrlState } from './url-state.js';
+import { AnalysesPage } from './views/analyses-page.js';
 import { FileBar } from './views/file-bar.js';
+import { FlamePage } from './views/flame-page.js';
 import { type LoadState, LoadStatus } from './views/load-status.js';
 import { Overview } from './views/overview.js';
 import { TableView } from './views/table-view.js';
@@ -98,6 +100,12 @@ export function App() {
       )}
       {ready && device && view.tab === 'timeline' && (
         <TimelinePage client={client} device={device} view={view} update={update} />
+      )}
+      {ready && device && view.tab === 'flame' && (
+        <FlamePage client={client} device={device} view={view} update={update} />
+      )}
+      {ready && device && view.tab === 'analyses' && (
+        <AnalysesPage client={client} device={device} view={view} update={update} />
       )}
       {ready && device && (view.tab === 'events' || view.tab === 'blocks') && (
         <TableView

@@ -4,7 +4,11 @@ import type { TimelineAxis } from '../../src/engine/analyses/timeline-axis.js';
  * What the page is showing, kept in the URL's hash so a reload or a shared link restores it:
  * file, device, tab, selected entry and allocation, and the timeline's window and axis.
  */
-export type Tab = 'overview' | 'timeline' | 'events' | 'blocks';
+export const TABS = ['overview', 'timeline', 'events', 'blocks', 'flame', 'analyses'] as const;
+export type Tab = (typeof TABS)[number];
+/** The Analyses tab's panels. */
+export const PANELS = ['leaks', 'gc', 'frag', 'oom', 'categories'] as const;
+export type Panel = (typeof PANELS)[number];
 
 export interface ViewState {
   file: string | null;
@@ -16,6 +20,8 @@ export interface ViewState {
   alloc: number | null;
   /** Timeline window on the axis; null = the whole trace. */
   window: [number, number] | null;
+  /** The Analyses tab's open panel. */
+  panel: Panel;
   /** Timeline search: an address or stack-frame text; '' = none. */
   search: string;
 }
@@ -28,6 +34,7 @@ const DEFAULTS: ViewState = {
   entry: null,
   alloc: null,
   window: null,
+  panel: 'leaks',
   search: '',
 };
 
@@ -42,13 +49,18 @@ export function readUrlState(hash: string = location.hash): ViewState {
   return {
     file: p.get('file'),
     device: int('device'),
-    tab: (['overview', 'events', 'blocks'] as const).find((t) => t === p.get('tab')) ?? DEFAULTS.tab,
+    tab: oneOf(TABS, p.get('tab')) ?? DEFAULTS.tab,
     axis: p.get('axis') === 'time' ? 'time' : 'entry',
     entry: int('entry'),
     alloc: int('alloc'),
     window: Number.isFinite(x0) && Number.isFinite(x1) && x1 > x0 ? [x0, x1] : null,
+    panel: oneOf(PANELS, p.get('panel')) ?? DEFAULTS.panel,
     search: p.get('q') ?? '',
   };
+}
+
+function oneOf<T extends string>(values: readonly T[], v: string | null): T | null {
+  return values.find((x) => x === v) ?? null;
 }
 
 export function writeUrlState(s: ViewState): void {
@@ -56,6 +68,7 @@ export function writeUrlState(s: ViewState): void {
   if (s.file !== null) p.set('file', s.file);
   if (s.device !== null) p.set('device', String(s.device));
   p.set('tab', s.tab);
+  if (s.tab === 'analyses') p.set('panel', s.panel);
   if (s.search !== '') p.set('q', s.search);
   p.set('axis', s.axis);
   if (s.entry !== null) p.set('entry', String(s.entry));

@@ -16,6 +16,8 @@ interface Props {
 const TABS: [Tab, string][] = [
   ['overview', 'Overview'],
   ['timeline', 'Timeline & pool state'],
+  ['flame', 'Flame graph'],
+  ['analyses', 'Analyses'],
   ['events', 'Events'],
   ['blocks', 'Blocks'],
 ];

@@ -248,31 +248,33 @@ function Allocations({
         Allocations under it: {formatCount(list.total)}
         {list.total > list.rows.length && ` (the ${list.rows.length} largest)`}
       </h4>
-      <table className="panel-table flame-allocs" aria-label="allocations under the zoomed frame">
-        <tbody>
-          {list.rows.map((r) => (
-            <tr key={r.id} aria-selected={view.alloc === r.id}>
-              <td>
-                <button
-                  type="button"
-                  className="link"
-                  onClick={() => update({ alloc: r.id, entry: tree.after_entry })}
-                >
-                  #{r.id}
-                </button>
-              </td>
-              <td className="num">
-                <Bytes n={r.bytes} />
-              </td>
-              <td>
-                {r.alloc_entry >= 0
-                  ? `allocated at entry ${formatCount(r.alloc_entry)}`
-                  : 'allocated before recording'}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <div className="flame-allocs">
+        <table className="panel-table" aria-label="allocations under the zoomed frame">
+          <tbody>
+            {list.rows.map((r) => (
+              <tr key={r.id} aria-selected={view.alloc === r.id}>
+                <td>
+                  <button
+                    type="button"
+                    className="link"
+                    onClick={() => update({ alloc: r.id, entry: tree.after_entry })}
+                  >
+                    #{r.id}
+                  </button>
+                </td>
+                <td className="num">
+                  <Bytes n={r.bytes} />
+                </td>
+                <td>
+                  {r.alloc_entry >= 0
+                    ? `allocated at entry ${formatCount(r.alloc_entry)}`
+                    : 'allocated before recording'}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </>
   );
 }

@@ -7,6 +7,7 @@ import { timelineLod } from '../../../src/engine/analyses/timeline-lod.js';
 import { asSnapshotError, SnapshotError } from '../../../src/engine/errors.js';
 import { loadSnapshot } from '../../../src/engine/load.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
+import { analysisHandlers } from './analysis-handlers.js';
 import type { EntryInfo, Loaded, Queries, QueryName, Request, Response, Source } from './protocol.js';
 import { tableHandlers } from './table-handlers.js';
 
@@ -43,6 +44,7 @@ const handlers: { [K in QueryName]: Handler<K> } = {
   pool: ({ device, entry }) => poolStateAfter(current(), deviceOf(device), entry),
   entry: ({ device, entry }) => entryInfo(current(), deviceOf(device), entry),
   ...tableHandlers(current, deviceOf),
+  ...analysisHandlers(current, deviceOf),
 };
 
 scope.onmessage = async (e) => {

@@ -3,6 +3,7 @@ import type { PoolStateReport } from '../../../src/engine/analyses/pool-state.js
 import type { SnapshotSummary } from '../../../src/engine/analyses/summary.js';
 import type { StepMarker, TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
 import type { TimelineLod, TimelineRequest } from '../../../src/engine/analyses/timeline-lod.js';
+import type { AnalysisQueries } from './analysis-protocol.js';
 import type { TableQueries } from './table-protocol.js';
 
 /**
@@ -39,7 +40,7 @@ export interface EntryInfo {
   alloc: number;
 }
 
-export interface Queries extends TableQueries {
+export interface Queries extends TableQueries, AnalysisQueries {
   load: { args: { source: Source }; result: Loaded };
   timeline: { args: { device: number; request: TimelineRequest }; result: TimelineLod };
   markers: { args: { device: number; axis: TimelineAxis }; result: StepMarker[] };
