@@ -73,7 +73,44 @@ describe('model on a hand-made trace', () => {
     expect([...d.live.aliveAfter(5)]).toEqual([0, 1, 3]);
     expect([...d.live.aliveAfter(8)]).toEqual([0, 1]);
     expect(stateAfter(s, d, -1).reserved).toEqual([]);
-    expect(stateAfter(s, d, 0).reserved).toEqual([{ address: SEG, size: 2 * MiB, segment: 0 }]);
+    expect(stateAfter(s, d, 0).reserved).toEqual([
+      { address: SEG, size: 2 * MiB, segment: 0, event: -1, stream: 0 },
+    ]);
+  });
+
+  it('keeps a freed segment apart from a later one at the same address', () => {
+    // The driver hands S1's freed range to S2 (another stream and pool): before the free, the range
+    // is S1's, whatever sits at that address at dump.
+    const S2 = 0x5f00;
+    const reuse = {
+      segments: [
+        {
+          device: 0,
+          address: SEG,
+          total_size: 20 * MiB,
+          stream: S2,
+          segment_type: 'large',
+          frames: [],
+          blocks: [],
+        },
+      ],
+      device_traces: [
+        [
+          { action: 'segment_alloc', addr: SEG, size: 2 * MiB, stream: 7, time_us: 1 },
+          { action: 'segment_free', addr: SEG, size: 2 * MiB, stream: 7, time_us: 2 },
+          { action: 'segment_alloc', addr: SEG, size: 20 * MiB, stream: S2, time_us: 3 },
+        ],
+      ],
+    };
+    const r = loadSnapshotBytes(new TextEncoder().encode(JSON.stringify(reuse)));
+    const dev = r.devices[0]!;
+    expect(stateAfter(r, dev, 0).reserved).toEqual([
+      { address: SEG, size: 2 * MiB, segment: -1, event: 0, stream: 7 },
+    ]);
+    expect(stateAfter(r, dev, 1).reserved).toEqual([]);
+    expect(stateAfter(r, dev, 2).reserved).toEqual([
+      { address: SEG, size: 20 * MiB, segment: 0, event: -1, stream: S2 },
+    ]);
   });
 
   it('interns stacks once and keeps frames innermost first', () => {

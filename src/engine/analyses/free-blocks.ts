@@ -1,6 +1,6 @@
 import { BlockState } from '../model/segments.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
-import { type ReservedRange, stateAfter } from '../model/state-at.js';
+import { stateAfter } from '../model/state-at.js';
 import { Action } from '../model/trace-columns.js';
 import { SMALL_REQUEST_LIMIT } from './trace-window.js';
 
@@ -111,10 +111,9 @@ export function estimatedFreeState(s: Snapshot, d: DeviceModel, k: number): Free
     while (j < lo.length && lo[j]! < r.address) j++;
     const first = j;
     while (j < lo.length && lo[j]! < end) j++;
-    const owner = rangeOwner(s, d, r, state.after);
-    const seg = owner.segment >= 0 ? s.tables.segments[owner.segment]! : undefined;
+    const seg = r.segment >= 0 ? s.tables.segments[r.segment]! : undefined;
     const pool = seg?.pool ?? guessPool(r.size, req.subarray(first, j));
-    const stream = seg?.stream ?? owner.stream;
+    const stream = r.stream;
     const gaps = acc.segment(
       r.address,
       r.size,
@@ -168,54 +167,6 @@ function roundRequest(bytes: number): number {
 function guessPool(size: number, requests: Float64Array): string {
   if (requests.length > 0) return requests[0]! <= SMALL_REQUEST_LIMIT ? 'small' : 'large';
   return size === 2 * SMALL_REQUEST_LIMIT ? 'small' : 'large';
-}
-
-/**
- * Which segment a range reserved after entry `k` is: the dump-time segment at its address only if
- * no segment_free/unmap touched that address between k and the dump (the driver reuses freed
- * address ranges for later segments, of other streams and pools); else the stream of the segment
- * event that reserved it (or, for one reserved before the window, that released it).
- */
-function rangeOwner(
-  s: Snapshot,
-  d: DeviceModel,
-  r: ReservedRange,
-  k: number,
-): { segment: number; stream: number } {
-  const t = d.trace;
-  const events = segmentEvents(d);
-  let reservedBy = -1;
-  let releasedBy = -1;
-  for (const i of events) {
-    if (r.address < t.addr[i]! || r.address >= t.addr[i]! + t.size[i]!) continue;
-    const a = t.action[i]!;
-    const releases = a === Action.segment_free || a === Action.segment_unmap;
-    if (i <= k && !releases) reservedBy = i;
-    if (i > k && releases) {
-      releasedBy = i;
-      break;
-    }
-  }
-  if (releasedBy < 0) return { segment: r.segment, stream: 0 };
-  const by = reservedBy >= 0 ? reservedBy : releasedBy;
-  return { segment: -1, stream: s.traceColumns.streams[t.stream[by]!] ?? 0 };
-}
-
-const segmentEventCache = new WeakMap<DeviceModel, Int32Array>();
-
-/** Indices of a device's segment events, oldest first (computed once per device). */
-function segmentEvents(d: DeviceModel): Int32Array {
-  let list = segmentEventCache.get(d);
-  if (list === undefined) {
-    const out: number[] = [];
-    for (let i = 0; i < d.trace.length; i++) {
-      const a = d.trace.action[i]!;
-      if (a >= Action.segment_alloc && a <= Action.segment_unmap) out.push(i);
-    }
-    list = Int32Array.from(out);
-    segmentEventCache.set(d, list);
-  }
-  return list;
 }
 
 export function poolName(id: readonly [number, number]): string | null {

@@ -55,7 +55,7 @@ export function poolStateAfter(s: Snapshot, d: DeviceModel, k: number): PoolStat
       size: r.size,
       segment: r.segment,
       pool: seg?.pool ?? null,
-      stream: seg?.stream ?? null,
+      stream: r.stream,
       blocks: [],
       allocated_bytes: 0,
       gap_bytes: 0,

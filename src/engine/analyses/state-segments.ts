@@ -52,15 +52,10 @@ export function stateSegments(s: Snapshot, d: DeviceModel, k: number): StateSegm
   const a = d.allocations;
   const ids = Array.from(state.allocations).sort((x, y) => a.addr[x]! - a.addr[y]!);
   const out: StateSegments = { segments: [], outside: 0, estimatedBlocks: 0 };
-  const events = segmentEvents(
-    d,
-    new Set(state.reserved.filter((r) => r.segment < 0).map((r) => r.address)),
-    k,
-  );
   const inactive = inactiveBlocks(s, d);
   let next = 0;
   for (const range of withExpandableTails(s, state.reserved)) {
-    const seg = describeSegment(s, d, range, events.get(range.address) ?? -1);
+    const seg = describeSegment(s, d, range);
     const hi = range.address + range.size;
     while (next < ids.length && a.addr[ids[next]!]! < range.address) {
       out.outside++;
@@ -198,8 +193,8 @@ function estimatedSize(requested: number, room: number, seg: SegmentAt): number 
  * A reserved range still present at dump takes its segment's fields; one freed between k and the
  * dump takes stream, pool and stack from its segment events, its pool from its size.
  */
-function describeSegment(s: Snapshot, d: DeviceModel, range: ReservedRange, event: number): SegmentAt {
-  const { address, size, segment } = range;
+function describeSegment(s: Snapshot, d: DeviceModel, range: ReservedRange): SegmentAt {
+  const { address, size, segment, event, stream } = range;
   if (segment >= 0) {
     const seg = s.tables.segments[segment]!;
     return {
@@ -220,29 +215,11 @@ function describeSegment(s: Snapshot, d: DeviceModel, range: ReservedRange, even
     device: d.device,
     address,
     size,
-    stream: event >= 0 ? s.traceColumns.streams[t.stream[event]!]! : 0,
+    stream,
     pool: size === SMALL_SEGMENT_SIZE ? 'small' : 'large',
     poolId: poolCode >= 0 ? s.traceColumns.pools[poolCode]! : [0, 0],
     expandable: false,
     stack: event >= 0 && t.action[event] === Action.segment_alloc ? t.stack[event]! : NO_STACK,
     blocks: [],
   };
-}
-
-/**
- * For each range freed after k: the segment_alloc that created it (at or before k), else the
- * segment_free that ends it. One pass over the trace, whatever the number of ranges.
- */
-function segmentEvents(d: DeviceModel, addresses: Set<number>, k: number): Map<number, number> {
-  const found = new Map<number, number>();
-  if (addresses.size === 0) return found;
-  const t = d.trace;
-  for (let i = 0; i < t.length; i++) {
-    const a = t.action[i]!;
-    const addr = t.addr[i]!;
-    if (!addresses.has(addr)) continue;
-    if (a === Action.segment_alloc && i <= k) found.set(addr, i);
-    else if (a === Action.segment_free && i > k && !found.has(addr)) found.set(addr, i);
-  }
-  return found;
 }

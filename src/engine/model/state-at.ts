@@ -6,8 +6,16 @@ import { Action } from './trace-columns.js';
 export interface ReservedRange {
   address: number;
   size: number;
-  /** Index into `Snapshot.tables.segments` when the range is still reserved at dump, else -1. */
+  /** Index into `Snapshot.tables.segments` when this very range is still reserved at dump, else -1. */
   segment: number;
+  /**
+   * For a range released between this moment and the dump (segment -1): the segment_alloc/map at
+   * or before this moment that reserved it when the trace holds it, else the segment_free/unmap
+   * that released it. -1 for a range still reserved at dump.
+   */
+  event: number;
+  /** The stream of its segment, or of that event. */
+  stream: number;
 }
 
 export interface AllocatorState {
@@ -28,56 +36,105 @@ export function stateAfter(s: Snapshot, d: DeviceModel, k: number): AllocatorSta
   return { after, reserved: reservedAfter(s, d, after), allocations: d.live.aliveAfter(after) };
 }
 
-function reservedAfter(s: Snapshot, d: DeviceModel, k: number): ReservedRange[] {
-  let ranges: [number, number][] = d.segmentIds.map((id) => {
-    const seg = s.tables.segments[id]!;
-    return [seg.address, seg.address + seg.totalSize];
-  });
-  const t = d.trace;
-  for (const i of segmentEntries(d)) {
-    if (i <= k) break;
-    const a = t.action[i]!;
-    const range: [number, number] = [t.addr[i]!, t.addr[i]! + t.size[i]!];
-    // Undo: what was allocated/mapped at i was not reserved before it, and vice versa.
-    ranges =
-      a === Action.segment_alloc || a === Action.segment_map ? subtract(ranges, range) : union(ranges, range);
-  }
-  return ranges
-    .sort((x, y) => x[0] - y[0])
-    .map(([lo, hi]) => ({ address: lo, size: hi - lo, segment: segmentAt(s, d, lo) }));
+/** A range during the backward replay, carrying who it belongs to. */
+interface Span {
+  lo: number;
+  hi: number;
+  segment: number;
+  event: number;
 }
 
-/** Removes [lo, hi) from a set of disjoint ranges. */
-function subtract(ranges: [number, number][], [lo, hi]: [number, number]): [number, number][] {
-  const out: [number, number][] = [];
-  for (const [a, b] of ranges) {
-    if (b <= lo || a >= hi) out.push([a, b]);
+/**
+ * Identity travels with each range through the replay, never looked up by address: the driver
+ * hands a freed address range to later segments (of other streams and pools), so the dump-time
+ * segment at an address may not be the one that held it earlier.
+ */
+function reservedAfter(s: Snapshot, d: DeviceModel, k: number): ReservedRange[] {
+  let spans: Span[] = d.segmentIds.map((id) => {
+    const seg = s.tables.segments[id]!;
+    return { lo: seg.address, hi: seg.address + seg.totalSize, segment: id, event: -1 };
+  });
+  const t = d.trace;
+  const events = segmentEntries(d);
+  let e = 0;
+  for (; e < events.length && events[e]! > k; e++) {
+    const i = events[e]!;
+    const a = t.action[i]!;
+    const range: Span = { lo: t.addr[i]!, hi: t.addr[i]! + t.size[i]!, segment: -1, event: i };
+    // Undo: what was allocated/mapped at i was not reserved before it, and vice versa.
+    spans =
+      a === Action.segment_alloc || a === Action.segment_map ? subtract(spans, range) : union(spans, range);
+  }
+  spans.sort((x, y) => x.lo - y.lo);
+  findReservers(d, spans, events, e);
+  return spans.map((r) => ({
+    address: r.lo,
+    size: r.hi - r.lo,
+    segment: r.segment,
+    event: r.event,
+    stream:
+      r.segment >= 0 ? s.tables.segments[r.segment]!.stream : s.traceColumns.streams[t.stream[r.event]!]!,
+  }));
+}
+
+/** Gives each released span the newest segment_alloc/map at or before k over its start, if any. */
+function findReservers(d: DeviceModel, spans: Span[], events: Int32Array, from: number): void {
+  const open = spans.filter((r) => r.segment < 0);
+  const starts = open.map((r) => r.lo);
+  const found = new Uint8Array(open.length);
+  let left = open.length;
+  const t = d.trace;
+  for (let e = from; e < events.length && left > 0; e++) {
+    const i = events[e]!;
+    const a = t.action[i]!;
+    if (a !== Action.segment_alloc && a !== Action.segment_map) continue;
+    const lo = t.addr[i]!;
+    for (let j = lowerBound(starts, lo); j < starts.length && starts[j]! < lo + t.size[i]!; j++) {
+      if (found[j]) continue;
+      found[j] = 1;
+      open[j]!.event = i;
+      left--;
+    }
+  }
+}
+
+function lowerBound(sorted: number[], v: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Removes [lo, hi) from a set of disjoint spans; what is left of each keeps its identity. */
+function subtract(spans: Span[], cut: Span): Span[] {
+  const out: Span[] = [];
+  for (const r of spans) {
+    if (r.hi <= cut.lo || r.lo >= cut.hi) out.push(r);
     else {
-      if (a < lo) out.push([a, lo]);
-      if (b > hi) out.push([hi, b]);
+      if (r.lo < cut.lo) out.push({ ...r, hi: cut.lo });
+      if (r.hi > cut.hi) out.push({ ...r, lo: cut.hi });
     }
   }
   return out;
 }
 
-/** Adds [lo, hi), merging with ranges it overlaps (touching segments stay apart). */
-function union(ranges: [number, number][], [lo, hi]: [number, number]): [number, number][] {
-  const out: [number, number][] = [];
-  let merged: [number, number] = [lo, hi];
-  for (const [a, b] of ranges) {
-    if (b <= merged[0] || a >= merged[1]) out.push([a, b]);
-    else merged = [Math.min(a, merged[0]), Math.max(b, merged[1])];
+/** Adds a released range, merging with spans it overlaps (touching segments stay apart). */
+function union(spans: Span[], add: Span): Span[] {
+  const out: Span[] = [];
+  const merged = { ...add };
+  for (const r of spans) {
+    if (r.hi <= merged.lo || r.lo >= merged.hi) out.push(r);
+    else {
+      merged.lo = Math.min(r.lo, merged.lo);
+      merged.hi = Math.max(r.hi, merged.hi);
+    }
   }
   out.push(merged);
   return out;
-}
-
-function segmentAt(s: Snapshot, d: DeviceModel, addr: number): number {
-  for (const id of d.segmentIds) {
-    const seg = s.tables.segments[id]!;
-    if (addr >= seg.address && addr < seg.address + Math.max(seg.totalSize, 1)) return id;
-  }
-  return -1;
 }
 
 const cache = new WeakMap<DeviceModel, Int32Array>();
