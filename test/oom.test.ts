@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
 import { oomReports } from '../src/engine/analyses/oom.js';
+import { formatBytesPair } from '../src/engine/format.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes, type WriteOptions } from '../src/engine/synth/index.js';
 import { OOM_CAUSES } from '../src/engine/synth/oom-plant.js';
@@ -260,5 +261,13 @@ describe('memlens oom on a generated OOM (built CLI)', () => {
     const r = JSON.parse(run('--json').stdout).files[0].devices[0].ooms[0];
     expect(r.outside_bytes).toBe(facts.outside_bytes);
     expect(r.free_lists[0].largest_free_block).toBe(facts.largest_free_block);
+  });
+});
+
+describe('byte counts compared in words', () => {
+  it('are exact when rounding would print them the same', () => {
+    expect(formatBytesPair(1_127_428_608, 1_129_576_448)).toEqual(['1,127,428,608 B', '1,129,576,448 B']);
+    expect(formatBytesPair(1 * GiB, 2 * GiB)).toEqual(['1.00 GiB', '2.00 GiB']);
+    expect(formatBytesPair(512, 512)).toEqual(['512 B', '512 B']);
   });
 });

@@ -12,6 +12,16 @@ export function formatBytes(n: number): string {
   return n < 0 ? `-${text}` : text;
 }
 
+/**
+ * Two byte counts about to be compared in words ("a < b"): in exact bytes when rounding would
+ * print them the same, so the comparison never reads "1.05 GiB < 1.05 GiB".
+ */
+export function formatBytesPair(a: number, b: number): [string, string] {
+  const [x, y] = [formatBytes(a), formatBytes(b)];
+  if (x !== y || a === b) return [x, y];
+  return [`${a.toLocaleString('en-US')} B`, `${b.toLocaleString('en-US')} B`];
+}
+
 export function formatCount(n: number): string {
   return n.toLocaleString('en-US');
 }

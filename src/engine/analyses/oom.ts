@@ -1,4 +1,4 @@
-import { formatBytes } from '../format.js';
+import { formatBytes, formatBytesPair } from '../format.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
 import { Action } from '../model/trace-columns.js';
 import { listName } from './fragmentation.js';
@@ -131,8 +131,9 @@ function judge(r: OomReport): void {
   }
   if (r.cached_free_bytes + r.device_free_bytes >= S && r.largest_free_block < S) {
     r.verdict = 'fragmentation';
+    const [largest, requested] = formatBytesPair(r.largest_free_block, S);
     e.push(
-      `${fb(r.cached_free_bytes)} sat cached but unused in reserved segments of the ${r.pool} pool, and ${fb(r.cached_free_bytes)} + ${fb(r.device_free_bytes)} free ≥ ${fb(S)}, but the largest free block on the request's stream was ${fb(r.largest_free_block)} < ${fb(S)}: reserved memory was fragmented.`,
+      `${fb(r.cached_free_bytes)} sat cached but unused in reserved segments of the ${r.pool} pool, and ${fb(r.cached_free_bytes)} + ${fb(r.device_free_bytes)} free ≥ ${fb(S)}, but the largest free block on the request's stream was ${largest} < ${requested}: reserved memory was fragmented.`,
     );
     otherStreams(r);
     r.settings.push(
