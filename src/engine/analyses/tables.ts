@@ -184,16 +184,61 @@ function compare(diff: number, op: Condition['op']): boolean {
   }
 }
 
+/**
+ * Rows in the order of one column, ties in row order. Each row's key becomes its rank among the
+ * column's distinct values, and a counting sort places the rows: linear in the rows plus a native
+ * sort of the distinct values, so millions of rows sort in about a second without a comparator.
+ */
 function sortRows(table: RowTable, ids: Int32Array, spec: string): Int32Array {
   const descending = spec.startsWith('-');
   const column = columnIndex(table, descending ? spec.slice(1) : spec);
-  const keys = Array.from(ids, (r) => table.cell(r, column));
-  const order = Int32Array.from(ids.keys()).sort((x, y) => {
-    const d = compareCells(keys[x]!, keys[y]!);
-    if (d !== 0) return descending ? -d : d;
-    return ids[x]! - ids[y]!; // ties keep trace order either way
-  });
-  return order.map((i) => ids[i]!);
+  const { ranks, distinct } = rankCells(table, ids, column);
+  const starts = new Int32Array(distinct + 1);
+  for (let i = 0; i < ids.length; i++) {
+    const r = descending ? distinct - 1 - ranks[i]! : ranks[i]!;
+    ranks[i] = r;
+    starts[r + 1]!++;
+  }
+  for (let r = 0; r < distinct; r++) starts[r + 1]! += starts[r]!;
+  const out = new Int32Array(ids.length);
+  for (let i = 0; i < ids.length; i++) out[starts[ranks[i]!]!++] = ids[i]!;
+  return out;
+}
+
+/** Each row's rank among the column's distinct values, in compareCells order. */
+function rankCells(
+  table: RowTable,
+  ids: Int32Array,
+  column: number,
+): { ranks: Uint32Array; distinct: number } {
+  const cells = Array.from(ids, (r) => table.cell(r, column));
+  const ranks = new Uint32Array(ids.length);
+  if (cells.every((c) => c === null || typeof c === 'number')) {
+    // null sorts first, as compareCells has it.
+    const keys = Float64Array.from(cells, (c) => (c === null ? Number.NEGATIVE_INFINITY : (c as number)));
+    const sorted = keys.slice().sort();
+    let distinct = 0;
+    for (let i = 0; i < sorted.length; i++)
+      if (i === 0 || sorted[i] !== sorted[i - 1]) sorted[distinct++] = sorted[i]!;
+    const values = sorted.subarray(0, distinct);
+    for (let i = 0; i < keys.length; i++) ranks[i] = lowerBound(values, keys[i]!);
+    return { ranks, distinct };
+  }
+  const values = [...new Set(cells)].sort(compareCells);
+  const rankOf = new Map(values.map((v, i) => [v, i]));
+  for (let i = 0; i < cells.length; i++) ranks[i] = rankOf.get(cells[i]!)!;
+  return { ranks, distinct: values.length };
+}
+
+function lowerBound(values: Float64Array, x: number): number {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (values[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 function compareCells(a: Cell, b: Cell): number {

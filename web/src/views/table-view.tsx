@@ -241,6 +241,12 @@ function CellView({ column, value }: { column: string; value: Cell }) {
         {hex(value)}
       </td>
     );
+  if (value === -1 && column.endsWith('_event'))
+    return (
+      <td className={`${cls} num`} title="outside the recorded trace (-1 in the CLI's table)">
+        —
+      </td>
+    );
   if (typeof value === 'number')
     return <td className={`${cls} num`}>{column === 'time_us' ? value : formatCount(value)}</td>;
   return (
