@@ -1,5 +1,6 @@
 import { SnapshotError } from '../errors.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
+import { firstAtOrAfter } from './slice-window.js';
 import { userFrames } from './user-frames.js';
 
 /**
@@ -221,24 +222,13 @@ function rankCells(
     for (let i = 0; i < sorted.length; i++)
       if (i === 0 || sorted[i] !== sorted[i - 1]) sorted[distinct++] = sorted[i]!;
     const values = sorted.subarray(0, distinct);
-    for (let i = 0; i < keys.length; i++) ranks[i] = lowerBound(values, keys[i]!);
+    for (let i = 0; i < keys.length; i++) ranks[i] = firstAtOrAfter(values, keys[i]!);
     return { ranks, distinct };
   }
   const values = [...new Set(cells)].sort(compareCells);
   const rankOf = new Map(values.map((v, i) => [v, i]));
   for (let i = 0; i < cells.length; i++) ranks[i] = rankOf.get(cells[i]!)!;
   return { ranks, distinct: values.length };
-}
-
-function lowerBound(values: Float64Array, x: number): number {
-  let lo = 0;
-  let hi = values.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (values[mid]! < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 function compareCells(a: Cell, b: Cell): number {
