@@ -1,11 +1,10 @@
-/** Size rules of the caching allocator (allocator-spec §2), default settings. */
+/** Size rules of the caching allocator (allocator-spec §2), default settings: the generator's
+ *  subset of the simulator's rules, with the same constants. */
+import { MIN_BLOCK, MIN_LARGE_ALLOC, ROUND_LARGE, SMALL_BUFFER, SMALL_SIZE } from '../simulate/rounding.js';
 
-export const MIN_BLOCK = 512;
-export const SMALL_SIZE = 1 << 20;
-export const SMALL_BUFFER = 2 << 20;
-export const MIN_LARGE_ALLOC = 10 << 20;
+export { MIN_BLOCK, MIN_LARGE_ALLOC, ROUND_LARGE, SMALL_BUFFER, SMALL_SIZE };
+/** Default `large_segment_size`: 20 MiB. */
 export const LARGE_BUFFER = 20 << 20;
-export const ROUND_LARGE = 2 << 20;
 
 /** `round_size` without power-of-two divisions. */
 export function roundSize(requested: number): number {
