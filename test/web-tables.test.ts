@@ -114,6 +114,23 @@ describe.skipIf(!ready && process.env.CI === undefined)(
       await expect.poll(() => count('events')).toBe(events.length);
     });
 
+    it('filters and sort live in the URL: a shared link restores the same rows', async () => {
+      await open('tab=events&rcol=size&min=1%20MiB&frame=optimizer.py&sort=-size');
+      const filter = ['size>=1048576', 'frame~optimizer.py'];
+      const expected = selectRows(events, { filter, sort: '-size' });
+      await expect.poll(() => count('events'), { timeout: 30_000 }).toBe(expected.length);
+      await expect.poll(() => firstIds('events', 4)).toEqual([...expected.subarray(0, 4)]);
+      expect(await page.getByLabel('events min', { exact: true }).inputValue()).toBe('1 MiB');
+      await setField('events max', '4 MiB');
+      await expect.poll(() => hash().get('max')).toBe('4 MiB');
+      expect(hash().get('sort')).toBe('-size');
+      await setField('events max', '');
+      await setField('events min', '');
+      await setField('events frame', '');
+      await table('events').locator('th[data-column="size"] button').click(); // -size -> id order
+      await expect.poll(() => hash().get('sort')).toBeNull();
+    });
+
     it('exported CSV is the CLI’s CSV for the same filter', async () => {
       await open('tab=events');
       await setField('events min', '1 MiB');

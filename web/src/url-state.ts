@@ -1,4 +1,5 @@
 import type { TimelineAxis } from '../../src/engine/analyses/timeline-axis.js';
+import { readTableState, type TableState, writeTableState } from './views/table-url.js';
 
 /**
  * What the page is showing, kept in the URL's hash so a reload or a shared link restores it:
@@ -24,6 +25,8 @@ export interface ViewState {
   panel: Panel;
   /** Timeline search: an address or stack-frame text; '' = none. */
   search: string;
+  /** Filters and sort of the Events or Blocks tab on show. */
+  table: TableState | null;
 }
 
 const DEFAULTS: ViewState = {
@@ -36,6 +39,7 @@ const DEFAULTS: ViewState = {
   window: null,
   panel: 'leaks',
   search: '',
+  table: null,
 };
 
 export function readUrlState(hash: string = location.hash): ViewState {
@@ -56,6 +60,7 @@ export function readUrlState(hash: string = location.hash): ViewState {
     window: Number.isFinite(x0) && Number.isFinite(x1) && x1 > x0 ? [x0, x1] : null,
     panel: oneOf(PANELS, p.get('panel')) ?? DEFAULTS.panel,
     search: p.get('q') ?? '',
+    table: readTableState(p, p.get('tab') ?? ''),
   };
 }
 
@@ -70,6 +75,7 @@ export function writeUrlState(s: ViewState): void {
   p.set('tab', s.tab);
   if (s.tab === 'analyses') p.set('panel', s.panel);
   if (s.search !== '') p.set('q', s.search);
+  if (s.table !== null && s.table.kind === s.tab) writeTableState(p, s.table);
   p.set('axis', s.axis);
   if (s.entry !== null) p.set('entry', String(s.entry));
   if (s.alloc !== null) p.set('alloc', String(s.alloc));

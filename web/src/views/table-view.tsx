@@ -10,6 +10,7 @@ import type { TableKind, TableSelected, TableSpec } from '../worker/table-protoc
 import { exportCsv } from './table-export.js';
 import { EMPTY_FORM, type FilterForm, filtersOf } from './table-filters.js';
 import { TableToolbar } from './table-toolbar.js';
+import type { TableState } from './table-url.js';
 
 interface Props {
   client: EngineClient;
@@ -24,7 +25,7 @@ const ROW_PX = 22;
 const HEADER_PX = 24;
 const PAGE_ROWS = 256;
 /** Filters and sort survive switching tabs (the table unmounts). */
-const remembered = new Map<TableKind, { form: FilterForm; sort: string | null }>();
+const remembered = new Map<TableKind, TableState>();
 
 /**
  * The Events or Blocks table: the worker holds the selected rows' permutation; the page asks for
@@ -32,8 +33,10 @@ const remembered = new Map<TableKind, { form: FilterForm; sort: string | null }>
  * elsewhere scrolls here to its row.
  */
 export function TableView({ client, device, kind, view, update }: Props) {
-  const [form, setForm] = useState<FilterForm>(() => remembered.get(kind)?.form ?? EMPTY_FORM);
-  const [sort, setSort] = useState<string | null>(() => remembered.get(kind)?.sort ?? null);
+  // This session's last state of the tab, else the URL's (a reload or a shared link).
+  const [initial] = useState(() => remembered.get(kind) ?? (view.table?.kind === kind ? view.table : null));
+  const [form, setForm] = useState<FilterForm>(initial?.form ?? EMPTY_FORM);
+  const [sort, setSort] = useState<string | null>(initial?.sort ?? null);
   const [selected, setSelected] = useState<TableSelected | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [pages, setPages] = useState<Map<number, TablePage>>(new Map());
@@ -43,7 +46,8 @@ export function TableView({ client, device, kind, view, update }: Props) {
   const [w0, w1] = view.window ?? device.extent[view.axis];
 
   useEffect(() => {
-    remembered.set(kind, { form, sort });
+    remembered.set(kind, { kind, form, sort });
+    update({ table: { kind, form, sort } });
     const filters = filtersOf(form);
     if ('error' in filters) {
       setError(filters.error);
@@ -69,7 +73,7 @@ export function TableView({ client, device, kind, view, update }: Props) {
     return () => {
       live = false;
     };
-  }, [client, device.device, kind, form, sort, view.axis, w0, w1]);
+  }, [client, device.device, kind, form, sort, view.axis, w0, w1, update]);
 
   const count = selected?.count ?? 0;
   const rows = useVirtualizer({
