@@ -5,6 +5,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
 import { blockTable, eventTable, selectRows } from '../src/engine/analyses/tables.js';
+import { unreleasedIn } from '../src/engine/analyses/unreleased.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { CLI, type RunningView, startView } from './helpers/view-server.js';
 
@@ -151,6 +152,19 @@ describe.skipIf(!ready && process.env.CI === undefined)(
       expect(csv).toBe(cli.stdout);
       await setField('events min', '');
       await setField('events frame', '');
+    });
+
+    it('“unreleased in timeline window” keeps the blocks made in the window and not freed by its end', async () => {
+      // Entry i spans [i, i+1) on the entry axis: this window covers entries 10000..11999.
+      await open('tab=blocks&axis=entry&x0=10000&x1=12000');
+      await expect.poll(() => count('blocks'), { timeout: 30_000 }).toBe(blocks.length);
+      const expected = unreleasedIn(snapshot, device, { entries: [10_000, 11_999] }).count;
+      expect(expected).toBeGreaterThan(0);
+      await page.getByLabel('unreleased in range').check();
+      await expect.poll(() => count('blocks')).toBe(expected);
+      expect(hash().get('unrel')).toBe('1');
+      await page.getByLabel('unreleased in range').uncheck();
+      await expect.poll(() => count('blocks')).toBe(blocks.length);
     });
 
     it('a block row selects its allocation in the timeline details and pool state', async () => {
