@@ -206,6 +206,20 @@ describe.skipIf(!ready && process.env.CI === undefined)(
       await page.screenshot({ path: join(ARTIFACTS, 'blocks-selected.png') });
     });
 
+    it('the Events table highlights the selected entry, and ↓ moves the selection to the next row', async () => {
+      const entry = 12_345;
+      await open(`tab=events&entry=${entry}`);
+      const row = (k: number) => table('events').locator(`tbody tr[data-id="${k}"]`);
+      await expect.poll(() => row(entry).getAttribute('aria-selected'), { timeout: 30_000 }).toBe('true');
+      await expect.poll(() => inView(row(entry))).toBe(true);
+      await page.locator('section.grid').focus();
+      await page.keyboard.press('ArrowDown');
+      await expect.poll(() => hash().get('entry')).toBe(String(entry + 1));
+      await expect.poll(() => row(entry + 1).getAttribute('aria-selected')).toBe('true');
+      const alloc = device.allocations.ofEntry[entry + 1]!;
+      expect(hash().get('alloc')).toBe(alloc >= 0 ? String(alloc) : null);
+    });
+
     it('timeline search finds the allocations under a known frame and keeps the term in the URL', async () => {
       await open('tab=timeline');
       await page.waitForSelector('canvas[data-ready="true"]', { timeout: 30_000 });

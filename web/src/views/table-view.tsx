@@ -277,7 +277,8 @@ function select(
     return;
   }
   client.query('entry', { device, entry: row.id }).then((info) => {
-    update({ entry: row.id, ...(info && info.alloc >= 0 ? { alloc: info.alloc } : {}) });
+    // As a click on the timeline: an entry that opened or closed no allocation unpins it.
+    update({ entry: row.id, alloc: info && info.alloc >= 0 ? info.alloc : null });
   });
 }
 
