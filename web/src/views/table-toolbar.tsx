@@ -8,13 +8,14 @@ interface Props {
   form: FilterForm;
   onForm: (f: FilterForm) => void;
   error: string | null;
+  busy: boolean;
   count: number | null;
   total: number | null;
   onExport: (mode: ExportMode) => void;
 }
 
 /** Range, address and frame filters, "unreleased in range" (blocks), the row count and CSV export. */
-export function TableToolbar({ kind, form, onForm, error, count, total, onExport }: Props) {
+export function TableToolbar({ kind, form, onForm, error, busy, count, total, onExport }: Props) {
   const set = (patch: Partial<FilterForm>) => onForm({ ...form, ...patch });
   const text = (field: 'min' | 'max' | 'address' | 'frame', label: string, placeholder: string) => (
     <label>
@@ -58,7 +59,8 @@ export function TableToolbar({ kind, form, onForm, error, count, total, onExport
           unreleased in timeline window
         </label>
       )}
-      <span className="table-count" aria-live="polite">
+      <span className="table-count" aria-live="polite" aria-busy={busy}>
+        {busy && 'selecting… '}
         {count !== null && total !== null && `${formatCount(count)} of ${formatCount(total)} rows`}
       </span>
       <button type="button" onClick={() => onExport('download')} disabled={count === null}>

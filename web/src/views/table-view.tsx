@@ -39,6 +39,8 @@ export function TableView({ client, device, kind, view, update }: Props) {
   const [sort, setSort] = useState<string | null>(initial?.sort ?? null);
   const [selected, setSelected] = useState<TableSelected | null>(null);
   const [error, setError] = useState<string | null>(null);
+  /** The worker is selecting or sorting (seconds on tens of millions of rows). */
+  const [busy, setBusy] = useState(false);
   const [pages, setPages] = useState<Map<number, TablePage>>(new Map());
   const requested = useRef(new Set<number>());
   const scroller = useRef<HTMLElement>(null);
@@ -60,16 +62,20 @@ export function TableView({ client, device, kind, view, update }: Props) {
       unreleased: kind === 'blocks' && form.unreleased ? { axis: view.axis, window: [w0, w1] } : null,
     };
     let live = true;
-    client.query('table', { device: device.device, spec }).then(
-      (s) => {
-        if (!live) return;
-        requested.current = new Set();
-        setPages(new Map());
-        setError(null);
-        setSelected(s);
-      },
-      (e: Error) => live && setError(e.message),
-    );
+    setBusy(true);
+    client
+      .query('table', { device: device.device, spec })
+      .then(
+        (s) => {
+          if (!live) return;
+          requested.current = new Set();
+          setPages(new Map());
+          setError(null);
+          setSelected(s);
+        },
+        (e: Error) => live && setError(e.message),
+      )
+      .finally(() => live && setBusy(false));
     return () => {
       live = false;
     };
@@ -153,6 +159,7 @@ export function TableView({ client, device, kind, view, update }: Props) {
         form={form}
         onForm={setForm}
         error={error}
+        busy={busy}
         count={selected?.count ?? null}
         total={selected?.total ?? null}
         onExport={(mode) => selected && exportCsv(client, device.device, kind, selected.version, mode)}
