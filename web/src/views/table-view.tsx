@@ -239,7 +239,7 @@ const BYTE_COLUMNS = new Set(['size', 'block_size', 'allocated_bytes', 'active_b
 /** Sizes in KiB/MiB/GiB with exact bytes on hover; addresses in hex. */
 function CellView({ column, value }: { column: string; value: Cell }) {
   const cls = `cell col-${column}`;
-  if (value === null) return <td className={cls}>—</td>;
+  if (value === null) return <td className={TEXT_COLUMNS.has(column) ? cls : `${cls} num`}>—</td>;
   if (typeof value === 'number' && BYTE_COLUMNS.has(column))
     return (
       <td className={`${cls} num`} title={exactBytes(value)}>
@@ -262,8 +262,23 @@ function CellView({ column, value }: { column: string; value: Cell }) {
     return <td className={`${cls} num`}>{column === 'time_us' ? value : formatCount(value)}</td>;
   return (
     <td className={cls} title={value}>
-      {value}
+      {column === 'frame' ? <FrameText text={value} /> : value}
     </td>
+  );
+}
+
+const TEXT_COLUMNS = new Set(['action', 'state', 'frame']);
+
+/** "name (…/pkg/file.py:12)": the function and the end of its path fit the column; hover shows all. */
+function FrameText({ text }: { text: string }) {
+  const m = /^(.*) \((.*):(\d+)\)$/.exec(text);
+  if (!m) return text;
+  const parts = m[2]!.split('/');
+  const path = parts.length > 2 ? `…/${parts.slice(-2).join('/')}` : m[2];
+  return (
+    <>
+      <b>{m[1]}</b> ({path}:{m[3]})
+    </>
   );
 }
 
