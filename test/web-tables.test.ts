@@ -1,12 +1,15 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
+import { allocationStreams, deviceStreams, streamView } from '../src/engine/analyses/stream-view.js';
 import { blockTable, eventTable, selectRows } from '../src/engine/analyses/tables.js';
 import { unreleasedIn } from '../src/engine/analyses/unreleased.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
+import { generateSnapshotBytes } from '../src/engine/synth/index.js';
 import { CLI, type RunningView, startView } from './helpers/view-server.js';
 
 /**
@@ -22,6 +25,10 @@ const FILE = join(
   'Wedsonlin_assignment2__results_medium_128_training_memory_snapshot__87b0864.pickle',
 );
 const ARTIFACTS = join(ROOT, 'test-artifacts');
+/** A generated trace with work planted on two streams besides the default one. */
+const STREAMS_BYTES = generateSnapshotBytes({ events: 6000, seed: 31, streams: 2 }).bytes;
+const STREAMS_FILE = join(mkdtempSync(join(tmpdir(), 'memlens-tables-')), 'streams.pickle');
+writeFileSync(STREAMS_FILE, STREAMS_BYTES);
 const ready = existsSync(CHROMIUM) && existsSync(join(ROOT, 'dist', 'web', 'index.html')) && existsSync(FILE);
 
 describe.skipIf(!ready && process.env.CI === undefined)(
@@ -37,7 +44,7 @@ describe.skipIf(!ready && process.env.CI === undefined)(
 
     beforeAll(async () => {
       mkdirSync(ARTIFACTS, { recursive: true });
-      view = await startView(FILE);
+      view = await startView(FILE, STREAMS_FILE);
       browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox'] });
       page = await browser.newPage({ viewport: { width: 1400, height: 900 }, acceptDownloads: true });
     });
@@ -218,6 +225,32 @@ describe.skipIf(!ready && process.env.CI === undefined)(
       await expect.poll(() => row(entry + 1).getAttribute('aria-selected')).toBe('true');
       const alloc = device.allocations.ofEntry[entry + 1]!;
       expect(hash().get('alloc')).toBe(alloc >= 0 ? String(alloc) : null);
+    });
+
+    it('the timeline shows one stream: the choice goes into the URL and a click picks that stream’s allocation', async () => {
+      const s = loadSnapshotBytes(STREAMS_BYTES);
+      const d = s.devices[0]!;
+      const streams = deviceStreams(s, d);
+      const chosen = streams[1]!;
+      const v = streamView(s, d, chosen);
+      await page.goto(`${view.url}#file=${encodeURIComponent(STREAMS_FILE)}&tab=timeline`);
+      await page.reload();
+      await page.waitForSelector('canvas[data-ready="true"]', { timeout: 30_000 });
+      const select = page.getByLabel('stream', { exact: true });
+      expect(await select.locator('option').count()).toBe(streams.length + 1);
+      await select.selectOption(String(chosen));
+      await expect.poll(() => hash().get('stream')).toBe(String(chosen));
+      await page.waitForSelector('canvas[data-ready="true"]');
+      // Click just above the baseline where this stream holds the most memory.
+      let k = 0;
+      for (let i = 1; i < d.trace.length; i++) if (v.totals.active[i]! > v.totals.active[k]!) k = i;
+      const box = (await page.locator('canvas[aria-label="active memory timeline"]').boundingBox())!;
+      const left = 64;
+      const plotWidth = box.width - left - 8;
+      await page.mouse.click(box.x + left + ((k + 0.5) / d.trace.length) * plotWidth, box.y + 18 + 280 - 3);
+      await expect.poll(() => hash().get('alloc')).not.toBeNull();
+      expect(allocationStreams(s, d)[Number(hash().get('alloc'))]).toBe(chosen);
+      await page.screenshot({ path: join(ARTIFACTS, 'timeline-stream.png') });
     });
 
     it('timeline search finds the allocations under a known frame and keeps the term in the URL', async () => {

@@ -25,6 +25,8 @@ export interface ViewState {
   panel: Panel;
   /** Timeline search: an address or stack-frame text; '' = none. */
   search: string;
+  /** Timeline shows only this CUDA stream (raw id); null = every stream. */
+  stream: number | null;
   /** Filters and sort of the Events or Blocks tab on show. */
   table: TableState | null;
 }
@@ -39,6 +41,7 @@ const DEFAULTS: ViewState = {
   window: null,
   panel: 'leaks',
   search: '',
+  stream: null,
   table: null,
 };
 
@@ -60,6 +63,7 @@ export function readUrlState(hash: string = location.hash): ViewState {
     window: Number.isFinite(x0) && Number.isFinite(x1) && x1 > x0 ? [x0, x1] : null,
     panel: oneOf(PANELS, p.get('panel')) ?? DEFAULTS.panel,
     search: p.get('q') ?? '',
+    stream: int('stream'),
     table: readTableState(p, p.get('tab') ?? ''),
   };
 }
@@ -75,6 +79,7 @@ export function writeUrlState(s: ViewState): void {
   p.set('tab', s.tab);
   if (s.tab === 'analyses') p.set('panel', s.panel);
   if (s.search !== '') p.set('q', s.search);
+  if (s.stream !== null) p.set('stream', String(s.stream));
   if (s.table !== null && s.table.kind === s.tab) writeTableState(p, s.table);
   p.set('axis', s.axis);
   if (s.entry !== null) p.set('entry', String(s.entry));

@@ -12,6 +12,8 @@ export interface WindowProps {
   axis: TimelineAxis;
   window: [number, number];
   onWindow: (w: [number, number]) => void;
+  /** Draw only this CUDA stream's allocations (raw stream id); null/undefined: all streams. */
+  stream?: number | null;
 }
 
 const HEIGHT = 44;
@@ -40,6 +42,7 @@ export function Minimap(p: WindowProps) {
       .query('timeline', {
         device: p.device.device,
         request: { axis: p.axis, x0, x1, columns: plot.width, rows: HEIGHT },
+        stream: p.stream ?? null,
       })
       .then((lod) => {
         if (live) setLayer(paintLayer(lod, { ...plot, left: 0 }, devicePixelRatio));
@@ -47,7 +50,7 @@ export function Minimap(p: WindowProps) {
     return () => {
       live = false;
     };
-  }, [p.client, p.device.device, p.axis, plot.width]);
+  }, [p.client, p.device.device, p.axis, plot.width, p.stream]);
 
   useEffect(() => {
     const g = sizedContext(ref.current!, width, HEIGHT);

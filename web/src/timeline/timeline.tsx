@@ -53,6 +53,7 @@ export function Timeline(p: Props) {
       p.client.query('timeline', {
         device: p.device.device,
         request: { axis: p.axis, x0: p.window[0], x1: p.window[1], columns: plot.width, rows: plot.height },
+        stream: p.stream ?? null,
       }),
     (lod, req) => {
       const w: [number, number] = [req.x0, req.x1];
@@ -63,7 +64,7 @@ export function Timeline(p: Props) {
         yMax: lod.yMax * Y_HEADROOM,
       });
     },
-    `${p.device.device}:${p.axis}:${windowKey}:${plot.width}`,
+    `${p.device.device}:${p.axis}:${windowKey}:${plot.width}:${p.stream ?? ''}`,
     { x0: p.window[0], x1: p.window[1] },
   );
 
@@ -176,7 +177,12 @@ function useGestures(p: Props, plot: Plot, layer: Layer | null, setHover: (s: st
       const hit = columnAt(layer, plot, xOf(e), yOf(e));
       if (hit === null) return;
       p.client
-        .query('pick', { device: p.device.device, entry: hit.entry, bytes: hit.bytes })
+        .query('pick', {
+          device: p.device.device,
+          entry: hit.entry,
+          bytes: hit.bytes,
+          stream: p.stream ?? null,
+        })
         .then((alloc) => {
           p.onPick(hit.entry, alloc);
         });

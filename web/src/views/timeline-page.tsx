@@ -3,6 +3,7 @@ import type { AllocationDetails } from '../../../src/engine/analyses/allocation-
 import type { Selection } from '../timeline/draw.js';
 import { Minimap } from '../timeline/minimap.js';
 import { SearchBox } from '../timeline/search-box.js';
+import { StreamSelect } from '../timeline/stream-select.js';
 import { clampWindow, Timeline } from '../timeline/timeline.js';
 import type { ViewState } from '../url-state.js';
 import type { EngineClient } from '../worker/client.js';
@@ -27,6 +28,8 @@ export function TimelinePage({ client, device, view, update }: Props) {
   const axis = view.axis === 'time' && device.hasTime ? 'time' : 'entry';
   const extent = device.extent[axis];
   const window = view.window ? clampWindow(view.window, extent, axis) : extent;
+  // A stream the device does not have (a link from another file) shows every stream.
+  const stream = view.stream !== null && device.streams.includes(view.stream) ? view.stream : null;
   const [info, setInfo] = useState<EntryInfo | null>(null);
   const [details, setDetails] = useState<(AllocationDetails & { offset: number }) | null>(null);
   const [matches, setMatches] = useState<Uint8Array | null>(null);
@@ -38,9 +41,9 @@ export function TimelinePage({ client, device, view, update }: Props) {
     if (view.alloc === null) setDetails(null);
     else
       client
-        .query('details', { device: device.device, alloc: view.alloc, entry })
+        .query('details', { device: device.device, alloc: view.alloc, entry, stream })
         .then(setDetails, () => setDetails(null));
-  }, [client, device.device, view.alloc, entry]);
+  }, [client, device.device, view.alloc, entry, stream]);
   useArrowKeys(entry, n, (k) => update({ entry: k }));
 
   const cursor = axis === 'entry' ? entry + 0.5 : (info?.time_us ?? null);
@@ -70,6 +73,7 @@ export function TimelinePage({ client, device, view, update }: Props) {
         <button type="button" onClick={() => update({ window: null })}>
           whole trace
         </button>
+        <StreamSelect streams={device.streams} stream={stream} onStream={(s) => update({ stream: s })} />
         <SearchBox
           client={client}
           device={device.device}
@@ -87,6 +91,7 @@ export function TimelinePage({ client, device, view, update }: Props) {
         cursor={cursor}
         selection={selectionOf(details, axis)}
         matches={matches}
+        stream={stream}
         onPick={(k, alloc) => update({ entry: k, alloc: alloc >= 0 ? alloc : null })}
       />
       <Minimap
@@ -95,6 +100,7 @@ export function TimelinePage({ client, device, view, update }: Props) {
         axis={axis}
         window={window}
         onWindow={(w) => update({ window: clampWindow(w, extent, axis) })}
+        stream={stream}
       />
       <div className="below">
         <PoolView

@@ -1,6 +1,7 @@
 import { allocationDetails } from '../../../src/engine/analyses/allocation-details.js';
 import { allocationAt, offsetOf } from '../../../src/engine/analyses/live-order.js';
 import { poolStateAfter } from '../../../src/engine/analyses/pool-state.js';
+import { deviceStreams } from '../../../src/engine/analyses/stream-view.js';
 import { summarize } from '../../../src/engine/analyses/summary.js';
 import { axisExtent, hasTime, stepMarkers } from '../../../src/engine/analyses/timeline-axis.js';
 import { timelineLod } from '../../../src/engine/analyses/timeline-lod.js';
@@ -9,6 +10,7 @@ import { loadSnapshot } from '../../../src/engine/load.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
 import { analysisHandlers } from './analysis-handlers.js';
 import type { EntryInfo, Loaded, Queries, QueryName, Request, Response, Source } from './protocol.js';
+import { streamViews } from './stream-views.js';
 import { tableHandlers } from './table-handlers.js';
 
 /**
@@ -28,18 +30,23 @@ type Handler<K extends QueryName> = (
   id: number,
 ) => Promise<Queries[K]['result']> | Queries[K]['result'];
 
+const viewOf = streamViews(current, deviceOf);
+
 const handlers: { [K in QueryName]: Handler<K> } = {
   load: async ({ source }, id) => {
     snapshot = undefined;
     snapshot = await load(source, (bytes, total) => scope.postMessage({ id, progress: { bytes, total } }));
     return describe(snapshot);
   },
-  timeline: ({ device, request }) => timelineLod(deviceOf(device), request),
+  timeline: ({ device, request, stream }) => timelineLod(viewOf(device, stream), request),
   markers: ({ device, axis }) => stepMarkers(current(), deviceOf(device), axis),
-  pick: ({ device, entry, bytes }) => allocationAt(deviceOf(device), entry, bytes),
-  details: ({ device, alloc, entry }) => {
+  pick: ({ device, entry, bytes, stream }) => allocationAt(viewOf(device, stream), entry, bytes),
+  details: ({ device, alloc, entry, stream }) => {
     const d = deviceOf(device);
-    return { ...allocationDetails(current(), d, alloc), offset: offsetOf(d, entry, alloc) };
+    return {
+      ...allocationDetails(current(), d, alloc),
+      offset: offsetOf(viewOf(device, stream), entry, alloc),
+    };
   },
   pool: ({ device, entry }) => poolStateAfter(current(), deviceOf(device), entry),
   entry: ({ device, entry }) => entryInfo(current(), deviceOf(device), entry),
@@ -97,6 +104,7 @@ function describe(s: Snapshot): Loaded {
       entries: d.trace.length,
       hasTime: hasTime(d),
       extent: { entry: axisExtent(d, 'entry'), time: axisExtent(d, 'time') },
+      streams: deviceStreams(s, d),
     })),
   };
 }

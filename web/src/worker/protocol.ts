@@ -18,6 +18,8 @@ export interface DeviceInfo {
   hasTime: boolean;
   /** Whole trace on each axis. */
   extent: Record<TimelineAxis, [number, number]>;
+  /** Raw CUDA stream ids of its allocations and segments, ascending. */
+  streams: number[];
 }
 
 export interface Loaded {
@@ -42,11 +44,16 @@ export interface EntryInfo {
 
 export interface Queries extends TableQueries, AnalysisQueries {
   load: { args: { source: Source }; result: Loaded };
-  timeline: { args: { device: number; request: TimelineRequest }; result: TimelineLod };
+  /** stream: one CUDA stream's allocations and totals (null: the whole device). */
+  timeline: {
+    args: { device: number; request: TimelineRequest; stream?: number | null };
+    result: TimelineLod;
+  };
   markers: { args: { device: number; axis: TimelineAxis }; result: StepMarker[] };
-  pick: { args: { device: number; entry: number; bytes: number }; result: number };
+  pick: { args: { device: number; entry: number; bytes: number; stream?: number | null }; result: number };
   details: {
-    args: { device: number; alloc: number; entry: number };
+    /** offset: bytes below it in the stack drawn for `stream` (null: the whole device). */
+    args: { device: number; alloc: number; entry: number; stream?: number | null };
     result: AllocationDetails & { offset: number };
   };
   pool: { args: { device: number; entry: number }; result: PoolStateReport };
