@@ -51,13 +51,17 @@ export interface TimelineLod {
   mergedPlacements: number;
 }
 
-export function timelineLod(d: DeviceModel, req: TimelineRequest): TimelineLod {
+/**
+ * `marked` (1 per allocation id, e.g. search matches): a merged run takes its colour from its
+ * largest marked member when it has one, so a highlighted match is never hidden in a merge.
+ */
+export function timelineLod(d: DeviceModel, req: TimelineRequest, marked?: Uint8Array): TimelineLod {
   const columns = Math.max(1, Math.floor(req.columns));
   const { sample, active, reserved } = sampleColumns(d, req, columns);
   let yMax = 1;
   for (let c = 0; c < columns; c++) yMax = Math.max(yMax, active[c]!, reserved[c]!);
   const runs = new RunBuilder();
-  const stack = new LiveStack(d, sample[0]!);
+  const stack = new LiveStack(d, sample[0]!, marked);
   const minBytes = yMax / Math.max(1, req.rows);
   for (let c = 0; c < columns; c++) {
     stack.advanceTo(sample[c]!);
@@ -106,6 +110,7 @@ class LiveStack {
   constructor(
     private readonly d: DeviceModel,
     from: number,
+    private readonly marked?: Uint8Array,
   ) {
     const n = d.allocations.count;
     this.next = new Int32Array(n);
@@ -127,12 +132,14 @@ class LiveStack {
 
   emit(column: number, minBytes: number, runs: RunBuilder): void {
     const size = this.d.allocations.size;
+    const marked = this.marked;
     let y = 0;
     // The open merged run: where it starts (-1: none), its largest member, how many it holds.
     let from = -1;
     let tone = -1;
     let largest = 0;
     let count = 0;
+    let toneMarked = false;
     runs.beginColumn(column);
     for (let id = this.head; id !== -1; id = this.next[id]!) {
       const s = size[id]!;
@@ -145,10 +152,13 @@ class LiveStack {
           from = y;
           largest = -1;
           count = 0;
+          toneMarked = false;
         }
-        if (s > largest) {
+        const isMarked = marked !== undefined && marked[id] === 1;
+        if ((isMarked && !toneMarked) || (isMarked === toneMarked && s > largest)) {
           tone = id;
           largest = s;
+          toneMarked = isMarked;
         }
         count++;
         runs.mergedPlacements++;

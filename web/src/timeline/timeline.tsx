@@ -10,8 +10,9 @@ interface Props extends WindowProps {
   /** x of the selected entry on the axis, and the pinned allocation. */
   cursor: number | null;
   selection: Selection | null;
-  /** Search matches by allocation id (1 = match). */
+  /** Search matches by allocation id (1 = match), and the term (the worker colours merged runs by it). */
   matches?: Uint8Array | null;
+  search?: string;
   onPick: (entry: number, alloc: number) => void;
 }
 
@@ -54,6 +55,7 @@ export function Timeline(p: Props) {
         device: p.device.device,
         request: { axis: p.axis, x0: p.window[0], x1: p.window[1], columns: plot.width, rows: plot.height },
         stream: p.stream ?? null,
+        search: p.search ?? '',
       }),
     (lod, req) => {
       const w: [number, number] = [req.x0, req.x1];
@@ -64,7 +66,7 @@ export function Timeline(p: Props) {
         yMax: lod.yMax * Y_HEADROOM,
       });
     },
-    `${p.device.device}:${p.axis}:${windowKey}:${plot.width}:${p.stream ?? ''}`,
+    `${p.device.device}:${p.axis}:${windowKey}:${plot.width}:${p.stream ?? ''}:${p.search ?? ''}`,
     { x0: p.window[0], x1: p.window[1] },
   );
 

@@ -91,6 +91,7 @@ export function TimelinePage({ client, device, view, update }: Props) {
         cursor={cursor}
         selection={selectionOf(details, axis)}
         matches={matches}
+        search={view.search}
         stream={stream}
         onPick={(k, alloc) => update({ entry: k, alloc: alloc >= 0 ? alloc : null })}
       />

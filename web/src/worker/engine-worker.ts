@@ -10,8 +10,8 @@ import { loadSnapshot } from '../../../src/engine/load.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
 import { analysisHandlers } from './analysis-handlers.js';
 import type { EntryInfo, Loaded, Queries, QueryName, Request, Response, Source } from './protocol.js';
-import { streamViews } from './stream-views.js';
 import { tableHandlers } from './table-handlers.js';
+import { searchMatches, streamViews } from './timeline-inputs.js';
 
 /**
  * The engine, unchanged, in a Web Worker: it holds the Snapshot model and answers the page's
@@ -31,6 +31,7 @@ type Handler<K extends QueryName> = (
 ) => Promise<Queries[K]['result']> | Queries[K]['result'];
 
 const viewOf = streamViews(current, deviceOf);
+const matchesOf = searchMatches(current, deviceOf);
 
 const handlers: { [K in QueryName]: Handler<K> } = {
   load: async ({ source }, id) => {
@@ -38,7 +39,8 @@ const handlers: { [K in QueryName]: Handler<K> } = {
     snapshot = await load(source, (bytes, total) => scope.postMessage({ id, progress: { bytes, total } }));
     return describe(snapshot);
   },
-  timeline: ({ device, request, stream }) => timelineLod(viewOf(device, stream), request),
+  timeline: ({ device, request, stream, search }) =>
+    timelineLod(viewOf(device, stream), request, matchesOf(device, search ?? '')),
   markers: ({ device, axis }) => stepMarkers(current(), deviceOf(device), axis),
   pick: ({ device, entry, bytes, stream }) => allocationAt(viewOf(device, stream), entry, bytes),
   details: ({ device, alloc, entry, stream }) => {

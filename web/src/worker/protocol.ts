@@ -46,7 +46,8 @@ export interface Queries extends TableQueries, AnalysisQueries {
   load: { args: { source: Source }; result: Loaded };
   /** stream: one CUDA stream's allocations and totals (null: the whole device). */
   timeline: {
-    args: { device: number; request: TimelineRequest; stream?: number | null };
+    /** search: the timeline search term, whose matches colour the merged runs they fall in. */
+    args: { device: number; request: TimelineRequest; stream?: number | null; search?: string };
     result: TimelineLod;
   };
   markers: { args: { device: number; axis: TimelineAxis }; result: StepMarker[] };

@@ -1,3 +1,4 @@
+import { searchAllocations } from '../../../src/engine/analyses/allocation-search.js';
 import { streamView } from '../../../src/engine/analyses/stream-view.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
 
@@ -21,5 +22,23 @@ export function streamViews(
       byStream.set(stream, view);
     }
     return view;
+  };
+}
+
+/** The timeline search's matches as flags per allocation id, kept for the last term of each device. */
+export function searchMatches(
+  current: () => Snapshot,
+  deviceOf: (device: number) => DeviceModel,
+): (device: number, term: string) => Uint8Array | undefined {
+  const last = new WeakMap<DeviceModel, { term: string; flags: Uint8Array }>();
+  return (device, term) => {
+    if (term.trim() === '') return undefined;
+    const d = deviceOf(device);
+    const hit = last.get(d);
+    if (hit?.term === term) return hit.flags;
+    const flags = new Uint8Array(d.allocations.count);
+    for (const id of searchAllocations(current(), d, term)) flags[id] = 1;
+    last.set(d, { term, flags });
+    return flags;
   };
 }
