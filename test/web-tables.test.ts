@@ -120,6 +120,13 @@ describe.skipIf(!ready && process.env.CI === undefined)(
       await setField('events min', '');
       await setField('events frame', '');
       await expect.poll(() => count('events')).toBe(events.length);
+      await page.getByLabel('events action', { exact: true }).selectOption('free_completed');
+      const frees = selectRows(events, { filter: ['action=free_completed'] }).length;
+      expect(frees).toBeGreaterThan(0);
+      await expect.poll(() => count('events')).toBe(frees);
+      expect(hash().get('is')).toBe('free_completed');
+      await page.getByLabel('events action', { exact: true }).selectOption('');
+      await expect.poll(() => count('events')).toBe(events.length);
     });
 
     it('filters and sort live in the URL: a shared link restores the same rows', async () => {

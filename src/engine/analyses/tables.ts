@@ -62,6 +62,9 @@ export function eventTable(s: Snapshot, d: DeviceModel): RowTable {
   return { columns: EVENT_COLUMNS, length: t.length, cell: (row, c) => cells[c]!(row) };
 }
 
+/** The block table's `state` values: at dump, allocated / freed by the user but pending / freed. */
+export const BLOCK_STATES = ['active_allocated', 'active_pending_free', 'freed'] as const;
+
 /**
  * One row per allocation the file knows of (paired alloc/free entries, blocks alive at dump,
  * frees whose alloc was not recorded). size is the requested size, block_size the rounded size
@@ -72,10 +75,8 @@ export function blockTable(s: Snapshot, d: DeviceModel): RowTable {
   const n = d.trace.length;
   const frame = frameText(s);
   const state = (id: number): string => {
-    if (a.end[id]! < n) return 'freed';
-    return a.freeRequested[id]! >= 0 || a.freeRequested[id]! === -2
-      ? 'active_pending_free'
-      : 'active_allocated';
+    if (a.end[id]! < n) return BLOCK_STATES[2];
+    return a.freeRequested[id]! >= 0 || a.freeRequested[id]! === -2 ? BLOCK_STATES[1] : BLOCK_STATES[0];
   };
   const cells: ((i: number) => Cell)[] = [
     (i) => i,

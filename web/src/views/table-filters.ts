@@ -12,6 +12,8 @@ export interface FilterForm {
   max: string;
   address: string;
   frame: string;
+  /** Only rows of this action (events) or state (blocks); '' = all. */
+  category: string;
   unreleased: boolean;
 }
 
@@ -21,8 +23,12 @@ export const EMPTY_FORM: FilterForm = {
   max: '',
   address: '',
   frame: '',
+  category: '',
   unreleased: false,
 };
+
+/** The column the category select filters. */
+export const CATEGORY_COLUMN: Record<TableKind, string> = { events: 'action', blocks: 'state' };
 
 export const RANGE_COLUMNS: Record<TableKind, string[]> = {
   events: ['size', 'allocated_bytes', 'active_bytes', 'reserved_bytes'],
@@ -30,8 +36,9 @@ export const RANGE_COLUMNS: Record<TableKind, string[]> = {
 };
 
 /** Conditions for the form, or the first field that cannot be read. */
-export function filtersOf(form: FilterForm): { filter: string[] } | { error: string } {
+export function filtersOf(kind: TableKind, form: FilterForm): { filter: string[] } | { error: string } {
   const filter: string[] = [];
+  if (form.category !== '') filter.push(`${CATEGORY_COLUMN[kind]}=${form.category}`);
   for (const [field, op] of [
     ['min', '>='],
     ['max', '<='],

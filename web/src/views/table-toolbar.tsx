@@ -1,7 +1,7 @@
 import { formatCount } from '../format.js';
 import type { TableKind } from '../worker/table-protocol.js';
 import type { ExportMode } from './table-export.js';
-import { type FilterForm, RANGE_COLUMNS } from './table-filters.js';
+import { CATEGORY_COLUMN, type FilterForm, RANGE_COLUMNS } from './table-filters.js';
 
 interface Props {
   kind: TableKind;
@@ -9,13 +9,15 @@ interface Props {
   onForm: (f: FilterForm) => void;
   error: string | null;
   busy: boolean;
+  categories: string[];
   count: number | null;
   total: number | null;
   onExport: (mode: ExportMode) => void;
 }
 
 /** Range, address and frame filters, "unreleased in range" (blocks), the row count and CSV export. */
-export function TableToolbar({ kind, form, onForm, error, busy, count, total, onExport }: Props) {
+export function TableToolbar(p: Props) {
+  const { kind, form, onForm, error, busy, count, total, onExport } = p;
   const set = (patch: Partial<FilterForm>) => onForm({ ...form, ...patch });
   const text = (field: 'min' | 'max' | 'address' | 'frame', label: string, placeholder: string) => (
     <label>
@@ -33,6 +35,18 @@ export function TableToolbar({ kind, form, onForm, error, busy, count, total, on
   );
   return (
     <div className="toolbar table-toolbar">
+      <select
+        aria-label={`${kind} ${CATEGORY_COLUMN[kind]}`}
+        value={form.category}
+        onChange={(e) => set({ category: e.target.value })}
+      >
+        <option value="">every {CATEGORY_COLUMN[kind]}</option>
+        {p.categories.map((c) => (
+          <option key={c} value={c}>
+            {c}
+          </option>
+        ))}
+      </select>
       <select
         aria-label={`${kind} range column`}
         value={form.rangeColumn}

@@ -15,6 +15,7 @@ const PARAMS: [keyof Omit<FilterForm, 'unreleased'>, string][] = [
   ['max', 'max'],
   ['address', 'addr'],
   ['frame', 'frame'],
+  ['category', 'is'],
 ];
 
 /** The table state of an Events or Blocks tab from the hash (null on other tabs). */

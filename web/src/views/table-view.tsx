@@ -50,7 +50,7 @@ export function TableView({ client, device, kind, view, update }: Props) {
   useEffect(() => {
     remembered.set(kind, { kind, form, sort });
     update({ table: { kind, form, sort } });
-    const filters = filtersOf(form);
+    const filters = filtersOf(kind, form);
     if ('error' in filters) {
       setError(filters.error);
       return;
@@ -160,6 +160,7 @@ export function TableView({ client, device, kind, view, update }: Props) {
         onForm={setForm}
         error={error}
         busy={busy}
+        categories={selected?.categories ?? []}
         count={selected?.count ?? null}
         total={selected?.total ?? null}
         onExport={(mode) => selected && exportCsv(client, device.device, kind, selected.version, mode)}

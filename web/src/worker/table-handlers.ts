@@ -1,7 +1,13 @@
 import { searchAllocations } from '../../../src/engine/analyses/allocation-search.js';
 import { csvChunks } from '../../../src/engine/analyses/table-csv.js';
 import { positionOf, tablePage } from '../../../src/engine/analyses/table-window.js';
-import { blockTable, eventTable, type RowTable, selectRows } from '../../../src/engine/analyses/tables.js';
+import {
+  BLOCK_STATES,
+  blockTable,
+  eventTable,
+  type RowTable,
+  selectRows,
+} from '../../../src/engine/analyses/tables.js';
 import { unreleasedIds, windowEntries } from '../../../src/engine/analyses/unreleased.js';
 import { SnapshotError } from '../../../src/engine/errors.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
@@ -52,7 +58,14 @@ export function tableHandlers(current: () => Snapshot, deviceOf: (device: number
       });
       const version = ++versions;
       selected.set(`${device}:${spec.kind}`, { snapshot: current(), version, table, rows });
-      return { version, columns: [...table.columns], total: table.length, count: rows.length };
+      const categories = spec.kind === 'events' ? current().traceColumns.actionNames : BLOCK_STATES;
+      return {
+        version,
+        columns: [...table.columns],
+        total: table.length,
+        count: rows.length,
+        categories: [...categories],
+      };
     },
     tableRows: ({ device, kind, version, from, to }) => {
       const sel = selectedOf(device, kind, version);

@@ -21,6 +21,8 @@ export interface TableSelected {
   /** Rows before filtering, and after. */
   total: number;
   count: number;
+  /** Values of the table's category column (events: action, blocks: state) for its filter. */
+  categories: string[];
 }
 
 export interface TableQueries {
