@@ -7,6 +7,7 @@ import type { ViewState } from '../url-state.js';
 import type { EngineClient } from '../worker/client.js';
 import type { DeviceInfo } from '../worker/protocol.js';
 import type { TableKind, TableSelected, TableSpec } from '../worker/table-protocol.js';
+import { SpanPager, useRowSpans } from './row-spans.js';
 import { exportCsv } from './table-export.js';
 import { EMPTY_FORM, type FilterForm, filtersOf } from './table-filters.js';
 import { TableToolbar } from './table-toolbar.js';
@@ -82,16 +83,20 @@ export function TableView({ client, device, kind, view, update }: Props) {
   }, [client, device.device, kind, form, sort, view.axis, w0, w1, update]);
 
   const count = selected?.count ?? 0;
+  const scrollToIndex = useRef((_: number) => {});
+  const spans = useRowSpans(count, selected?.version, scrollToIndex);
   const rows = useVirtualizer({
-    count,
+    count: spans.rows,
     getScrollElement: () => scroller.current,
     estimateSize: () => ROW_PX,
     scrollMargin: HEADER_PX,
     overscan: 30,
   });
+  scrollToIndex.current = (i) => rows.scrollToIndex(i, { align: 'auto' });
   const items = rows.getVirtualItems();
-  const first = items[0]?.index ?? 0;
-  const last = items[items.length - 1]?.index ?? -1;
+  // Positions in the selection of the first and last rows rendered.
+  const first = spans.base + (items[0]?.index ?? 0);
+  const last = spans.base + (items[items.length - 1]?.index ?? -1);
 
   // Fetch the pages the visible rows fall in.
   useEffect(() => {
@@ -108,17 +113,20 @@ export function TableView({ client, device, kind, view, update }: Props) {
   }, [client, device.device, kind, selected, first, last]);
 
   const selectedId = kind === 'events' ? view.entry : view.alloc;
+  const scrollTo = spans.scrollTo;
   // A selection made elsewhere (or a new filter) scrolls its row into view.
+  // scrollTo changes with the span; a span change alone must not scroll back to the selection.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: scrollTo
   useEffect(() => {
     if (selected === null || selectedId === null) return;
     const args = { device: device.device, kind, version: selected.version, row: selectedId };
     client.query('tablePosition', args).then(
       (pos) => {
-        if (pos >= 0) rows.scrollToIndex(pos, { align: 'auto' });
+        if (pos >= 0) scrollTo(pos);
       },
       () => undefined,
     );
-  }, [client, device.device, kind, selected, selectedId, rows]);
+  }, [client, device.device, kind, selected, selectedId]);
 
   const rowAt = useCallback(
     (pos: number): { id: number; cells: Cell[] } | null => {
@@ -132,7 +140,7 @@ export function TableView({ client, device, kind, view, update }: Props) {
   const step = (delta: number) => {
     const go = (pos: number) => {
       const target = Math.max(0, Math.min(count - 1, pos));
-      rows.scrollToIndex(target);
+      scrollTo(target);
       const row = rowAt(target);
       if (row) choose(row);
     };
@@ -165,6 +173,7 @@ export function TableView({ client, device, kind, view, update }: Props) {
         total={selected?.total ?? null}
         onExport={(mode) => selected && exportCsv(client, device.device, kind, selected.version, mode)}
       />
+      <SpanPager spans={spans} count={count} />
       {selected && (
         <section
           className="grid"
@@ -184,13 +193,14 @@ export function TableView({ client, device, kind, view, update }: Props) {
             <HeaderRow columns={selected.columns} sort={sort} onSort={setSort} />
             <tbody style={{ height: rows.getTotalSize() }}>
               {items.map((item) => {
-                const row = rowAt(item.index);
+                const pos = spans.base + item.index;
+                const row = rowAt(pos);
                 return (
                   // Rows are picked by mouse here and by the grid's arrow keys.
                   // biome-ignore lint/a11y/useKeyWithClickEvents: the grid handles the keyboard
                   <tr
                     key={item.key}
-                    aria-rowindex={item.index + 2}
+                    aria-rowindex={pos + 2}
                     aria-selected={row !== null && row.id === selectedId}
                     data-id={row?.id}
                     className="row"
