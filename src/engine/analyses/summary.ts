@@ -4,6 +4,7 @@ import type { DeviceModel, Snapshot } from '../model/snapshot.js';
 import { Action } from '../model/trace-columns.js';
 import { type DumpState, dumpState, type PoolState } from './dump-state.js';
 import { type PoolEnd, type WindowStats, windowStats } from './trace-window.js';
+import { unmodelledDeviceWarnings, unmodelledFileWarnings } from './unmodelled.js';
 
 /** One row of the memory_summary() table. null = the file cannot tell (see `note`). */
 export interface SummaryRow {
@@ -304,6 +305,7 @@ function deviceWarnings(s: Snapshot, d: DeviceModel): string[] {
     out.push(
       'the trace has no free_requested entries (skip_actions?): allocated memory never drops in the curves.',
     );
+  out.push(...unmodelledDeviceWarnings(s, d));
   return out;
 }
 
@@ -316,6 +318,7 @@ function snapshotWarnings(s: Snapshot): string[] {
     );
   }
   if (s.otherKeys.length > 0) out.push(`top-level keys memlens does not read: ${s.otherKeys.join(', ')}`);
+  out.push(...unmodelledFileWarnings(s));
   if (s.allocatorSettings === undefined && s.layout === 'dict')
     out.push('no allocator_settings: recorded by PyTorch older than 2.3.');
   return out;

@@ -49,7 +49,7 @@ export function windowStats(
     const a = trace.action[i]!;
     const size = trace.size[i]!;
     const isSegment = a >= Action.segment_alloc && a <= Action.segment_unmap;
-    if (!isSegment && a > Action.free_completed) continue;
+    if (!isSegment && a > Action.free_completed && a !== Action.free) continue;
     const pool: Pool = isSegment
       ? poolAt(trace.addr[i]!, size)
       : size <= SMALL_REQUEST_LIMIT
@@ -86,6 +86,7 @@ function undo(action: number, size: number, cur: PoolEnd, w: WindowStats): void 
       w.allocCount++;
       break;
     case Action.free_requested:
+    case Action.free: // the viewer's fold of free_requested + free_completed
       cur.requestedBytes += size;
       cur.allocations++;
       w.freedBytes += size;

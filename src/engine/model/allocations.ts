@@ -53,6 +53,7 @@ export function pairAllocations(trace: DeviceTrace, tables: SegmentTables, devic
     if (action === Action.alloc) ofEntry[i] = b.onAlloc(trace, i, open);
     else if (action === Action.free_requested) ofEntry[i] = b.onFree(trace, i, open, false);
     else if (action === Action.free_completed) ofEntry[i] = b.onFree(trace, i, open, true);
+    else if (action === Action.free) ofEntry[i] = b.onFoldedFree(trace, i, open);
   }
   b.linkBlocks(tables, device, open, n);
   return b.result(ofEntry);
@@ -63,7 +64,8 @@ function capacityFor(trace: DeviceTrace, tables: SegmentTables): number {
   let opening = 0;
   for (let i = 0; i < trace.length; i++) {
     const a = trace.action[i]!;
-    if (a === Action.alloc || a === Action.free_requested || a === Action.free_completed) opening++;
+    if (a === Action.alloc || a === Action.free_requested || a === Action.free_completed || a === Action.free)
+      opening++;
   }
   return opening + tables.blocks.length + 1;
 }
@@ -140,6 +142,14 @@ class AllocationBuilder {
     } else {
       this.freeRequested[id] = i;
     }
+    return id;
+  }
+
+  /** `free`: a free requested and completed in the same entry. */
+  onFoldedFree(t: DeviceTrace, i: number, open: AddrMap): number {
+    const id = this.onFree(t, i, open, false);
+    this.end[id] = i;
+    open.delete(t.addr[i]!);
     return id;
   }
 

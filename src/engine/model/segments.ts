@@ -42,15 +42,17 @@ export interface SegmentTables {
   /** Keys the file's segment and block dicts carry, in first-seen order (PyTorch version era). */
   segmentKeys: string[];
   blockKeys: string[];
+  /** Block `state` strings other than PyTorch's three, first-seen order (counted in reserved only). */
+  unknownStates: string[];
 }
 
-const STATE_CODES: Record<string, BlockState> = {
+const STATE_CODES: Record<string, BlockState> = Object.assign(Object.create(null), {
   active_allocated: BlockState.allocated,
   active_pending_free: BlockState.pendingFree,
   // memory.py's docstring spells it this way; PyTorch's C++ writes active_pending_free.
   active_awaiting_free: BlockState.pendingFree,
   inactive: BlockState.inactive,
-};
+});
 
 /** Reads `segments` (every device mixed) into per-segment records and block columns. */
 export function readSegments(list: unknown): SegmentTables {
@@ -62,8 +64,10 @@ export function readSegments(list: unknown): SegmentTables {
   const blocks = newBlocks(blockCount);
   const segments = list.map((raw, i) => readSegment(raw, i, blocks));
   const segmentKeys = keysSeen(list);
-  const blockKeys = keysSeen(list.flatMap((s) => (isDict(s) && Array.isArray(s.blocks) ? s.blocks : [])));
-  return { segments, blocks, segmentKeys, blockKeys };
+  const blockDicts = list.flatMap((s) => (isDict(s) && Array.isArray(s.blocks) ? s.blocks : []));
+  const blockKeys = keysSeen(blockDicts);
+  const unknownStates = [...new Set(blockDicts.map(stateName).filter((v) => !(v in STATE_CODES)))];
+  return { segments, blocks, segmentKeys, blockKeys, unknownStates };
 }
 
 function keysSeen(dicts: unknown[]): string[] {
@@ -124,14 +128,18 @@ function readBlock(
   // Files before PyTorch 2.1 have no block address: it is the segment base plus earlier sizes.
   blocks.address[i] = optInt(raw, 'address', where) ?? cursor;
   blocks.size[i] = size;
-  blocks.state[i] =
-    typeof raw.state === 'string' ? (STATE_CODES[raw.state] ?? BlockState.unknown) : BlockState.unknown;
+  blocks.state[i] = STATE_CODES[stateName(raw)] ?? BlockState.unknown;
   blocks.requestedSize[i] =
     optInt(raw, 'requested_size', where) ?? (last ? optInt(last, 'real_size', where) : undefined) ?? size;
   blocks.segment[i] = segment;
   blocks.stack[i] =
     raw.frames !== undefined ? stackIdOf(raw.frames, where) : last ? stackIdOf(last.frames, where) : NO_STACK;
   return blocks.address[i]! + size;
+}
+
+function stateName(block: unknown): string {
+  const v = isDict(block) ? block.state : undefined;
+  return typeof v === 'string' ? v : v === undefined ? '(none)' : describeValue(v);
 }
 
 /** PyTorch 2.0 blocks carry `history` (most recent first) instead of frames/requested_size. */

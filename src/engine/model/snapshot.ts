@@ -8,7 +8,7 @@ import { LiveIndex } from './live-index.js';
 import { readSegments, type SegmentTables } from './segments.js';
 import type { StackTable } from './stack-table.js';
 import { endFigures, type RunningTotals, runningTotals } from './totals.js';
-import type { TraceColumns } from './trace-columns.js';
+import { Action, type TraceColumns } from './trace-columns.js';
 
 export interface Annotation {
   name: string;
@@ -157,7 +157,8 @@ function validateEntries(trace: DeviceTrace, cols: TraceColumns, device: number)
   for (let i = 0; i < trace.length; i++) {
     const a = trace.action[i]!;
     if (a === 255) throw new SnapshotError(`device ${device} trace entry ${i} has no 'action'`);
-    if (a > 6) continue; // snapshot, oom, annotate and unknown actions carry no memory change
+    // snapshot, oom, annotate and unknown actions carry no memory change
+    if (a > Action.segment_unmap && a !== Action.free) continue;
     if (Number.isNaN(trace.size[i]!) || Number.isNaN(trace.addr[i]!)) {
       const missing = Number.isNaN(trace.size[i]!) ? 'size' : 'addr';
       throw new SnapshotError(

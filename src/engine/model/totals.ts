@@ -102,6 +102,12 @@ function undo(action: number, size: number, cur: Figures): void {
       cur.active += bytes;
       cur.activeAllocations++;
       break;
+    case Action.free: // the viewer's fold of free_requested + free_completed
+      cur.allocated += bytes;
+      cur.allocations++;
+      cur.active += bytes;
+      cur.activeAllocations++;
+      break;
     case Action.segment_alloc:
       cur.reserved -= bytes;
       cur.segments--;
