@@ -8,7 +8,7 @@ import { readTableState, type TableState, writeTableState } from './views/table-
 export const TABS = ['overview', 'timeline', 'events', 'blocks', 'flame', 'analyses'] as const;
 export type Tab = (typeof TABS)[number];
 /** The Analyses tab's panels. */
-export const PANELS = ['leaks', 'gc', 'frag', 'oom', 'categories'] as const;
+export const PANELS = ['leaks', 'gc', 'frag', 'oom', 'categories', 'whatif', 'compare'] as const;
 export type Panel = (typeof PANELS)[number];
 
 export interface ViewState {
@@ -29,6 +29,10 @@ export interface ViewState {
   stream: number | null;
   /** Filters and sort of the Events or Blocks tab on show. */
   table: TableState | null;
+  /** What-if panel: allocator settings tried (PYTORCH_CUDA_ALLOC_CONF syntax); '' = none. */
+  set: string;
+  /** Compare panel: the served file compared with the open one (B − A); null = none. */
+  compare: string | null;
 }
 
 const DEFAULTS: ViewState = {
@@ -43,6 +47,8 @@ const DEFAULTS: ViewState = {
   search: '',
   stream: null,
   table: null,
+  set: '',
+  compare: null,
 };
 
 export function readUrlState(hash: string = location.hash): ViewState {
@@ -65,6 +71,8 @@ export function readUrlState(hash: string = location.hash): ViewState {
     search: p.get('q') ?? '',
     stream: int('stream'),
     table: readTableState(p, p.get('tab') ?? ''),
+    set: p.get('set') ?? '',
+    compare: p.get('cmp'),
   };
 }
 
@@ -78,6 +86,8 @@ export function writeUrlState(s: ViewState): void {
   if (s.device !== null) p.set('device', String(s.device));
   p.set('tab', s.tab);
   if (s.tab === 'analyses') p.set('panel', s.panel);
+  if (s.set !== '') p.set('set', s.set);
+  if (s.compare !== null) p.set('cmp', s.compare);
   if (s.search !== '') p.set('q', s.search);
   if (s.stream !== null) p.set('stream', String(s.stream));
   if (s.table !== null && s.table.kind === s.tab) writeTableState(p, s.table);

@@ -4,11 +4,13 @@ import type { EngineClient } from '../worker/client.js';
 import type { DeviceInfo, Queries, QueryName } from '../worker/protocol.js';
 import type { Select } from './analyses/bits.js';
 import { CategoriesPanel } from './analyses/categories-panel.js';
+import { ComparePanel } from './analyses/compare-panel.js';
 import { FragPanel } from './analyses/frag-panel.js';
 import { GcPanel } from './analyses/gc-panel.js';
 import { LeaksPanel } from './analyses/leaks-panel.js';
 import { OomPanel } from './analyses/oom-panel.js';
 import { useQuery } from './analyses/use-query.js';
+import { WhatIfPanel } from './analyses/what-if-panel.js';
 
 interface Props {
   client: EngineClient;
@@ -23,6 +25,8 @@ const TITLES: Record<Panel, string> = {
   frag: 'Fragmentation',
   oom: 'OOM',
   categories: 'Categories',
+  whatif: 'What-if',
+  compare: 'Compare',
 };
 
 /**
@@ -47,13 +51,20 @@ export function AnalysesPage({ client, device, view, update }: Props) {
         ))}
       </div>
       <div className="panel" role="tabpanel" aria-label={TITLES[view.panel]}>
-        <PanelBody key={view.panel} client={client} device={device} view={view} select={select} />
+        <PanelBody
+          key={view.panel}
+          client={client}
+          device={device}
+          view={view}
+          update={update}
+          select={select}
+        />
       </div>
     </main>
   );
 }
 
-function PanelBody({ client, device, view, select }: Omit<Props, 'update'> & { select: Select }) {
+function PanelBody({ client, device, view, update, select }: Props & { select: Select }) {
   const d = device.device;
   switch (view.panel) {
     case 'leaks':
@@ -99,6 +110,27 @@ function PanelBody({ client, device, view, select }: Omit<Props, 'update'> & { s
           q="categories"
           args={{ device: d, points: 400 }}
           render={(r) => <CategoriesPanel r={r} select={select} />}
+        />
+      );
+    case 'whatif':
+      return (
+        <WhatIfPanel
+          client={client}
+          device={d}
+          set={view.set}
+          onSet={(set) => update({ set })}
+          select={select}
+        />
+      );
+    case 'compare':
+      return (
+        <ComparePanel
+          client={client}
+          device={d}
+          file={view.file}
+          compare={view.compare}
+          onCompare={(compare) => update({ compare })}
+          select={select}
         />
       );
   }

@@ -12,6 +12,7 @@ import { analysisHandlers } from './analysis-handlers.js';
 import type { EntryInfo, Loaded, Queries, QueryName, Request, Response, Source } from './protocol.js';
 import { tableHandlers } from './table-handlers.js';
 import { searchMatches, streamViews } from './timeline-inputs.js';
+import { whatIfHandlers } from './what-if-handlers.js';
 
 /**
  * The engine, unchanged, in a Web Worker: it holds the Snapshot model and answers the page's
@@ -54,6 +55,9 @@ const handlers: { [K in QueryName]: Handler<K> } = {
   entry: ({ device, entry }) => entryInfo(current(), deviceOf(device), entry),
   ...tableHandlers(current, deviceOf),
   ...analysisHandlers(current, deviceOf),
+  ...whatIfHandlers(current, deviceOf, (source, id) =>
+    load(source, (bytes, total) => scope.postMessage({ id, progress: { bytes, total } })),
+  ),
 };
 
 scope.onmessage = async (e) => {

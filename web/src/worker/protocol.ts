@@ -5,6 +5,7 @@ import type { StepMarker, TimelineAxis } from '../../../src/engine/analyses/time
 import type { TimelineLod, TimelineRequest } from '../../../src/engine/analyses/timeline-lod.js';
 import type { AnalysisQueries } from './analysis-protocol.js';
 import type { TableQueries } from './table-protocol.js';
+import type { WhatIfQueries } from './what-if-protocol.js';
 
 /**
  * Messages between the page and the engine worker. The worker holds the one Snapshot model and
@@ -42,7 +43,7 @@ export interface EntryInfo {
   alloc: number;
 }
 
-export interface Queries extends TableQueries, AnalysisQueries {
+export interface Queries extends TableQueries, AnalysisQueries, WhatIfQueries {
   load: { args: { source: Source }; result: Loaded };
   /** stream: one CUDA stream's allocations and totals (null: the whole device). */
   timeline: {

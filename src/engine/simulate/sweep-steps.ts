@@ -1,0 +1,37 @@
+/**
+ * `memlens simulate --sweep` one run at a time, for a caller that must stay responsive between
+ * runs (the web app's worker answers other questions in between and reports progress). The runs
+ * are the ones `simulate` ranks: the same settings, capacity and replay; `rankRuns` orders them.
+ */
+import type { DeviceModel, Snapshot } from '../model/snapshot.js';
+import { deviceCapacity } from './capacity.js';
+import { replayDevice } from './replay.js';
+import { type RunSummary, summarizeRun } from './run-summary.js';
+import { DEFAULT_TORCH_VERSION, describeSettings, recordedSettings, type SimSettings } from './settings.js';
+import { sweepSettings } from './sweep.js';
+
+export interface SweepStepOptions {
+  torchVersion?: string;
+  /** Bytes; undefined: from an oom entry, else unlimited (as `simulate`). */
+  capacity?: number;
+}
+
+function planOf(s: Snapshot, o: SweepStepOptions): SimSettings[] {
+  return sweepSettings(recordedSettings(s.allocatorSettings, o.torchVersion ?? DEFAULT_TORCH_VERSION));
+}
+
+/** The sweep's settings in the order they run (the recorded ones first), as settings strings. */
+export function sweepPlan(s: Snapshot, o: SweepStepOptions = {}): string[] {
+  return planOf(s, o).map(describeSettings);
+}
+
+/** Run `index` of the sweep on one device. */
+export function sweepStep(s: Snapshot, d: DeviceModel, index: number, o: SweepStepOptions = {}): RunSummary {
+  const settings = planOf(s, o)[index];
+  if (settings === undefined) throw new RangeError(`sweep has no run ${index}`);
+  const capacity = deviceCapacity(d, o.capacity).bytes;
+  return summarizeRun(
+    settings,
+    replayDevice(s, d, { settings, capacity, recorded: false, allEvents: false }),
+  );
+}
