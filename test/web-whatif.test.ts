@@ -2,13 +2,13 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
 import { formatBytes, formatCount } from '../src/engine/format.js';
 import type { RunSummary } from '../src/engine/simulate/run-summary.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
-import { CLI, type RunningView, startView } from './helpers/view-server.js';
+import { CHROMIUM, CLI, openBrowser, type RunningView, startView } from './helpers/view-server.js';
 
 /**
  * The What-if and Compare panels in headless Chromium: an OOM planted by fragmentation that
@@ -16,7 +16,6 @@ import { CLI, type RunningView, startView } from './helpers/view-server.js';
  * string the parser refuses, and two ranks that differ by one planted buffer.
  */
 const ROOT = join(import.meta.dirname, '..');
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(ROOT, 'test-artifacts');
 const APP = join(ROOT, 'dist', 'web', 'index.html');
 const ready = existsSync(CHROMIUM) && existsSync(APP);
@@ -52,11 +51,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('what-if and compare in 
     writeFileSync(file('rank0.pickle'), generateSnapshotBytes(rank).bytes);
     writeFileSync(file('rank1.pickle'), rankB.bytes);
     view = await startView(file('oom.pickle'), file('rank0.pickle'), file('rank1.pickle'));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu'],
-    });
-    page = await browser.newPage({ viewport: { width: 1400, height: 950 } });
+    ({ browser, page } = await openBrowser());
   });
 
   afterAll(async () => {
@@ -110,7 +105,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('what-if and compare in 
     await page.screenshot({ path: join(ARTIFACTS, 'whatif.png'), fullPage: true });
   });
 
-  it('the sweep ranks as memlens simulate --sweep, with a busy state while it runs', async () => {
+  it('the sweep ranks as memlens simulate --sweep and is no longer busy when done', async () => {
     const r = cli('simulate', file('oom.pickle'), '--sweep', '--json');
     const sweep = (JSON.parse(r.stdout) as SimJson).files[0]!.devices[0]!.sweep!;
     await page.getByRole('button', { name: 'sweep' }).click();

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
 import { NODE_FLAGS } from '../../src/cli/node-flags.js';
 
 export const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js');
@@ -37,4 +38,15 @@ function stop(child: ChildProcess): Promise<void> {
     child.once('exit', () => resolve());
     child.kill('SIGINT');
   });
+}
+
+export const CHROMIUM = '/usr/bin/chromium';
+
+/** Debian's headless Chromium with one page of the size the screenshots are taken at. */
+export async function openBrowser(): Promise<{ browser: Browser; page: Page }> {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu'],
+  });
+  return { browser, page: await browser.newPage({ viewport: { width: 1400, height: 950 } }) };
 }
