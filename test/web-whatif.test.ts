@@ -50,7 +50,16 @@ describe.skipIf(!ready && process.env.CI === undefined)('what-if and compare in 
     );
     writeFileSync(file('rank0.pickle'), generateSnapshotBytes(rank).bytes);
     writeFileSync(file('rank1.pickle'), rankB.bytes);
-    view = await startView(file('oom.pickle'), file('rank0.pickle'), file('rank1.pickle'));
+    writeFileSync(
+      file('truncated.pickle'),
+      new Uint8Array([0x80, 0x04, 0x95, 0x10, 0, 0, 0, 0, 0, 0, 0, 0x7d, 0x94, 0x8c]),
+    );
+    view = await startView(
+      file('oom.pickle'),
+      file('rank0.pickle'),
+      file('rank1.pickle'),
+      file('truncated.pickle'),
+    );
     ({ browser, page } = await openBrowser());
   });
 
@@ -149,5 +158,15 @@ describe.skipIf(!ready && process.env.CI === undefined)('what-if and compare in 
     await page.reload();
     await first.waitFor({ timeout: 20_000 });
     expect(await first.locator('td').nth(2).getAttribute('data-bytes')).toBe(String(planted.bytes));
+  });
+
+  it('a B that cannot be read shows the one-line error of memlens diff', async () => {
+    const r = cli('diff', file('rank0.pickle'), file('truncated.pickle'));
+    expect(r.status).toBe(2);
+    await page.getByLabel('file to compare', { exact: true }).selectOption(file('truncated.pickle'));
+    const alert = page.locator('section[aria-label="compare"] [role="alert"]');
+    await expect
+      .poll(() => alert.textContent(), { timeout: 20_000 })
+      .toBe(r.stderr.trim().replace(/^memlens: /, ''));
   });
 });

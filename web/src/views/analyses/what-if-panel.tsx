@@ -195,7 +195,7 @@ type SweepState =
 
 /**
  * The sweep's runs, asked one message each so the worker keeps answering the other views and the
- * page shows how far it got. New settings, capacity or version drop a sweep in progress.
+ * page shows how far it got. A new capacity or version drops a sweep in progress and runs it again.
  */
 function Sweep({
   client,
