@@ -47,6 +47,7 @@ describe.skipIf(!ready && process.env.CI === undefined)(
       view = await startView(FILE, STREAMS_FILE);
       browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox'] });
       page = await browser.newPage({ viewport: { width: 1400, height: 900 }, acceptDownloads: true });
+      page.setDefaultTimeout(15_000); // a stuck action fails with Playwright's reason, not the test's timeout
     });
 
     afterAll(async () => {
@@ -55,10 +56,18 @@ describe.skipIf(!ready && process.env.CI === undefined)(
     });
 
     const hash = (): URLSearchParams => new URLSearchParams(new URL(page.url()).hash.slice(1));
-    const open = async (params: string) => {
-      await page.goto(`${view.url}#file=${encodeURIComponent(FILE)}&${params}`);
-      await page.reload(); // a hash-only goto does not reload the app
+    const open = (params: string) => openFile(FILE, params);
+    /**
+     * Leaves the page first: a hash-only goto keeps the old app alive, and a state update it had
+     * in flight would write its own hash back before a reload.
+     */
+    const openFile = async (file: string, params: string) => {
+      await page.goto('about:blank');
+      await page.goto(`${view.url}#file=${encodeURIComponent(file)}&${params}`);
     };
+    /** The page answers through its worker; on a loaded 2-core machine that takes more than vitest's 1 s. */
+    const poll = <T>(fn: () => T | Promise<T>, opts: { timeout: number } = { timeout: 10_000 }) =>
+      expect.poll(fn, opts);
     const table = (kind: string) => page.locator(`table[aria-label="${kind} table"]`);
     const count = async (kind: string) => Number(await table(kind).getAttribute('data-count'));
     const firstIds = (kind: string, n: number) =>
@@ -80,11 +89,11 @@ describe.skipIf(!ready && process.env.CI === undefined)(
 
     it('both tables list every row the engine has', async () => {
       await open('tab=events');
-      await expect.poll(() => count('events'), { timeout: 30_000 }).toBe(events.length);
-      await expect.poll(() => firstIds('events', 3)).toEqual([0, 1, 2]);
+      await poll(() => count('events'), { timeout: 30_000 }).toBe(events.length);
+      await poll(() => firstIds('events', 3)).toEqual([0, 1, 2]);
       await page.screenshot({ path: join(ARTIFACTS, 'events-table.png') });
       await page.getByRole('tab', { name: 'Blocks' }).click();
-      await expect.poll(() => count('blocks')).toBe(blocks.length);
+      await poll(() => count('blocks')).toBe(blocks.length);
       await page.screenshot({ path: join(ARTIFACTS, 'blocks-table.png') });
     });
 
@@ -92,58 +101,58 @@ describe.skipIf(!ready && process.env.CI === undefined)(
       await open('tab=blocks');
       const header = table('blocks').locator('th[data-column="size"] button');
       await header.click();
-      await expect
-        .poll(() => firstIds('blocks', 5))
-        .toEqual([...selectRows(blocks, { sort: 'size' }).subarray(0, 5)]);
+      await poll(() => firstIds('blocks', 5)).toEqual([
+        ...selectRows(blocks, { sort: 'size' }).subarray(0, 5),
+      ]);
       await header.click();
-      await expect
-        .poll(() => firstIds('blocks', 5))
-        .toEqual([...selectRows(blocks, { sort: '-size' }).subarray(0, 5)]);
-      await expect
-        .poll(() => table('blocks').locator('th[data-column="size"]').getAttribute('aria-sort'))
-        .toBe('descending');
+      await poll(() => firstIds('blocks', 5)).toEqual([
+        ...selectRows(blocks, { sort: '-size' }).subarray(0, 5),
+      ]);
+      await poll(() => table('blocks').locator('th[data-column="size"]').getAttribute('aria-sort')).toBe(
+        'descending',
+      );
       await header.click(); // back to id order for the tests that follow
     });
 
     it('range and frame filters narrow the rows to what the CLI filter keeps', async () => {
       await open('tab=events');
-      await expect.poll(() => count('events'), { timeout: 30_000 }).toBe(events.length);
+      await poll(() => count('events'), { timeout: 30_000 }).toBe(events.length);
       await setField('events min', '1 MiB');
       const big = selectRows(events, { filter: ['size>=1048576'] }).length;
       expect(big).toBeGreaterThan(0);
       expect(big).toBeLessThan(events.length);
-      await expect.poll(() => count('events')).toBe(big);
+      await poll(() => count('events')).toBe(big);
       await setField('events frame', 'optimizer.py');
       const both = selectRows(events, { filter: ['size>=1048576', 'frame~optimizer.py'] }).length;
       expect(both).toBeLessThan(big);
-      await expect.poll(() => count('events')).toBe(both);
+      await poll(() => count('events')).toBe(both);
       await setField('events min', '');
       await setField('events frame', '');
-      await expect.poll(() => count('events')).toBe(events.length);
+      await poll(() => count('events')).toBe(events.length);
       await page.getByLabel('events action', { exact: true }).selectOption('free_completed');
       const frees = selectRows(events, { filter: ['action=free_completed'] }).length;
       expect(frees).toBeGreaterThan(0);
-      await expect.poll(() => count('events')).toBe(frees);
+      await poll(() => count('events')).toBe(frees);
       expect(hash().get('is')).toBe('free_completed');
       await page.getByLabel('events action', { exact: true }).selectOption('');
-      await expect.poll(() => count('events')).toBe(events.length);
+      await poll(() => count('events')).toBe(events.length);
     });
 
     it('filters and sort live in the URL: a shared link restores the same rows', async () => {
       await open('tab=events&rcol=size&min=1%20MiB&frame=optimizer.py&sort=-size');
       const filter = ['size>=1048576', 'frame~optimizer.py'];
       const expected = selectRows(events, { filter, sort: '-size' });
-      await expect.poll(() => count('events'), { timeout: 30_000 }).toBe(expected.length);
-      await expect.poll(() => firstIds('events', 4)).toEqual([...expected.subarray(0, 4)]);
+      await poll(() => count('events'), { timeout: 30_000 }).toBe(expected.length);
+      await poll(() => firstIds('events', 4)).toEqual([...expected.subarray(0, 4)]);
       expect(await page.getByLabel('events min', { exact: true }).inputValue()).toBe('1 MiB');
       await setField('events max', '4 MiB');
-      await expect.poll(() => hash().get('max')).toBe('4 MiB');
+      await poll(() => hash().get('max')).toBe('4 MiB');
       expect(hash().get('sort')).toBe('-size');
       await setField('events max', '');
       await setField('events min', '');
       await setField('events frame', '');
       await table('events').locator('th[data-column="size"] button').click(); // -size -> id order
-      await expect.poll(() => hash().get('sort')).toBeNull();
+      await poll(() => hash().get('sort')).toBeNull();
     });
 
     it('exported CSV is the CLI’s CSV for the same filter', async () => {
@@ -151,7 +160,7 @@ describe.skipIf(!ready && process.env.CI === undefined)(
       await setField('events min', '1 MiB');
       await setField('events frame', 'model.py');
       const filter = ['size>=1048576', 'frame~model.py'];
-      await expect.poll(() => count('events')).toBe(selectRows(events, { filter }).length);
+      await poll(() => count('events')).toBe(selectRows(events, { filter }).length);
       const download = page.waitForEvent('download');
       await page.getByRole('button', { name: 'export CSV' }).click();
       const saved = await (await download).path();
@@ -171,14 +180,14 @@ describe.skipIf(!ready && process.env.CI === undefined)(
     it('“unreleased in timeline window” keeps the blocks made in the window and not freed by its end', async () => {
       // Entry i spans [i, i+1) on the entry axis: this window covers entries 10000..11999.
       await open('tab=blocks&axis=entry&x0=10000&x1=12000');
-      await expect.poll(() => count('blocks'), { timeout: 30_000 }).toBe(blocks.length);
+      await poll(() => count('blocks'), { timeout: 30_000 }).toBe(blocks.length);
       const expected = unreleasedIn(snapshot, device, { entries: [10_000, 11_999] }).count;
       expect(expected).toBeGreaterThan(0);
       await page.getByLabel('unreleased in range').check();
-      await expect.poll(() => count('blocks')).toBe(expected);
+      await poll(() => count('blocks')).toBe(expected);
       expect(hash().get('unrel')).toBe('1');
       await page.getByLabel('unreleased in range').uncheck();
-      await expect.poll(() => count('blocks')).toBe(blocks.length);
+      await poll(() => count('blocks')).toBe(blocks.length);
     });
 
     it('a block row selects its allocation in the timeline details and pool state', async () => {
@@ -186,37 +195,35 @@ describe.skipIf(!ready && process.env.CI === undefined)(
       // A block still allocated at the end, so the pool state after its alloc entry shows it.
       const id = selectRows(blocks, { filter: ['state=active_allocated', 'alloc_event>=0'] })[0]!;
       await setField('blocks address', `0x${device.allocations.addr[id]!.toString(16)}`);
-      await expect
-        .poll(() => count('blocks'))
-        .toBe(selectRows(blocks, { filter: [`address=${device.allocations.addr[id]}`] }).length);
+      await poll(() => count('blocks')).toBe(
+        selectRows(blocks, { filter: [`address=${device.allocations.addr[id]}`] }).length,
+      );
       await table('blocks').locator(`tbody tr[data-id="${id}"]`).click();
-      await expect.poll(() => hash().get('alloc')).toBe(String(id));
+      await poll(() => hash().get('alloc')).toBe(String(id));
       expect(hash().get('entry')).toBe(String(device.allocations.start[id]));
       await page.getByRole('tab', { name: /Timeline/ }).click();
       await page.getByRole('tab', { name: 'Blocks' }).click();
       await setField('blocks address', ''); // filters stay while the tab is away; clear for the next test
       await page.getByRole('tab', { name: /Timeline/ }).click();
-      await expect
-        .poll(() => page.locator('aside.details[data-alloc]').getAttribute('data-alloc'))
-        .toBe(String(id));
-      await expect
-        .poll(() => page.locator(`section.pool button[data-alloc="${id}"]`).getAttribute('aria-pressed'))
-        .toBe('true');
+      await poll(() => page.locator('aside.details[data-alloc]').getAttribute('data-alloc')).toBe(String(id));
+      await poll(() =>
+        page.locator(`section.pool button[data-alloc="${id}"]`).getAttribute('aria-pressed'),
+      ).toBe('true');
     });
 
     it('a block picked in the pool state is the highlighted row of the Blocks table, scrolled into view', async () => {
       const last = device.trace.length - 1;
       await open(`tab=timeline&entry=${last}`);
       const blocksInPool = page.locator('section.pool button[data-alloc]');
-      await expect.poll(() => blocksInPool.count(), { timeout: 30_000 }).toBeGreaterThan(0);
+      await poll(() => blocksInPool.count(), { timeout: 30_000 }).toBeGreaterThan(0);
       const target = blocksInPool.last();
       const id = await target.getAttribute('data-alloc');
       await target.click();
-      await expect.poll(() => hash().get('alloc')).toBe(id);
+      await poll(() => hash().get('alloc')).toBe(id);
       await page.getByRole('tab', { name: 'Blocks' }).click();
       const row = table('blocks').locator(`tbody tr[data-id="${id}"]`);
-      await expect.poll(() => row.getAttribute('aria-selected'), { timeout: 10_000 }).toBe('true');
-      await expect.poll(() => inView(row)).toBe(true);
+      await poll(() => row.getAttribute('aria-selected'), { timeout: 10_000 }).toBe('true');
+      await poll(() => inView(row)).toBe(true);
       await page.screenshot({ path: join(ARTIFACTS, 'blocks-selected.png') });
     });
 
@@ -224,12 +231,12 @@ describe.skipIf(!ready && process.env.CI === undefined)(
       const entry = 12_345;
       await open(`tab=events&entry=${entry}`);
       const row = (k: number) => table('events').locator(`tbody tr[data-id="${k}"]`);
-      await expect.poll(() => row(entry).getAttribute('aria-selected'), { timeout: 30_000 }).toBe('true');
-      await expect.poll(() => inView(row(entry))).toBe(true);
+      await poll(() => row(entry).getAttribute('aria-selected'), { timeout: 30_000 }).toBe('true');
+      await poll(() => inView(row(entry))).toBe(true);
       await page.locator('section.grid').focus();
       await page.keyboard.press('ArrowDown');
-      await expect.poll(() => hash().get('entry')).toBe(String(entry + 1));
-      await expect.poll(() => row(entry + 1).getAttribute('aria-selected')).toBe('true');
+      await poll(() => hash().get('entry')).toBe(String(entry + 1));
+      await poll(() => row(entry + 1).getAttribute('aria-selected')).toBe('true');
       const alloc = device.allocations.ofEntry[entry + 1]!;
       expect(hash().get('alloc')).toBe(alloc >= 0 ? String(alloc) : null);
     });
@@ -240,13 +247,12 @@ describe.skipIf(!ready && process.env.CI === undefined)(
       const streams = deviceStreams(s, d);
       const chosen = streams[1]!;
       const v = streamView(s, d, chosen);
-      await page.goto(`${view.url}#file=${encodeURIComponent(STREAMS_FILE)}&tab=timeline`);
-      await page.reload();
+      await openFile(STREAMS_FILE, 'tab=timeline');
       await page.waitForSelector('canvas[data-ready="true"]', { timeout: 30_000 });
       const select = page.getByLabel('stream', { exact: true });
       expect(await select.locator('option').count()).toBe(streams.length + 1);
       await select.selectOption(String(chosen));
-      await expect.poll(() => hash().get('stream')).toBe(String(chosen));
+      await poll(() => hash().get('stream')).toBe(String(chosen));
       await page.waitForSelector('canvas[data-ready="true"]');
       // Click just above the baseline where this stream holds the most memory.
       let k = 0;
@@ -255,7 +261,7 @@ describe.skipIf(!ready && process.env.CI === undefined)(
       const left = 64;
       const plotWidth = box.width - left - 8;
       await page.mouse.click(box.x + left + ((k + 0.5) / d.trace.length) * plotWidth, box.y + 18 + 280 - 3);
-      await expect.poll(() => hash().get('alloc')).not.toBeNull();
+      await poll(() => hash().get('alloc')).not.toBeNull();
       expect(allocationStreams(s, d)[Number(hash().get('alloc'))]).toBe(chosen);
       await page.screenshot({ path: join(ARTIFACTS, 'timeline-stream.png') });
     });
@@ -273,9 +279,9 @@ describe.skipIf(!ready && process.env.CI === undefined)(
       }
       expect(expected).toBeGreaterThan(0);
       await setField('search allocations by address or frame', frame);
-      await expect
-        .poll(() => page.locator('output.search-result').getAttribute('data-count'))
-        .toBe(String(expected));
+      await poll(() => page.locator('output.search-result').getAttribute('data-count')).toBe(
+        String(expected),
+      );
       expect(hash().get('q')).toBe(frame);
       await page.screenshot({ path: join(ARTIFACTS, 'timeline-search.png') });
     });

@@ -2,12 +2,12 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { TablePage } from '../../../src/engine/analyses/table-window.js';
 import type { Cell } from '../../../src/engine/analyses/tables.js';
-import { exactBytes, formatBytes, formatCount, hex } from '../format.js';
 import type { ViewState } from '../url-state.js';
 import type { EngineClient } from '../worker/client.js';
 import type { DeviceInfo } from '../worker/protocol.js';
 import type { TableKind, TableSelected, TableSpec } from '../worker/table-protocol.js';
 import { SpanPager, useRowSpans } from './row-spans.js';
+import { CellView, HeaderRow } from './table-cells.js';
 import { exportCsv } from './table-export.js';
 import { EMPTY_FORM, type FilterForm, filtersOf } from './table-filters.js';
 import { TableToolbar } from './table-toolbar.js';
@@ -25,6 +25,8 @@ const ROW_PX = 22;
 /** The sticky header's height: rows start below it inside the scroller. */
 const HEADER_PX = 24;
 const PAGE_ROWS = 256;
+/** Pages kept on either side of the visible ones. */
+const KEEP_PAGES = 8;
 /** Filters and sort survive switching tabs (the table unmounts). */
 const remembered = new Map<TableKind, TableState>();
 
@@ -98,10 +100,15 @@ export function TableView({ client, device, kind, view, update }: Props) {
   const first = spans.base + (items[0]?.index ?? 0);
   const last = spans.base + (items[items.length - 1]?.index ?? -1);
 
-  // Fetch the pages the visible rows fall in.
+  // Fetch the pages the visible rows fall in, and forget those far from them: scrolling through
+  // millions of rows must not keep them all.
   useEffect(() => {
     if (selected === null) return;
-    for (let p = Math.floor(first / PAGE_ROWS); p <= Math.floor(last / PAGE_ROWS); p++) {
+    const [p0, p1] = [Math.floor(first / PAGE_ROWS), Math.floor(last / PAGE_ROWS)];
+    const far = (p: number) => p < p0 - KEEP_PAGES || p > p1 + KEEP_PAGES;
+    for (const p of requested.current) if (far(p)) requested.current.delete(p);
+    setPages((m) => ([...m.keys()].some(far) ? new Map([...m].filter(([p]) => !far(p))) : m));
+    for (let p = p0; p <= p1; p++) {
       if (requested.current.has(p)) continue;
       requested.current.add(p);
       const args = { device: device.device, kind, version: selected.version };
@@ -220,76 +227,6 @@ export function TableView({ client, device, kind, view, update }: Props) {
         </section>
       )}
     </main>
-  );
-}
-
-/** Sort by a header: ascending, then descending, then back to id order. */
-function HeaderRow(p: { columns: string[]; sort: string | null; onSort: (s: string | null) => void }) {
-  return (
-    <thead>
-      <tr className="row header">
-        {p.columns.map((c) => {
-          const state = p.sort === c ? 'ascending' : p.sort === `-${c}` ? 'descending' : 'none';
-          const next = state === 'none' ? c : state === 'ascending' ? `-${c}` : null;
-          return (
-            <th key={c} scope="col" aria-sort={state} data-column={c} className={`cell col-${c}`}>
-              <button type="button" onClick={() => p.onSort(next)}>
-                {c}
-                {state === 'ascending' ? ' ▲' : state === 'descending' ? ' ▼' : ''}
-              </button>
-            </th>
-          );
-        })}
-      </tr>
-    </thead>
-  );
-}
-
-const BYTE_COLUMNS = new Set(['size', 'block_size', 'allocated_bytes', 'active_bytes', 'reserved_bytes']);
-
-/** Sizes in KiB/MiB/GiB with exact bytes on hover; addresses in hex. */
-function CellView({ column, value }: { column: string; value: Cell }) {
-  const cls = `cell col-${column}`;
-  if (value === null) return <td className={TEXT_COLUMNS.has(column) ? cls : `${cls} num`}>—</td>;
-  if (typeof value === 'number' && BYTE_COLUMNS.has(column))
-    return (
-      <td className={`${cls} num`} title={exactBytes(value)}>
-        {formatBytes(value)}
-      </td>
-    );
-  if (typeof value === 'number' && column === 'address')
-    return (
-      <td className={`${cls} num`} title={String(value)}>
-        {hex(value)}
-      </td>
-    );
-  if (value === -1 && column.endsWith('_event'))
-    return (
-      <td className={`${cls} num`} title="outside the recorded trace (-1 in the CLI's table)">
-        —
-      </td>
-    );
-  if (typeof value === 'number')
-    return <td className={`${cls} num`}>{column === 'time_us' ? value : formatCount(value)}</td>;
-  return (
-    <td className={cls} title={value}>
-      {column === 'frame' ? <FrameText text={value} /> : value}
-    </td>
-  );
-}
-
-const TEXT_COLUMNS = new Set(['action', 'state', 'frame']);
-
-/** "name (…/pkg/file.py:12)": the function and the end of its path fit the column; hover shows all. */
-function FrameText({ text }: { text: string }) {
-  const m = /^(.*) \((.*):(\d+)\)$/.exec(text);
-  if (!m) return text;
-  const parts = m[2]!.split('/');
-  const path = parts.length > 2 ? `…/${parts.slice(-2).join('/')}` : m[2];
-  return (
-    <>
-      <b>{m[1]}</b> ({path}:{m[3]})
-    </>
   );
 }
 

@@ -1,0 +1,76 @@
+import type { Cell } from '../../../src/engine/analyses/tables.js';
+import { exactBytes, formatBytes, formatCount, hex } from '../format.js';
+
+/**
+ * The tables' header and cells: sizes in KiB/MiB/GiB with exact bytes on hover, addresses in
+ * hex, entries that fall outside the trace as a dash; the CLI's values stay in the worker.
+ */
+/** Sort by a header: ascending, then descending, then back to id order. */
+export function HeaderRow(p: { columns: string[]; sort: string | null; onSort: (s: string | null) => void }) {
+  return (
+    <thead>
+      <tr className="row header">
+        {p.columns.map((c) => {
+          const state = p.sort === c ? 'ascending' : p.sort === `-${c}` ? 'descending' : 'none';
+          const next = state === 'none' ? c : state === 'ascending' ? `-${c}` : null;
+          return (
+            <th key={c} scope="col" aria-sort={state} data-column={c} className={`cell col-${c}`}>
+              <button type="button" onClick={() => p.onSort(next)}>
+                {c}
+                {state === 'ascending' ? ' ▲' : state === 'descending' ? ' ▼' : ''}
+              </button>
+            </th>
+          );
+        })}
+      </tr>
+    </thead>
+  );
+}
+
+const BYTE_COLUMNS = new Set(['size', 'block_size', 'allocated_bytes', 'active_bytes', 'reserved_bytes']);
+
+/** Sizes in KiB/MiB/GiB with exact bytes on hover; addresses in hex. */
+export function CellView({ column, value }: { column: string; value: Cell }) {
+  const cls = `cell col-${column}`;
+  if (value === null) return <td className={TEXT_COLUMNS.has(column) ? cls : `${cls} num`}>—</td>;
+  if (typeof value === 'number' && BYTE_COLUMNS.has(column))
+    return (
+      <td className={`${cls} num`} title={exactBytes(value)}>
+        {formatBytes(value)}
+      </td>
+    );
+  if (typeof value === 'number' && column === 'address')
+    return (
+      <td className={`${cls} num`} title={String(value)}>
+        {hex(value)}
+      </td>
+    );
+  if (value === -1 && column.endsWith('_event'))
+    return (
+      <td className={`${cls} num`} title="outside the recorded trace (-1 in the CLI's table)">
+        —
+      </td>
+    );
+  if (typeof value === 'number')
+    return <td className={`${cls} num`}>{column === 'time_us' ? value : formatCount(value)}</td>;
+  return (
+    <td className={cls} title={value}>
+      {column === 'frame' ? <FrameText text={value} /> : value}
+    </td>
+  );
+}
+
+const TEXT_COLUMNS = new Set(['action', 'state', 'frame']);
+
+/** "name (…/pkg/file.py:12)": the function and the end of its path fit the column; hover shows all. */
+function FrameText({ text }: { text: string }) {
+  const m = /^(.*) \((.*):(\d+)\)$/.exec(text);
+  if (!m) return text;
+  const parts = m[2]!.split('/');
+  const path = parts.length > 2 ? `…/${parts.slice(-2).join('/')}` : m[2];
+  return (
+    <>
+      <b>{m[1]}</b> ({path}:{m[3]})
+    </>
+  );
+}
