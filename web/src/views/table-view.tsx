@@ -204,7 +204,6 @@ export function TableView({ client, device, kind, view, update }: Props) {
                 const row = rowAt(pos);
                 return (
                   // Rows are picked by mouse here and by the grid's arrow keys.
-                  // biome-ignore lint/a11y/useKeyWithClickEvents: the grid handles the keyboard
                   <tr
                     key={item.key}
                     aria-rowindex={pos + 2}
