@@ -63,8 +63,10 @@ describe.skipIf(!ready && process.env.CI === undefined)('web app in headless Chr
   const hash = (): URLSearchParams => new URLSearchParams(new URL(page.url()).hash.slice(1));
   const timelineReady = () => page.waitForSelector('canvas[data-ready="true"]', { timeout: 30_000 });
   const openFile = async (name: string, extra = '') => {
+    // Through about:blank: a hash-only goto does not reload the app, and a reload can race the old
+    // app rewriting its own hash from a state update still in flight.
+    await page.goto('about:blank');
     await page.goto(`${view.url}#file=${encodeURIComponent(name)}${extra}`);
-    await page.reload(); // a hash-only goto does not reload the app
     await timelineReady();
   };
 
