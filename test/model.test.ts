@@ -78,6 +78,28 @@ describe('model on a hand-made trace', () => {
     ]);
   });
 
+  it('gives a block only the dump shows the stream of its segment', () => {
+    const side = {
+      segments: [
+        {
+          device: 0,
+          address: SEG,
+          total_size: 2 * MiB,
+          stream: 7,
+          segment_type: 'small',
+          frames: [],
+          blocks: [{ address: SEG, size: 512, requested_size: 100, state: 'active_allocated', frames: [] }],
+        },
+      ],
+      device_traces: [[{ action: 'alloc', addr: SEG + 4 * MiB, size: 8, stream: 0, time_us: 1 }]],
+    };
+    const r = loadSnapshotBytes(new TextEncoder().encode(JSON.stringify(side)));
+    const a = r.devices[0]!.allocations;
+    const rawStream = (id: number) => r.traceColumns.streams[a.stream[id]!];
+    expect([...a.start]).toEqual([0, -1]);
+    expect([rawStream(0), rawStream(1)]).toEqual([0, 7]);
+  });
+
   it('keeps a freed segment apart from a later one at the same address', () => {
     // The driver hands S1's freed range to S2 (another stream and pool): before the free, the range
     // is S1's, whatever sits at that address at dump.

@@ -22,13 +22,8 @@ export function streamView(s: Snapshot, d: DeviceModel, stream: number): DeviceM
 /** Raw stream of each allocation: its trace entry's, or its segment's when only the dump shows it. */
 export function allocationStreams(s: Snapshot, d: DeviceModel): Float64Array {
   const a = d.allocations;
-  const { blocks, segments } = s.tables;
   const streams = s.traceColumns.streams;
-  return Float64Array.from({ length: a.count }, (_, id) => {
-    const b = a.block[id]!;
-    if (a.start[id]! < 0 && b >= 0) return segments[blocks.segment[b]!]!.stream;
-    return streams[a.stream[id]!]!;
-  });
+  return Float64Array.from({ length: a.count }, (_, id) => streams[a.stream[id]!]!);
 }
 
 /** The streams a device's trace or segments use, ascending. */

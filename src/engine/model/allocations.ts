@@ -43,7 +43,13 @@ export interface AllocationFacts {
   doubleAllocs: number;
 }
 
-export function pairAllocations(trace: DeviceTrace, tables: SegmentTables, device: number): Allocations {
+/** `streamCode`: the trace's id for a raw stream, for blocks only the dump shows (their segment's stream). */
+export function pairAllocations(
+  trace: DeviceTrace,
+  tables: SegmentTables,
+  device: number,
+  streamCode: (raw: number) => number,
+): Allocations {
   const n = trace.length;
   const b = new AllocationBuilder(capacityFor(trace, tables));
   const ofEntry = new Int32Array(n).fill(-1);
@@ -55,7 +61,7 @@ export function pairAllocations(trace: DeviceTrace, tables: SegmentTables, devic
     else if (action === Action.free_completed) ofEntry[i] = b.onFree(trace, i, open, true);
     else if (action === Action.free) ofEntry[i] = b.onFoldedFree(trace, i, open);
   }
-  b.linkBlocks(tables, device, open, n);
+  b.linkBlocks(tables, device, open, n, streamCode);
   return b.result(ofEntry);
 }
 
@@ -153,7 +159,13 @@ class AllocationBuilder {
     return id;
   }
 
-  linkBlocks(tables: SegmentTables, device: number, open: AddrMap, n: number): void {
+  linkBlocks(
+    tables: SegmentTables,
+    device: number,
+    open: AddrMap,
+    n: number,
+    streamCode: (raw: number) => number,
+  ): void {
     const { blocks } = tables;
     for (const seg of tables.segments) {
       if (seg.device !== device) continue;
@@ -164,7 +176,8 @@ class AllocationBuilder {
         if (id === undefined) {
           this.facts.blocksBeforeRecording++;
           this.facts.blocksBeforeRecordingBytes += blocks.requestedSize[k]!;
-          id = this.add(-1, blocks.address[k]!, blocks.requestedSize[k]!, blocks.stack[k]!, 0);
+          const stream = streamCode(seg.stream);
+          id = this.add(-1, blocks.address[k]!, blocks.requestedSize[k]!, blocks.stack[k]!, stream);
           // Pending at dump with no free_requested in the window: the user freed it before.
           if (state === BlockState.pendingFree) this.freeRequested[id] = FREED_BEFORE_WINDOW;
         }

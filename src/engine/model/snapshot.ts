@@ -143,7 +143,7 @@ function buildDevice(
   const trace = deviceTrace(cols, rows);
   validateEntries(trace, cols, device);
   const totals = runningTotals(trace, endFigures(tables, device));
-  const allocations = pairAllocations(trace, tables, device);
+  const allocations = pairAllocations(trace, tables, device, (raw) => cols.streamCode(raw));
   const segmentIds: number[] = [];
   tables.segments.forEach((s, i) => {
     if (s.device === device) segmentIds.push(i);

@@ -257,7 +257,8 @@ export class TraceColumns {
     extra[key] = value;
   }
 
-  private streamCode(raw: number): number {
+  /** The small id of a raw stream value, interning it if the trace has not used it. */
+  streamCode(raw: number): number {
     if (raw === this.lastStream) return this.lastStreamId;
     let id = this.streamIndex.get(raw);
     if (id === undefined) {
