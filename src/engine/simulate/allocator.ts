@@ -225,14 +225,10 @@ export class SimAllocator {
   /** Passes over free blocks that sit before an unmapped tail while a later one is smaller with it. */
   private preferNonTail(index: FreeIndex, i: number): number {
     const bl = this.blocks;
-    const xsize = (b: number): number => {
-      const n = bl.next[b]!;
-      return bl.size[b]! + (n !== NONE && bl.state[n] === UNMAPPED ? bl.size[n]! : 0);
-    };
     while (
       i + 1 < index.count &&
       this.segments.expandable[bl.segment[index.id(i)]!] &&
-      xsize(index.id(i + 1)) < xsize(index.id(i))
+      withUnmappedTail(bl, index.id(i + 1)) < withUnmappedTail(bl, index.id(i))
     )
       i++;
     return i;
@@ -295,4 +291,10 @@ export class SimAllocator {
     this.stats.onAlloc(bl.size[b]!, requested, this.entry);
     if (this.logsRequests) this.emit(Action.alloc, bl.addr[b]!, requested, bl.stream[b]!);
   }
+}
+
+/** A free block's size with the unmapped range after it (a module function: a closure per malloc costs an allocation). */
+function withUnmappedTail(bl: BlockStore, b: number): number {
+  const n = bl.next[b]!;
+  return bl.size[b]! + (n !== NONE && bl.state[n] === UNMAPPED ? bl.size[n]! : 0);
 }

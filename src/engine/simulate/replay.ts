@@ -8,9 +8,10 @@ import type { DeviceModel, Snapshot } from '../model/snapshot.js';
 import { Action } from '../model/trace-columns.js';
 import { type AddressSource, SimAllocator } from './allocator.js';
 import { ALLOCATED, NONE, PENDING } from './block-store.js';
-import { SimContext } from './context.js';
+import type { SimContext } from './context.js';
+import { deviceInputs } from './device-inputs.js';
 import { EventLog } from './event-log.js';
-import { EMPTY_CACHE, MALLOC_RELEASE, NO_RELEASE, releaseRuns } from './releases.js';
+import { EMPTY_CACHE, MALLOC_RELEASE, NO_RELEASE } from './releases.js';
 import type { SimSettings } from './settings.js';
 import { loadStartState } from './start-state.js';
 
@@ -43,7 +44,7 @@ const SYNTHETIC_BASE = 2 ** 52;
 const ALIGN = 2 ** 21;
 
 export function replayDevice(s: Snapshot, d: DeviceModel, o: ReplayOptions): Replay {
-  const context = new SimContext(s, d);
+  const { context, releases, streamOrder } = deviceInputs(s, d);
   const log = new EventLog(!o.allEvents);
   const a = new SimAllocator({
     settings: o.settings,
@@ -51,7 +52,7 @@ export function replayDevice(s: Snapshot, d: DeviceModel, o: ReplayOptions): Rep
     addresses: o.recorded ? new RecordedAddresses(d) : new SyntheticAddresses(),
     log,
     privatePools: context.privatePools,
-    streamOrder: context.streamOrder(),
+    streamOrder,
   });
   const blockOf = loadStartState(a, s, d, context);
   const result: Replay = {
@@ -61,7 +62,7 @@ export function replayDevice(s: Snapshot, d: DeviceModel, o: ReplayOptions): Rep
     maxReservedDeviation: 0,
     maxDeviationEntry: -1,
   };
-  run(a, d, o, blockOf, context, result);
+  run(a, d, o, blockOf, context, releases, result);
   return result;
 }
 
@@ -71,30 +72,31 @@ function run(
   o: ReplayOptions,
   blockOf: Int32Array,
   ctx: SimContext,
+  releases: Uint8Array,
   r: Replay,
 ): void {
-  const t = d.trace;
-  const n = t.length;
+  // Columns in locals: the loop calls into the allocator, so V8 would reload them per entry.
+  const { action: actions, size: sizes, stream: streams, length: n } = d.trace;
   const ofEntry = d.allocations.ofEntry;
+  const poolOf = ctx.poolOfAllocation;
   const bl = a.blocks;
-  const releases = releaseRuns(t);
   const replayMallocReleases = o.recorded && !Number.isFinite(o.settings.maxSplitSize) && !a.gcEnabled;
   const recordedReserved = d.totals.reserved;
   for (let i = 0; i < n; i++) {
     a.entry = i;
     const release = releases[i]!;
     if (release === EMPTY_CACHE || (release === MALLOC_RELEASE && replayMallocReleases)) a.emptyCache();
-    const action = t.action[i]!;
+    const action = actions[i]!;
     const id = ofEntry[i]!;
     switch (action) {
       case Action.alloc:
         a.owner = id;
-        blockOf[id] = a.malloc(t.size[i]!, t.stream[i]!, ctx.poolOfAllocation[id]!);
+        blockOf[id] = a.malloc(sizes[i]!, streams[i]!, poolOf[id]!);
         break;
       case Action.free_requested: {
         const b = blockOf[id]!;
         if (b === NONE || bl.state[b] !== ALLOCATED || bl.owner[b] !== id) break;
-        const next = i + 1 < n && t.action[i + 1] === Action.free_completed && ofEntry[i + 1] === id;
+        const next = i + 1 < n && actions[i + 1] === Action.free_completed && ofEntry[i + 1] === id;
         a.requestFree(b, !next);
         // The usual free: completion right after the request, with nothing to replay between.
         if (next && releases[i + 1] === NO_RELEASE) {
@@ -120,7 +122,7 @@ function run(
         break;
       }
       case Action.oom:
-        retryFailedRequest(a, t.size[i]!, t.stream[i]!, r);
+        retryFailedRequest(a, sizes[i]!, streams[i]!, r);
         break;
       default:
         continue; // segment events are compared, not replayed

@@ -27,12 +27,14 @@ export function divisionIndex(size: number): number {
   return Math.min(DIVISION_INTERVALS - 1, Math.max(0, floorLog2(size) - 20));
 }
 
-/** floor(log2(x)) for a positive integer below 2^53; Math.log2 alone rounds up just below a power. */
+const TWO_32 = 2 ** 32;
+
+/**
+ * floor(log2(x)) for a positive integer below 2^53, exact: Math.log2 rounds up just below a
+ * power, and costs a call per malloc where clz32 is one instruction.
+ */
 export function floorLog2(x: number): number {
-  let l = Math.floor(Math.log2(x));
-  if (2 ** l > x) l--;
-  else if (2 ** (l + 1) <= x) l++;
-  return l;
+  return x < TWO_32 ? 31 - Math.clz32(x) : 63 - Math.clz32(Math.floor(x / TWO_32));
 }
 
 /** `roundup_power2_next_division`: the next of `div` equal steps between two powers of two. */

@@ -1,0 +1,29 @@
+/**
+ * What every replay of one device reads and no allocator setting changes: the stream and pool
+ * mapping with each allocation's pool, and where the trace's release runs start. A sweep replays
+ * a device many times (the web app one run per message), so these are derived once per device.
+ */
+import type { DeviceModel, Snapshot } from '../model/snapshot.js';
+import { SimContext } from './context.js';
+import { releaseRuns } from './releases.js';
+
+export interface DeviceInputs {
+  context: SimContext;
+  /** Per trace entry: the kind of release run starting there (releases.ts). */
+  releases: Uint8Array;
+  /** Simulator streams in the free sets' order. */
+  streamOrder: readonly number[];
+}
+
+// Keyed by the device model: it lives as long as its snapshot, and so do these.
+const cache = new WeakMap<DeviceModel, DeviceInputs>();
+
+export function deviceInputs(s: Snapshot, d: DeviceModel): DeviceInputs {
+  let inputs = cache.get(d);
+  if (inputs === undefined) {
+    const context = new SimContext(s, d);
+    inputs = { context, releases: releaseRuns(d.trace), streamOrder: context.streamOrder() };
+    cache.set(d, inputs);
+  }
+  return inputs;
+}
