@@ -8,6 +8,7 @@ import {
 import { Field, fieldOf, type TraceColumns } from '../model/trace-columns.js';
 import { decodeUtf8 } from './byte-strings.js';
 import { u32 } from './bytes.js';
+import { EntryShape, memoOpLength } from './entry-shape.js';
 import { decodeLong } from './ints.js';
 import { Memo } from './memo.js';
 import { Op } from './opcodes.js';
@@ -59,7 +60,23 @@ export class FastEntryReader {
   private readonly keyText: string[] = new Array(CACHE_SIZE);
   private readonly keyField = new Uint8Array(CACHE_SIZE);
 
-  constructor(private readonly host: FastHost) {}
+  /** Entries of the file's usual shape, read without resolving their keys (see EntryShape). */
+  readonly shape: EntryShape;
+
+  constructor(private readonly host: FastHost) {
+    this.shape = new EntryShape(this);
+  }
+
+  // What EntryShape needs of the host, passed through.
+  get buf(): Uint8Array {
+    return this.host.buf;
+  }
+  get memo(): Memo {
+    return this.host.memo;
+  }
+  get trace(): TraceColumns {
+    return this.host.trace;
+  }
 
   /**
    * `p` points just past EMPTY_DICT; the OpenEntry for `row` is already on the VM stack. The
@@ -272,6 +289,20 @@ export class FastEntryReader {
    * whose frame dicts were all seen before. Anything else returns -1 with nothing consumed.
    */
   private readFrames(p: number, limit: number): number {
+    const q = this.traceback(p, limit);
+    if (q < 0) return -1;
+    const id = this.tracebackId;
+    this.memoCode(p + 1, Memo.stackCode(id));
+    this.objects[this.n] = this.host.stackRef(id);
+    this.isNumber[this.n] = 0;
+    return q;
+  }
+
+  /** Stack id of the traceback last read by `traceback`. */
+  tracebackId = NO_STACK;
+
+  /** readFrames without its side effects: sets `tracebackId`, returns the position after the list. */
+  traceback(p: number, limit: number): number {
     const buf = this.host.buf;
     const listMemo = p + 1;
     let q = listMemo + memoOpLength(buf, listMemo);
@@ -296,9 +327,7 @@ export class FastEntryReader {
     }
     const id = this.stackOfRun();
     if (id === INVALID) return -1;
-    this.memoCode(listMemo, Memo.stackCode(id));
-    this.objects[this.n] = this.host.stackRef(id);
-    this.isNumber[this.n] = 0;
+    this.tracebackId = id;
     return q;
   }
 
@@ -380,7 +409,7 @@ export class FastEntryReader {
   }
 
   /** Applies MEMOIZE / BINPUT / LONG_BINPUT at `p` (if any) with a memo code; returns the next position. */
-  private memoCode(p: number, code: number): number {
+  memoCode(p: number, code: number): number {
     const buf = this.host.buf;
     const op = buf[p];
     if (op === Op.MEMOIZE) this.putCode(this.host.memo.size, code);
@@ -396,6 +425,7 @@ export class FastEntryReader {
   /** The memo slot `index` was overwritten: forget what the caches remember of it. */
   invalidate(index: number): void {
     this.keyMemo[index & (CACHE_SIZE - 1)] = -1;
+    this.shape.forget();
     // Index sequences may now mean other frames: start over (PyTorch never overwrites the memo).
     this.memoStacks = new StackTable();
     this.resolved = new Int32Array(0);
@@ -426,11 +456,6 @@ for (const op of [
 /** Whether the opcode after `p`, looking past a FRAME, would combine what was just read. */
 function combinesAt(buf: Uint8Array, p: number): boolean {
   return COMBINERS[buf[buf[p] === Op.FRAME ? p + 9 : p]!] === 1;
-}
-
-function memoOpLength(buf: Uint8Array, p: number): number {
-  const op = buf[p];
-  return op === Op.MEMOIZE ? 1 : op === Op.BINPUT ? 2 : op === Op.LONG_BINPUT ? 5 : 0;
 }
 
 const span = { start: 0, end: 0 };

@@ -228,6 +228,12 @@ export class Unpickler implements FastHost {
           break;
         }
         case Op.EMPTY_DICT: {
+          const row = this.snapshotShapes ? this.fast.shape.read(pos + 1, final ? end : end - LOOKAHEAD) : -1;
+          if (row >= 0) {
+            stack.push(new OpenEntry(row));
+            pos = this.fast.shape.end;
+            break;
+          }
           const dict = this.newDictFor(pos + 1);
           stack.push(dict);
           pos += 1;
