@@ -8,7 +8,14 @@ import { type CapacitySource, deviceCapacity } from './capacity.js';
 import { type Fidelity, fidelityOf } from './fidelity.js';
 import { type Replay, replayDevice } from './replay.js';
 import { type RunSummary, rankRuns, summarizeRun } from './run-summary.js';
-import { applyConf, DEFAULT_TORCH_VERSION, recordedSettings, type SimSettings } from './settings.js';
+import { repeatedRuns } from './same-run.js';
+import {
+  applyConf,
+  DEFAULT_TORCH_VERSION,
+  describeSettings,
+  recordedSettings,
+  type SimSettings,
+} from './settings.js';
 import { cloneSettings, sweepSettings } from './sweep.js';
 
 export interface SimulateOptions {
@@ -68,16 +75,7 @@ export function simulate(s: Snapshot, devices: DeviceModel[], o: SimulateOptions
     } else {
       written.push({ device: d, replay: recorded, settings: base });
     }
-    const sweep = o.sweep
-      ? rankRuns(
-          sweepSettings(base).map((set) =>
-            summarizeRun(
-              set,
-              replayDevice(s, d, { settings: set, capacity: cap.bytes, recorded: false, allEvents: false }),
-            ),
-          ),
-        )
-      : null;
+    const sweep = o.sweep ? rankRuns(sweepRuns(s, d, sweepSettings(base), cap.bytes)) : null;
     return {
       device: d.device,
       capacity_bytes: Number.isFinite(cap.bytes) ? cap.bytes : null,
@@ -90,4 +88,22 @@ export function simulate(s: Snapshot, devices: DeviceModel[], o: SimulateOptions
     };
   });
   return { torch_version: version, devices: out, written };
+}
+
+/** The sweep's runs in order; a run that repeats an earlier one exactly takes its figures. */
+function sweepRuns(s: Snapshot, d: DeviceModel, settings: SimSettings[], capacity: number): RunSummary[] {
+  const repeats = repeatedRuns(s, d, settings);
+  const out: RunSummary[] = [];
+  settings.forEach((set, i) => {
+    const same = out[repeats[i]!];
+    out.push(
+      same !== undefined
+        ? { ...same, settings: describeSettings(set) }
+        : summarizeRun(
+            set,
+            replayDevice(s, d, { settings: set, capacity, recorded: false, allEvents: false }),
+          ),
+    );
+  });
+  return out;
 }
