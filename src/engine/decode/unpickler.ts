@@ -452,8 +452,13 @@ export class Unpickler implements FastHost {
   private rowsOf(list: unknown[], pos: number): RowList {
     let rows = this.traceLists.get(list);
     if (rows === undefined) {
-      if (list.length > 0) this.fail('a list mixes trace entries with other values', pos);
+      // Entries before this one may have come as plain dicts (keys in another order, so not
+      // recognised as entries when they were read): they become rows too, in list order.
+      if (!list.every((item) => isDict(item) && 'action' in item))
+        this.fail('a list mixes trace entries with other values', pos);
       rows = new RowList();
+      for (const item of list) rows.add(this.entryFromDict(item, pos));
+      list.length = 0;
       this.traceLists.set(list, rows);
     }
     return rows;

@@ -1,0 +1,90 @@
+/**
+ * The decoder learns the key shape of the first trace entry and reads later entries by comparing
+ * bytes (src/engine/decode/entry-shape.ts). A trace whose entries change shape at random (key
+ * order, missing or extra keys, None or shared frame lists, inline strings, values of other
+ * widths) must decode exactly as the same value given as JSON, which the VM's fast path never sees.
+ */
+import { describe, expect, it } from 'vitest';
+import type { PyValue } from '../src/engine/encode/pickle-values.js';
+import { loadSnapshotBytes } from '../src/engine/load.js';
+import type { Snapshot } from '../src/engine/model/snapshot.js';
+import { snapshotOf } from './helpers/snapshot-of.js';
+
+type Entry = Record<string, PyValue>;
+
+/** Deterministic xorshift, so a failure names a reproducible seed. */
+function rng(seed: number): (n: number) => number {
+  let x = seed >>> 0 || 1;
+  return (n) => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) % n;
+  };
+}
+
+const STREAMS = [0, 0x55d0c0ffee00, 7];
+const ACTIONS = ['alloc', 'free_requested', 'free_completed', 'segment_alloc', 'snapshot'];
+
+function entry(r: (n: number) => number, i: number, stacks: Entry[][]): Entry {
+  const frames = (): PyValue => {
+    const pick = r(4);
+    if (pick === 0) return null;
+    if (pick === 1 && stacks.length > 0) return stacks[r(stacks.length)]!; // the same list object: a memo reference
+    const fresh = [{ filename: `m${r(3)}.py`, line: r(500), name: `f${r(5)}` }];
+    stacks.push(fresh);
+    return fresh;
+  };
+  const e: Entry = {
+    action: ACTIONS[r(ACTIONS.length)]!,
+    addr: r(2) === 0 ? 0x7f0000000000 + r(1 << 20) * 512 : r(256),
+    size: r(3) === 0 ? 2 ** 40 + r(1000) : r(1 << 30),
+    stream: STREAMS[r(STREAMS.length)]!,
+    time_us: 1_700_000_000_000_000 + i * 10 + r(10),
+    frames: frames(),
+  };
+  if (r(8) === 0) delete e.time_us;
+  if (r(10) === 0) e.compile_context = `ctx${r(3)}`;
+  if (r(12) === 0) e.user_metadata = r(2) === 0 ? '' : `meta${r(2)}`;
+  if (r(15) === 0) e.surprise_key = r(100);
+  if (r(6) === 0) return Object.fromEntries(Object.entries(e).reverse());
+  return e;
+}
+
+function traceOf(seed: number, n: number): Entry {
+  const r = rng(seed);
+  const stacks: Entry[][] = [];
+  const trace = Array.from({ length: n }, (_, i) => entry(r, i, stacks));
+  return { segments: [], device_traces: [trace] };
+}
+
+/** Every column an entry fills, with frames spelled out, per entry. */
+function columns(s: Snapshot): unknown[] {
+  const d = s.devices[0]!;
+  const t = d.trace;
+  const text = (col: Int32Array | undefined, i: number) =>
+    col && col[i]! >= 0 ? s.traceColumns.texts[col[i]!] : null;
+  return Array.from({ length: t.length }, (_, i) => [
+    s.traceColumns.actionNames[t.action[i]!],
+    t.addr[i],
+    t.size[i],
+    s.traceColumns.streams[t.stream[i]!],
+    t.timeUs[i],
+    t.stack[i]! < 0 ? null : s.stacks.frames(t.stack[i]!),
+    text(t.compileContext, i),
+    text(t.userMetadata, i),
+    s.traceColumns.extras.get(t.rowOf(i)) ?? null,
+  ]);
+}
+
+describe('trace entries whose shape changes from one entry to the next', () => {
+  for (const seed of [1, 2, 3, 4, 5]) {
+    for (const protocol of [2, 4] as const) {
+      it(`seed ${seed}, protocol ${protocol}: decodes as the same trace given as JSON`, () => {
+        const value = traceOf(seed, 400);
+        const json = loadSnapshotBytes(new TextEncoder().encode(JSON.stringify(value)));
+        expect(columns(snapshotOf(value, protocol))).toEqual(columns(json));
+      });
+    }
+  }
+});
