@@ -28,6 +28,8 @@ export function divisionIndex(size: number): number {
 }
 
 const TWO_32 = 2 ** 32;
+/** 2^k by table: `2 ** k` with a variable k is a call into the C library's pow, per malloc. */
+const POW2 = Float64Array.from({ length: 64 }, (_, k) => 2 ** k);
 
 /**
  * floor(log2(x)) for a positive integer below 2^53, exact: Math.log2 rounds up just below a
@@ -39,9 +41,9 @@ export function floorLog2(x: number): number {
 
 /** `roundup_power2_next_division`: the next of `div` equal steps between two powers of two. */
 function nextDivision(size: number, div: number): number {
-  const floor = 2 ** floorLog2(size);
+  const floor = POW2[floorLog2(size)]!;
   if (floor === size) return size;
-  const step = floor / 2 ** floorLog2(div);
+  const step = floor / POW2[floorLog2(div)]!;
   if (step < 1) return floor * 2;
   return Math.ceil(size / step) * step;
 }
