@@ -6,40 +6,18 @@
  *   npm run bench [-- --sizes 100MB,1GB,2.2GB] [--runs 3]
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Command } from 'commander';
 import { NODE_FLAGS } from '../cli/node-flags.js';
+import { cachedSnapshot, ROOT } from './cached-snapshot.js';
 import { benchCommands } from './commands.js';
-
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const CACHE = join(ROOT, 'bench', 'cache');
-/** Bump when the generator's output changes, so cached files are remade. */
-const GENERATOR_VERSION = 1;
+import { machineLine } from './machine.js';
 
 interface Measurement {
   ms: number;
   bytes: number;
   entries: number;
   maxRssBytes: number;
-}
-
-function cachedSnapshot(size: string): string {
-  const file = join(CACHE, `synth-${size}-seed1-v${GENERATOR_VERSION}.pickle`);
-  if (!existsSync(file)) {
-    mkdirSync(CACHE, { recursive: true });
-    process.stderr.write(`generating ${file} ...\n`);
-    execFileSync(
-      process.execPath,
-      [join(ROOT, 'dist', 'scripts', 'generate.js'), '--out', file, '--size', size, '--quiet'],
-      {
-        stdio: 'inherit',
-      },
-    );
-  }
-  return file;
 }
 
 type What = 'read' | 'touch' | 'summary';
@@ -71,10 +49,7 @@ const speed = (m: Measurement): string => `${m.ms.toFixed(0)} ms (${mb(m.bytes /
 
 function main(opts: { sizes: string; runs: string; commands: string | false; commandRuns: string }): void {
   const runs = Math.max(1, Number(opts.runs));
-  const cpu = cpus();
-  console.log(
-    `machine: ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`,
-  );
+  console.log(machineLine());
   console.log(`best of ${runs} runs, each in a fresh process (peak RSS: the largest of the runs)\n`);
   console.log(
     '"read only": the file read in 4 MiB chunks. "JS byte loop": the same, plus a JS loop summing every',

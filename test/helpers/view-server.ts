@@ -1,52 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
-import { NODE_FLAGS } from '../../src/cli/node-flags.js';
-
-export const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js');
-
-export interface RunningView {
-  url: string;
-  origin: string;
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-/** Starts `memlens view ARGS...` and resolves with the URL it prints. */
-export function startView(...args: string[]): Promise<RunningView> {
-  const child = spawn(process.execPath, [...NODE_FLAGS, CLI, 'view', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  return new Promise((resolve, reject) => {
-    child.stderr!.on('data', (b: Buffer) => {
-      err += b.toString();
-    });
-    child.stdout!.on('data', (b: Buffer) => {
-      out += b.toString();
-      const m = /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
-      if (m) resolve({ url: m[1]!, origin: new URL(m[1]!).origin, child, stop: () => stop(child) });
-    });
-    child.on('exit', (code) => reject(new Error(`memlens view exited with ${code}: ${err}`)));
-  });
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGINT');
-  });
-}
-
-export const CHROMIUM = '/usr/bin/chromium';
-
-/** Debian's headless Chromium with one page of the size the screenshots are taken at. */
-export async function openBrowser(): Promise<{ browser: Browser; page: Page }> {
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu'],
-  });
-  return { browser, page: await browser.newPage({ viewport: { width: 1400, height: 950 } }) };
-}
+/** The e2e tests' server and browser: the same code the web benchmark uses. */
+export {
+  CHROMIUM,
+  CLI,
+  openBrowser,
+  type RunningView,
+  startView,
+} from '../../src/bench/view-session.js';

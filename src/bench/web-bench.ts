@@ -1,0 +1,176 @@
+/**
+ * `npm run bench:web`: the web app (`memlens view`) in headless Chromium on the cached synthetic
+ * snapshots. Per file and run, in a fresh browser: time from navigation to the first painted
+ * timeline (with the worker's phases), frame times of wheel zoom and drag pan at several zoom
+ * levels (and the time until the sharp re-queried frame), and the pool view's update after
+ * selecting entries. Prints the machine, its load and Markdown tables for bench/RESULTS.md.
+ *
+ *   npm run bench:web [-- --sizes 100MB,1GB] [--runs 2] [--frames 120] [--selects 6]
+ */
+import { Command } from 'commander';
+import type { Page } from 'playwright-core';
+import { cachedSnapshot } from './cached-snapshot.js';
+import { loadLine, machineLine } from './machine.js';
+import { openBrowser, startView } from './view-session.js';
+import { PAGE_SCRIPT } from './web-bench-page.js';
+
+/** Zoom levels, as the fraction of the whole trace in view. */
+const LEVELS = [1, 1e-1, 1e-3, 1e-5];
+
+interface Query {
+  query: string;
+  sent: number;
+  done: number | null;
+  lastByte: number | null;
+}
+interface GestureRun {
+  work: number[];
+  sharp: number;
+}
+interface Select {
+  ms: number | null;
+  entry: number;
+  segments: number;
+  blocks: number;
+  poolQuery: number | null;
+}
+
+/** Every figure of one run, by name, in milliseconds. */
+type Figures = Map<string, number>;
+
+async function runOnce(url: string, opts: Options): Promise<Figures> {
+  const { browser, page } = await openBrowser();
+  const f: Figures = new Map();
+  try {
+    await page.addInitScript({ content: PAGE_SCRIPT });
+    await page.goto(url);
+    f.set('first timeline', (await page.evaluate('window.__bench.firstTimeline')) as number);
+    phases(f, (await page.evaluate('window.__bench.queries')) as Query[]);
+    spread(
+      f,
+      'empty frame (floor)',
+      (await page.evaluate(`window.__bench.idleFrames(${opts.frames})`)) as number[],
+    );
+    for (const level of LEVELS) await gestures(page, level, opts.frames, f);
+    await page.evaluate('window.__bench.zoomTo(1)');
+    await selects(page, opts.selects, f);
+  } finally {
+    await browser.close();
+  }
+  return f;
+}
+
+/** The load's phases as the page sees them: request to last byte decoded, to model ready, then the first LOD. */
+function phases(f: Figures, queries: Query[]): void {
+  const load = queries.find((q) => q.query === 'load');
+  if (load?.done == null) return;
+  if (load.lastByte !== null) {
+    f.set('  fetch + decode (to last byte)', load.lastByte - load.sent);
+    f.set('  indexes + summary', load.done - load.lastByte);
+  }
+  f.set('  load query (sent → answered)', load.done - load.sent);
+  const lod = queries.find((q) => q.query === 'timeline' && q.sent >= load.done! && q.done !== null);
+  if (lod) f.set('  first timeline LOD query', lod.done! - lod.sent);
+}
+
+async function gestures(page: Page, level: number, frames: number, f: Figures): Promise<void> {
+  const [x0, x1] = (await page.evaluate(`window.__bench.zoomTo(${level})`)) as [number, number];
+  const name = level === 1 ? 'whole' : `1/${Math.round(1 / level).toLocaleString('en-US')}`;
+  process.stderr.write(`  ${name}: window ${x0}..${x1}\n`);
+  for (const kind of ['wheel', 'drag']) {
+    const g = (await page.evaluate(`window.__bench.gesture('${kind}', ${frames})`)) as GestureRun;
+    spread(f, `${kind} ${name}: frame`, g.work);
+    f.set(`${kind} ${name}: sharp after last event`, g.sharp);
+  }
+}
+
+/** Random entries picked by clicks on the plot, then a step with →; each time until the pool view shows it. */
+async function selects(page: Page, n: number, f: Figures): Promise<void> {
+  let seed = 12345;
+  const rnd = (): number => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
+  const clicks: Select[] = [];
+  for (let i = 0; i < n; i++)
+    clicks.push((await page.evaluate(`window.__bench.selectEntry('click', ${rnd()})`)) as Select);
+  const step = (await page.evaluate(`window.__bench.selectEntry('ArrowRight')`)) as Select;
+  for (const c of [...clicks, step])
+    process.stderr.write(
+      `  entry ${c.entry}: ${c.segments} segments, ${c.blocks} blocks, ${fmt(c.ms)} (pool query ${fmt(c.poolQuery)})\n`,
+    );
+  const ms = clicks.map((c) => c.ms ?? Number.POSITIVE_INFINITY).sort((a, b) => a - b);
+  f.set('pool: click → pool shown, median', quantile(ms, 0.5));
+  f.set('pool: click → pool shown, max', ms[ms.length - 1]!);
+  f.set('pool: worker pool query, max', Math.max(...clicks.map((c) => c.poolQuery ?? Number.NaN)));
+  f.set('pool: → key → pool shown', step.ms ?? Number.POSITIVE_INFINITY);
+}
+
+/** p50, p95 and max of per-frame figures. */
+function spread(f: Figures, name: string, values: number[]): void {
+  const sorted = [...values].sort((a, b) => a - b);
+  f.set(`${name} p50`, quantile(sorted, 0.5));
+  f.set(`${name} p95`, quantile(sorted, 0.95));
+  f.set(`${name} max`, sorted[sorted.length - 1]!);
+}
+
+function quantile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+const fmt = (ms: number | null | undefined): string =>
+  ms == null || !Number.isFinite(ms)
+    ? '—'
+    : ms >= 1000
+      ? `${(ms / 1000).toFixed(2)} s`
+      : `${ms.toFixed(1)} ms`;
+
+interface Options {
+  sizes: string;
+  runs: string;
+  frames: number;
+  selects: number;
+}
+
+async function main(opts: Options): Promise<void> {
+  const runs = Math.max(1, Number(opts.runs));
+  console.log(machineLine());
+  console.log('Chromium headless (--disable-gpu: software rendering), viewport 1400×950');
+  console.log(`load before: ${loadLine()}`);
+  console.log(`${runs} runs per file, each in a fresh browser; best and spread (min–max) of the runs\n`);
+  const tables: string[] = [];
+  for (const size of opts.sizes.split(',').map((s) => s.trim())) {
+    const file = cachedSnapshot(size);
+    const view = await startView(file);
+    const all: Figures[] = [];
+    try {
+      for (let r = 0; r < runs; r++) {
+        process.stderr.write(`${size}, run ${r + 1}/${runs}\n`);
+        all.push(await runOnce(view.url, opts));
+      }
+    } finally {
+      await view.stop();
+    }
+    tables.push(table(`synthetic ${size}`, all));
+  }
+  console.log(tables.join('\n'));
+  console.log(`load after: ${loadLine()}`);
+}
+
+function table(title: string, runs: Figures[]): string {
+  const lines = [`| ${title} | best | spread (min–max) |`, '|---|---|---|'];
+  for (const name of runs[0]!.keys()) {
+    const v = runs.map((f) => f.get(name) ?? Number.NaN);
+    const min = Math.min(...v);
+    lines.push(`| ${name} | ${fmt(min)} | ${fmt(min)} – ${fmt(Math.max(...v))} |`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+new Command('bench:web')
+  .option('--sizes <list>', 'synthetic file sizes', '100MB,1GB')
+  .option('--runs <n>', 'runs per file, each in a fresh browser', '2')
+  .option('--frames <n>', 'frames per gesture', (v) => Number(v), 120)
+  .option('--selects <n>', 'random entries selected by click', (v) => Number(v), 6)
+  .action(main)
+  .parseAsync();
