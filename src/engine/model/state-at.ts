@@ -32,8 +32,17 @@ export interface AllocatorState {
  * live index (at most one checkpoint stride of replay).
  */
 export function stateAfter(s: Snapshot, d: DeviceModel, k: number): AllocatorState {
-  const after = Math.max(-1, Math.min(k, d.trace.length - 1));
+  const after = clampEntry(d, k);
   return { after, reserved: reservedAfter(s, d, after), allocations: d.live.aliveAfter(after) };
+}
+
+/** Only the reserved ranges of `stateAfter`: no live index needed (it is built on first use). */
+export function reservedRangesAfter(s: Snapshot, d: DeviceModel, k: number): ReservedRange[] {
+  return reservedAfter(s, d, clampEntry(d, k));
+}
+
+function clampEntry(d: DeviceModel, k: number): number {
+  return Math.max(-1, Math.min(k, d.trace.length - 1));
 }
 
 /** A range during the backward replay, carrying who it belongs to. */

@@ -4,7 +4,7 @@
  * a device many times (the web app one run per message), so these are derived once per device.
  */
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
-import { stateAfter } from '../model/state-at.js';
+import { reservedRangesAfter } from '../model/state-at.js';
 import { Action } from '../model/trace-columns.js';
 import { SimContext } from './context.js';
 import { releaseRuns } from './releases.js';
@@ -33,7 +33,7 @@ export function deviceInputs(s: Snapshot, d: DeviceModel): DeviceInputs {
       releases: releaseRuns(d.trace),
       streamOrder: context.streamOrder(),
       largestRequest: largestRequest(d),
-      largestStartRange: stateAfter(s, d, -1).reserved.reduce((m, r) => Math.max(m, r.size), 0),
+      largestStartRange: reservedRangesAfter(s, d, -1).reduce((m, r) => Math.max(m, r.size), 0),
     };
     cache.set(d, inputs);
   }

@@ -7,7 +7,7 @@
  */
 import { FREED_BEFORE_WINDOW } from '../model/allocations.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
-import { stateAfter } from '../model/state-at.js';
+import { reservedRangesAfter } from '../model/state-at.js';
 import type { SimAllocator } from './allocator.js';
 import { ALLOCATED, FREE, NONE, PENDING, UNMAPPED } from './block-store.js';
 import type { SimContext } from './context.js';
@@ -47,7 +47,7 @@ export function loadStartState(a: SimAllocator, s: Snapshot, d: DeviceModel, ctx
 }
 
 function startRanges(s: Snapshot, d: DeviceModel, ctx: SimContext, expandable: boolean): Range[] {
-  return stateAfter(s, d, -1).reserved.map((r) => {
+  return reservedRangesAfter(s, d, -1).map((r) => {
     const seg = r.segment >= 0 ? s.tables.segments[r.segment] : undefined;
     const small = seg !== undefined ? seg.pool === 'small' : r.size === SMALL_BUFFER;
     return {
