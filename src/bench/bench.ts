@@ -12,6 +12,7 @@ import { NODE_FLAGS } from '../cli/node-flags.js';
 import { cachedSnapshot, ROOT } from './cached-snapshot.js';
 import { benchCommands } from './commands.js';
 import { machineLine } from './machine.js';
+import { benchSimulator } from './simulator-table.js';
 
 interface Measurement {
   ms: number;
@@ -79,6 +80,7 @@ function main(opts: { sizes: string; runs: string; commands: string | false; com
     `synthetic-${size}.pickle`,
     Math.max(1, Number(opts.commandRuns)),
   );
+  benchSimulator(join(ROOT, 'dist', 'bench'), cachedSnapshot(size), `synthetic-${size}.pickle`, 1);
 }
 
 new Command('bench')
