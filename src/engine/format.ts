@@ -22,8 +22,14 @@ export function formatBytesPair(a: number, b: number): [string, string] {
   return [`${a.toLocaleString('en-US')} B`, `${b.toLocaleString('en-US')} B`];
 }
 
+/**
+ * One formatter for every count: `toLocaleString` builds a new one per call, and the web app
+ * formats thousands of counts (hover titles of pool blocks) per render.
+ */
+const COUNT = new Intl.NumberFormat('en-US');
+
 export function formatCount(n: number): string {
-  return n.toLocaleString('en-US');
+  return COUNT.format(n);
 }
 
 export function formatDuration(us: number): string {

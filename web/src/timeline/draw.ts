@@ -36,7 +36,12 @@ const PALETTE = [
   '#d37295',
 ];
 export function allocColor(id: number): string {
-  return PALETTE[(id * 7) % PALETTE.length]!;
+  return PALETTE[paletteIndex(id)]!;
+}
+
+function paletteIndex(id: number): number {
+  const i = (id * 7) % PALETTE.length;
+  return i < 0 ? i + PALETTE.length : i;
 }
 
 /** Paints the runs of a level of detail, one rectangle per run (neighbouring columns already merged). */
@@ -51,13 +56,19 @@ export function paintLayer(lod: TimelineLod, plot: Plot, dpr: number): HTMLCanva
   g.scale(dpr, dpr);
   const sx = plot.width / lod.columns;
   const sy = plot.height / (lod.yMax * Y_HEADROOM);
+  // One path and one fill per colour: a fill per run cost ~1 ms per thousand runs on the page's
+  // thread (software raster), and runs never overlap, so the order they are filled in is free.
+  const paths = PALETTE.map(() => new Path2D());
   for (let r = 0; r < lod.runs; r++) {
     const x = lod.runX0[r]! * sx;
     const w = (lod.runX1[r]! - lod.runX0[r]!) * sx;
     const y = plot.height - lod.runY1[r]! * sy;
     const h = (lod.runY1[r]! - lod.runY0[r]!) * sy;
-    g.fillStyle = allocColor(lod.runTone[r]!);
-    g.fillRect(x, y, w, h);
+    paths[paletteIndex(lod.runTone[r]!)]!.rect(x, y, w, h);
+  }
+  for (let i = 0; i < PALETTE.length; i++) {
+    g.fillStyle = PALETTE[i]!;
+    g.fill(paths[i]!);
   }
   // The reserved line: what the caching allocator held from the driver.
   g.strokeStyle = '#222';

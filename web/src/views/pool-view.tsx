@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'react';
+import { memo, useEffect, useRef, useState } from 'react';
 import type { PoolBlock, PoolSegment, PoolStateReport } from '../../../src/engine/analyses/pool-state.js';
 import { exactBytes, formatBytes, formatCount, hex } from '../format.js';
 import type { EngineClient } from '../worker/client.js';
@@ -16,8 +16,9 @@ interface Props {
 /**
  * The allocator's segments after the selected entry, each a bar of its blocks (allocated, pending
  * free) over free space, with its gap figures. Clicking a block pins its allocation everywhere.
+ * Memoized: it can hold thousands of blocks, and a timeline pan or zoom must not redraw them.
  */
-export function PoolView(p: Props) {
+export const PoolView = memo(function PoolView(p: Props) {
   const [pool, setPool] = useState<PoolStateReport | null>(null);
   useEffect(() => {
     p.client.query('pool', { device: p.device, entry: p.entry }).then(setPool);
@@ -51,7 +52,7 @@ export function PoolView(p: Props) {
       </div>
     </section>
   );
-}
+});
 
 function EntryLine({ info }: { info: EntryInfo | null }) {
   if (info === null) return <p className="event">before the first entry</p>;

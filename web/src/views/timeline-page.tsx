@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import type { AllocationDetails } from '../../../src/engine/analyses/allocation-details.js';
 import type { Selection } from '../timeline/draw.js';
 import { Minimap } from '../timeline/minimap.js';
@@ -45,6 +45,8 @@ export function TimelinePage({ client, device, view, update }: Props) {
         .then(setDetails, () => setDetails(null));
   }, [client, device.device, view.alloc, entry, stream]);
   useArrowKeys(entry, n, (k) => update({ entry: k }));
+  // Stable, so the memoized pool view skips the renders of a pan or zoom.
+  const selectAlloc = useCallback((alloc: number) => update({ alloc }), [update]);
 
   const cursor = axis === 'entry' ? entry + 0.5 : (info?.time_us ?? null);
   return (
@@ -110,7 +112,7 @@ export function TimelinePage({ client, device, view, update }: Props) {
           entry={entry}
           info={info}
           alloc={view.alloc}
-          onSelect={(alloc) => update({ alloc })}
+          onSelect={selectAlloc}
         />
         <Details details={details} onEntry={(k) => update({ entry: k })} />
       </div>
