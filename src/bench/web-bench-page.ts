@@ -93,43 +93,35 @@ export const PAGE_SCRIPT = `(() => {
   };
 
   /**
-   * n steps of a gesture, one event per frame: 'wheel' zooms in and out by turns (the window stays
-   * near where it is), 'drag' pans back and forth. A step's frame cost is the main thread's work
-   * it caused: from the start of the frame the event is sent in until the thread is idle
-   * (requestIdleCallback), plus the next frame (which paints the change) until idle again. It is
-   * measured this way because headless Chromium runs frames at 60 Hz whatever the flags, so frame
-   * intervals only say "under 16.7 ms" or not. sharp: from the last event to the worker's answer
-   * for the last window painted.
+   * A gesture, one step (one event) at a time, driven from Node, which reads the main thread's
+   * task time (CDP Performance.getMetrics TaskDuration) around each step: headless Chromium runs
+   * frames at 60 Hz whatever the flags, so frame intervals and idle callbacks only say "under
+   * 16.7 ms" or not. 'wheel' zooms in and out by turns (the window stays near where it is), 'drag'
+   * pans back and forth, 'none' sends nothing (the floor: the step's own frames). A step returns
+   * after two frames, so the frame that paints its change is in it.
    */
-  const idle = () => new Promise((r) => requestIdleCallback(() => r(now())));
-  B.gesture = async (kind, n) => {
+  let gx = 0;
+  let gy = 0;
+  B.gestureStart = (kind) => {
     const p = plot();
-    const x = (p.x0 + p.x1) / 2;
-    const work = [];
-    if (kind === 'drag') fire(p.c, 'mousedown', { clientX: x, clientY: p.y, buttons: 1 });
-    for (let i = 0; i < n; i++) {
-      const t0 = await frame();
-      if (kind === 'drag') fire(p.c, 'mousemove', { clientX: x + 150 * Math.sin(i / 8), clientY: p.y, buttons: 1 });
-      else fire(p.c, 'wheel', { clientX: x, clientY: p.y, deltaY: i % 2 ? 60 : -60 });
-      const i0 = await idle();
-      const t1 = await frame();
-      const i1 = await idle();
-      work.push(i0 - t0 + (i1 - t1));
-    }
-    const end = now();
-    if (kind === 'drag') fire(p.c, 'mouseup', { clientX: x + 150 * Math.sin(n / 8), clientY: p.y });
-    await sleep(0);
-    return { work, sharp: (await sharp()) - end };
+    gx = (p.x0 + p.x1) / 2;
+    gy = p.y;
+    if (kind === 'drag') fire(p.c, 'mousedown', { clientX: gx, clientY: gy, buttons: 1 });
   };
-  /** The same measure with no event: the floor (an empty frame's cost and the timer's grain). */
-  B.idleFrames = async (n) => {
-    const work = [];
-    for (let i = 0; i < n; i++) {
-      const t0 = await frame();
-      const i0 = await idle();
-      work.push(i0 - t0);
-    }
-    return work;
+  const dragX = (i) => gx + 150 * Math.sin(i / 8);
+  B.step = async (kind, i) => {
+    const c = canvas();
+    if (kind === 'drag') fire(c, 'mousemove', { clientX: dragX(i), clientY: gy, buttons: 1 });
+    else if (kind === 'wheel') fire(c, 'wheel', { clientX: gx, clientY: gy, deltaY: i % 2 ? 60 : -60 });
+    await frame();
+    await frame();
+  };
+  /** Ends the gesture; resolves with the time from its end to the sharp frame (the worker's answer for the last window, painted). */
+  B.gestureEnd = async (kind, n) => {
+    const end = now();
+    if (kind === 'drag') fire(canvas(), 'mouseup', { clientX: dragX(n), clientY: gy });
+    await sleep(0);
+    return (await sharp()) - end;
   };
 
   const lastQuery = (name) => {

@@ -46,11 +46,7 @@ async function runOnce(url: string, opts: Options): Promise<Figures> {
     await page.goto(url);
     f.set('first timeline', (await page.evaluate('window.__bench.firstTimeline')) as number);
     phases(f, (await page.evaluate('window.__bench.queries')) as Query[]);
-    spread(
-      f,
-      'empty frame (floor)',
-      (await page.evaluate(`window.__bench.idleFrames(${opts.frames})`)) as number[],
-    );
+    spread(f, 'no event (floor)', (await gesture(page, 'none', opts.frames)).work);
     for (const level of LEVELS) await gestures(page, level, opts.frames, f);
     await page.evaluate('window.__bench.zoomTo(1)');
     await selects(page, opts.selects, f);
@@ -77,11 +73,33 @@ async function gestures(page: Page, level: number, frames: number, f: Figures): 
   const [x0, x1] = (await page.evaluate(`window.__bench.zoomTo(${level})`)) as [number, number];
   const name = level === 1 ? 'whole' : `1/${Math.round(1 / level).toLocaleString('en-US')}`;
   process.stderr.write(`  ${name}: window ${x0}..${x1}\n`);
-  for (const kind of ['wheel', 'drag']) {
-    const g = (await page.evaluate(`window.__bench.gesture('${kind}', ${frames})`)) as GestureRun;
+  for (const kind of ['wheel', 'drag'] as const) {
+    const g = await gesture(page, kind, frames);
     spread(f, `${kind} ${name}: frame`, g.work);
     f.set(`${kind} ${name}: sharp after last event`, g.sharp);
   }
+}
+
+/** Main-thread task time of each step of a gesture (see the page script's B.step). */
+async function gesture(page: Page, kind: 'wheel' | 'drag' | 'none', n: number): Promise<GestureRun> {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Performance.enable');
+  const taskMs = async (): Promise<number> => {
+    const { metrics } = await cdp.send('Performance.getMetrics');
+    return (metrics.find((m) => m.name === 'TaskDuration')?.value ?? Number.NaN) * 1000;
+  };
+  await page.evaluate(`window.__bench.gestureStart('${kind}')`);
+  const work: number[] = [];
+  let last = await taskMs();
+  for (let i = 0; i < n; i++) {
+    await page.evaluate(`window.__bench.step('${kind}', ${i})`);
+    const t = await taskMs();
+    work.push(t - last);
+    last = t;
+  }
+  const sharp = (await page.evaluate(`window.__bench.gestureEnd('${kind}', ${n})`)) as number;
+  await cdp.detach();
+  return { work, sharp };
 }
 
 /** Random entries picked by clicks on the plot, then a step with →; each time until the pool view shows it. */
