@@ -18,7 +18,8 @@ export const PAGE_SCRIPT = `(() => {
   const now = () => performance.now();
   Worker.prototype.postMessage = function (msg, ...rest) {
     if (msg && typeof msg === 'object' && typeof msg.query === 'string') {
-      B.queries.push({ id: msg.id, query: msg.query, sent: now(), done: null, lastByte: null });
+      const columns = msg.args?.request?.columns ?? null;
+      B.queries.push({ id: msg.id, query: msg.query, columns, sent: now(), done: null, lastByte: null });
       if (!hooked.has(this)) {
         hooked.add(this);
         this.addEventListener('message', (e) => {
