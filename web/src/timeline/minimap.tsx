@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
 import type { EngineClient } from '../worker/client.js';
 import type { DeviceInfo } from '../worker/protocol.js';
-import { sizedContext, useParentWidth } from './canvas.js';
+import { sizedContext, useMeasuredWidth } from './canvas.js';
 import { MARGIN, type Plot, paintLayer } from './draw.js';
 
 /** What the timeline and its minimap share: the data, the axis and the window they show. */
@@ -24,7 +24,8 @@ const HEIGHT = 44;
  */
 export function Minimap(p: WindowProps) {
   const ref = useRef<HTMLCanvasElement>(null);
-  const width = useParentWidth(ref);
+  const measured = useMeasuredWidth(ref);
+  const width = measured ?? 800;
   const [layer, setLayer] = useState<HTMLCanvasElement | null>(null);
   const plot: Plot = {
     left: MARGIN.left,
@@ -36,6 +37,7 @@ export function Minimap(p: WindowProps) {
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: the whole trace depends on device, axis and width only
   useEffect(() => {
+    if (measured === null) return;
     let live = true;
     const [x0, x1] = extent;
     p.client
@@ -50,7 +52,7 @@ export function Minimap(p: WindowProps) {
     return () => {
       live = false;
     };
-  }, [p.client, p.device.device, p.axis, plot.width, p.stream]);
+  }, [p.client, p.device.device, p.axis, plot.width, p.stream, measured === null]);
 
   useEffect(() => {
     const g = sizedContext(ref.current!, width, HEIGHT);

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { StepMarker, TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
 import type { TimelineLod } from '../../../src/engine/analyses/timeline-lod.js';
 import { exactBytes, formatBytes } from '../format.js';
-import { sizedContext, useParentWidth } from './canvas.js';
+import { sizedContext, useMeasuredWidth } from './canvas.js';
 import { drawFrame, MARGIN, type Plot, paintLayer, type Selection, Y_HEADROOM } from './draw.js';
 import type { WindowProps } from './minimap.js';
 
@@ -32,7 +32,8 @@ interface Layer {
  */
 export function Timeline(p: Props) {
   const canvasRef = useRef<HTMLCanvasElement>(null);
-  const width = useParentWidth(canvasRef);
+  const measured = useMeasuredWidth(canvasRef);
+  const width = measured ?? 800;
   const [layer, setLayer] = useState<Layer | null>(null);
   const [markers, setMarkers] = useState<StepMarker[]>([]);
   const [hover, setHover] = useState<string>('');
@@ -68,6 +69,7 @@ export function Timeline(p: Props) {
     },
     `${p.device.device}:${p.axis}:${windowKey}:${plot.width}:${p.stream ?? ''}:${p.search ?? ''}`,
     { x0: p.window[0], x1: p.window[1] },
+    measured !== null,
   );
 
   useEffect(() => {
@@ -119,12 +121,20 @@ export function Timeline(p: Props) {
  * spin, a drag) only replace the pending one, so the worker never works through a backlog of
  * windows nobody looks at any more. Answers for superseded keys are dropped.
  */
-function useLatest<T, R>(query: () => Promise<T>, apply: (t: T, req: R) => void, key: string, req: R): void {
+function useLatest<T, R>(
+  query: () => Promise<T>,
+  apply: (t: T, req: R) => void,
+  key: string,
+  req: R,
+  /** false: nothing is queried yet (the plot's width is not known). */
+  enabled: boolean,
+): void {
   const latest = useRef({ key, query, apply, req, busy: false });
   Object.assign(latest.current, { key, query, apply, req });
   // biome-ignore lint/correctness/useExhaustiveDependencies: the key names everything the query reads
   useEffect(() => {
     const l = latest.current;
+    if (!enabled) return;
     if (l.busy) return; // the running query starts the latest key when it ends
     const run = (): void => {
       const { key: k, query: q, req: r } = l;
@@ -141,7 +151,7 @@ function useLatest<T, R>(query: () => Promise<T>, apply: (t: T, req: R) => void,
       );
     };
     run();
-  }, [key]);
+  }, [key, enabled]);
 }
 
 function useGestures(p: Props, plot: Plot, layer: Layer | null, setHover: (s: string) => void) {
