@@ -1,4 +1,5 @@
-import { concatChunks, PickleWriter, type PyValue } from '../../src/engine/encode/pickle-writer.js';
+import type { PyValue } from '../../src/engine/encode/pickle-values.js';
+import { concatChunks, PickleWriter } from '../../src/engine/encode/pickle-writer.js';
 import { loadSnapshotBytes } from '../../src/engine/load.js';
 import type { Snapshot } from '../../src/engine/model/snapshot.js';
 

@@ -15,18 +15,6 @@ import { BATCH_SIZE, FRAME_HEADER_SIZE, FRAME_SIZE_MIN, FRAME_SIZE_TARGET, Op } 
 import { PyFloat, PyTuple, type PyValue, Shared, StreamedList } from './pickle-values.js';
 import { encodeUtf8, encodeUtf8Into } from './utf8.js';
 
-export {
-  PyFloat,
-  PyTuple,
-  type PyValue,
-  pyFloat,
-  pyTuple,
-  Shared,
-  StreamedList,
-  shared,
-  streamedList,
-} from './pickle-values.js';
-
 export type PickleSink = (chunk: Uint8Array) => void;
 
 export interface PickleWriterOptions {
