@@ -35,19 +35,16 @@ const PALETTE = [
   '#f1ce63',
   '#d37295',
 ];
-export function allocColor(id: number): string {
-  return PALETTE[paletteIndex(id)]!;
-}
 
 function paletteIndex(id: number): number {
   const i = (id * 7) % PALETTE.length;
   return i < 0 ? i + PALETTE.length : i;
 }
 
-/** Paints the runs of a level of detail, one rectangle per run (neighbouring columns already merged). */
 /** Headroom above the highest point, so the reserved line at the top stays visible. */
 export const Y_HEADROOM = 1.06;
 
+/** Paints the runs of a level of detail, one rectangle per run (neighbouring columns already merged). */
 export function paintLayer(lod: TimelineLod, plot: Plot, dpr: number): HTMLCanvasElement {
   const layer = document.createElement('canvas');
   layer.width = Math.max(1, Math.round(plot.width * dpr));
