@@ -53,11 +53,7 @@ export class SimStats {
     if (this.allocated > this.peakAllocated) this.peakAllocated = this.allocated;
     if (this.requested > this.peakRequested) this.peakRequested = this.requested;
     // Reserved only grows inside a malloc, so checking once the malloc succeeded sees every peak.
-    if (this.reserved > this.peakReserved) {
-      this.peakReserved = this.reserved;
-      this.allocatedAtPeakReserved = this.allocated;
-      this.peakReservedEntry = entry;
-    }
+    this.notePeakReserved(entry);
   }
 
   onFreeRequested(blockBytes: number, requested: number): void {
@@ -72,20 +68,22 @@ export class SimStats {
   oom(entry: number): void {
     this.ooms++;
     if (this.firstOomEntry < 0) this.firstOomEntry = entry;
-    if (this.reserved > this.peakReserved) {
-      this.peakReserved = this.reserved;
-      this.allocatedAtPeakReserved = this.allocated;
-      this.peakReservedEntry = entry;
-    }
+    this.notePeakReserved(entry);
   }
 
   /** Starting state (blocks alive when the recorded window opens) counts toward the peaks. */
   settle(): void {
     this.peakAllocated = Math.max(this.peakAllocated, this.allocated);
     this.peakRequested = Math.max(this.peakRequested, this.requested);
+    // Called after the start state was loaded, whose allocs all pass entry -1.
+    this.notePeakReserved(-1);
+  }
+
+  private notePeakReserved(entry: number): void {
     if (this.reserved > this.peakReserved) {
       this.peakReserved = this.reserved;
       this.allocatedAtPeakReserved = this.allocated;
+      this.peakReservedEntry = entry;
     }
   }
 }
