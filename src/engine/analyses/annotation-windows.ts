@@ -1,5 +1,5 @@
+import { lowerBound } from '../model/lower-bound.js';
 import type { Annotation, DeviceModel, Snapshot } from '../model/snapshot.js';
-import { firstAtOrAfter } from './slice-window.js';
 
 /**
  * The trace entries that fall inside record_function annotations PyTorch emits for the optimizer
@@ -27,7 +27,7 @@ export function annotationWindows(s: Snapshot, d: DeviceModel): EntryWindows {
   return {
     optimizerStep: spans(t.timeUs, mine, (n) => n.startsWith('Optimizer.step#')),
     zeroGrad: spans(t.timeUs, mine, (n) => n.startsWith('Optimizer.zero_grad#')),
-    firstStep: Number.isNaN(first) ? -1 : firstAtOrAfter(t.timeUs, first),
+    firstStep: Number.isNaN(first) ? -1 : lowerBound(t.timeUs, first),
     inside: (list, i) => containing(list, i) >= 0,
     endOf: (list, i) => list[containing(list, i)]![1],
   };
@@ -40,8 +40,8 @@ function spans(times: Float64Array, all: Annotation[], match: (name: string) => 
   for (const a of [...all].filter((x) => match(x.name)).sort((x, y) => x.timeUs - y.timeUs)) {
     if (a.stage === 'START') open.set(a.name, a.timeUs);
     else if (a.stage === 'END' && open.has(a.name)) {
-      const lo = firstAtOrAfter(times, open.get(a.name)!);
-      const hi = firstAtOrAfter(times, a.timeUs + 1) - 1;
+      const lo = lowerBound(times, open.get(a.name)!);
+      const hi = lowerBound(times, a.timeUs + 1) - 1;
       open.delete(a.name);
       if (lo <= hi) out.push([lo, hi]);
     }

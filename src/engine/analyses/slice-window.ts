@@ -1,4 +1,5 @@
 import { SnapshotError } from '../errors.js';
+import { lowerBound } from '../model/lower-bound.js';
 import type { DeviceModel } from '../model/snapshot.js';
 
 /** Trace entries [start, end) of one device that a slice keeps. */
@@ -45,24 +46,13 @@ function byTime(devices: DeviceModel[], req: SliceRequest): SliceWindow[] {
         `device ${d.device}: trace entries have no time_us (PyTorch < 2.2); use --range with entry indices`,
       );
     }
-    return { device: d.device, start: firstAtOrAfter(t, req.from), end: firstAtOrAfter(t, req.to) };
+    // Times are recorded in order (same clock, one recorder lock): binary search applies.
+    return { device: d.device, start: lowerBound(t, req.from), end: lowerBound(t, req.to) };
   });
   if (windows.every((w) => w.start === w.end)) {
     throw new SnapshotError(`no trace entry has time_us in ${req.from}:${req.to}${timeSpan(devices)}`);
   }
   return windows;
-}
-
-/** First index whose time is >= t; times are recorded in order (same clock, one recorder lock). */
-export function firstAtOrAfter(times: Float64Array, t: number): number {
-  let lo = 0;
-  let hi = times.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (times[mid]! < t) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 function timeSpan(devices: DeviceModel[]): string {

@@ -3,9 +3,10 @@ import type { RowList } from '../decode/row-list.js';
 import { type PyValue, StreamedList } from '../encode/pickle-values.js';
 import { SnapshotError } from '../errors.js';
 import { deviceTrace } from '../model/device-trace.js';
+import { lowerBound } from '../model/lower-bound.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
 import { FrameLists, keysNotCarried, plainValue, segmentDict, traceEntries } from './slice-dicts.js';
-import { firstAtOrAfter, type SliceRequest, type SliceWindow, sliceWindows } from './slice-window.js';
+import { type SliceRequest, type SliceWindow, sliceWindows } from './slice-window.js';
 import { stateSegments } from './state-segments.js';
 
 export interface DeviceSlice extends SliceWindow {
@@ -177,7 +178,7 @@ function entriesInSpan(
   frames: FrameLists,
 ): PyValue {
   const t = deviceTrace(s.traceColumns, rows);
-  const from = firstAtOrAfter(t.timeUs, span[0]);
-  const to = span[1] === Infinity ? t.length : firstAtOrAfter(t.timeUs, span[1]);
+  const from = lowerBound(t.timeUs, span[0]);
+  const to = span[1] === Infinity ? t.length : lowerBound(t.timeUs, span[1]);
   return new StreamedList(traceEntries(t, s.traceColumns, from, to, frames));
 }

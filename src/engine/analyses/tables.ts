@@ -1,6 +1,6 @@
 import { SnapshotError } from '../errors.js';
+import { lowerBound } from '../model/lower-bound.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
-import { firstAtOrAfter } from './slice-window.js';
 import { userFrames } from './user-frames.js';
 
 /**
@@ -223,7 +223,7 @@ function rankCells(
     for (let i = 0; i < sorted.length; i++)
       if (i === 0 || sorted[i] !== sorted[i - 1]) sorted[distinct++] = sorted[i]!;
     const values = sorted.subarray(0, distinct);
-    for (let i = 0; i < keys.length; i++) ranks[i] = firstAtOrAfter(values, keys[i]!);
+    for (let i = 0; i < keys.length; i++) ranks[i] = lowerBound(values, keys[i]!);
     return { ranks, distinct };
   }
   const values = [...new Set(cells)].sort(compareCells);

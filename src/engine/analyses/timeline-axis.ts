@@ -1,3 +1,4 @@
+import { lowerBound } from '../model/lower-bound.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
 
 /**
@@ -35,15 +36,7 @@ function timePositions(d: DeviceModel): Float64Array {
 export function firstAtOrAfter(d: DeviceModel, axis: TimelineAxis, x: number): number {
   const n = d.trace.length;
   if (axis === 'entry') return Math.max(0, Math.min(n, Math.ceil(x)));
-  const pos = timePositions(d);
-  let lo = 0;
-  let hi = n;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (pos[mid]! < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return lowerBound(timePositions(d), x);
 }
 
 /** The whole trace on the axis: [first, last) with room for the last entry's span. */

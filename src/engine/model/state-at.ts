@@ -1,3 +1,4 @@
+import { lowerBound } from './lower-bound.js';
 import type { DeviceModel, Snapshot } from './snapshot.js';
 import { Action } from './trace-columns.js';
 
@@ -105,17 +106,6 @@ function findReservers(d: DeviceModel, spans: Span[], events: Int32Array, from: 
       left--;
     }
   }
-}
-
-function lowerBound(sorted: number[], v: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid]! < v) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** Removes [lo, hi) from a set of disjoint spans; what is left of each keeps its identity. */

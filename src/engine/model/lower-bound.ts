@@ -1,0 +1,11 @@
+/** First index whose value is >= v in an ascending array (its length when none is). */
+export function lowerBound(sorted: ArrayLike<number>, v: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
