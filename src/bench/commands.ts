@@ -16,7 +16,7 @@ interface CommandMeasurement {
 }
 
 /** The commands measured, as a user would type them (FILE is the snapshot, OUT a scratch file). */
-export const BENCH_COMMANDS: readonly (readonly string[])[] = [
+const BENCH_COMMANDS: readonly (readonly string[])[] = [
   ['summary', 'FILE'],
   ['peak', 'FILE'],
   ['oom', 'FILE'],

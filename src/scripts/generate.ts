@@ -56,7 +56,7 @@ const UNITS: Record<string, number> = {
   gib: 2 ** 30,
 };
 
-export function parseSize(text: string): number {
+function parseSize(text: string): number {
   const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(text);
   const unit = m ? UNITS[m[2]!.toLowerCase()] : undefined;
   if (!m || unit === undefined) throw new InvalidArgumentError('expected a size such as 100MB, 1GB, 1.5GiB');

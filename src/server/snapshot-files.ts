@@ -61,7 +61,7 @@ async function walk(dir: string): Promise<string[]> {
   return nested.flat();
 }
 
-export function labelOf(path: string): string {
+function labelOf(path: string): string {
   const step = /(?:^|[/\\])step[_-]?(\d+)(?:[/\\]|$)/i.exec(path)?.[1];
   const rank = /rank[_-]?(\d+)/i.exec(basename(path))?.[1];
   return [step && `step ${step}`, rank && `rank ${rank}`].filter(Boolean).join(' · ');

@@ -23,7 +23,7 @@ export function roundSize(size: number, s: SimSettings): number {
 }
 
 /** Interval index of the divisions table: [2^(20+i), 2^(21+i)), clamped to 0..15. */
-export function divisionIndex(size: number): number {
+function divisionIndex(size: number): number {
   return Math.min(DIVISION_INTERVALS - 1, Math.max(0, floorLog2(size) - 20));
 }
 

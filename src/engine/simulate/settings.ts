@@ -42,7 +42,7 @@ export interface SimSettings {
 export const DEFAULT_TORCH_VERSION = '2.6';
 const LARGE_BUFFER = 20 * MiB;
 
-export function versionRules(torchVersion: string): VersionRules {
+function versionRules(torchVersion: string): VersionRules {
   const m = /^(\d+)\.(\d+)/.exec(torchVersion);
   if (m === null || m[1] !== '2' || Number(m[2]) < 1) {
     throw new SnapshotError(`--torch-version ${torchVersion}: expected 2.1 or later, like 2.6`);

@@ -4,7 +4,7 @@
  */
 import { applyConf, describeSettings, type SimSettings } from './settings.js';
 
-export const SWEEP_CHANGES = [
+const SWEEP_CHANGES = [
   '',
   'expandable_segments:True',
   'expandable_segments:False',

@@ -36,7 +36,7 @@ export interface AllocatorConfig {
 }
 
 /** Id of the private pool as `graph_pool_handle()` / `MemPool()` numbers it. */
-export const PRIVATE_POOL_ID: readonly [number, number] = [0, 1];
+const PRIVATE_POOL_ID: readonly [number, number] = [0, 1];
 const VA_CLASSIC_SIZE = 2 ** 39;
 
 interface PendingFree {

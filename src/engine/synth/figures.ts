@@ -37,7 +37,7 @@ export type SegmentFigures = Omit<
   | 'trace_peak_reserved_bytes'
 >;
 
-export function segmentFigures(views: readonly SegmentView[]): SegmentFigures {
+function segmentFigures(views: readonly SegmentView[]): SegmentFigures {
   const f: SegmentFigures = {
     segments: views.length,
     expandable_segments: 0,

@@ -71,7 +71,7 @@ export function paramSpecs(m: ModelConfig): ParamSpec[] {
 }
 
 /** Parameters + gradients + Adam state + optimizer temporaries + saved activations + logits. */
-export function estimatePeak(m: ModelConfig): number {
+function estimatePeak(m: ModelConfig): number {
   const params = paramSpecs(m).reduce((s, p) => s + p.bytes, 0);
   const tokens = m.batch * m.seqMax;
   const perLayer = tokens * m.d * ACT * 17 + 12 * m.d * m.d * ACT;

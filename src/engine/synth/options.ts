@@ -72,7 +72,7 @@ export interface ResolvedOptions {
 }
 
 /** Bytes of one trace entry on average with the default shape, used before calibration. */
-export const BYTES_PER_EVENT_GUESS = 135;
+const BYTES_PER_EVENT_GUESS = 135;
 const DEFAULT_EVENTS = 5000;
 
 export function resolveOptions(o: SynthOptions, events?: number): ResolvedOptions {
