@@ -10,6 +10,7 @@ import { applyConf, DEFAULT_TORCH_VERSION, defaultSettings } from '../../engine/
 import { type DeviceSimulation, type SimulationResult, simulate } from '../../engine/simulate/simulate.js';
 import { simulatedSnapshot } from '../../engine/simulate/to-snapshot.js';
 import { pc } from '../colors.js';
+import { indent } from '../indent.js';
 import { type FileOptions, parseCount, parseDevice, runFiles } from '../run-files.js';
 import { writeFileAtomically } from '../write-file.js';
 
@@ -110,7 +111,7 @@ function runTable(runs: [string, RunSummary][]): string {
     (r) => `${formatCount(r.cuda_malloc_calls)} / ${formatCount(r.cuda_free_calls)}`,
   );
   row('OOM', (r) => (r.oom ? pc.red(`yes, ${r.ooms} (first at entry ${r.first_oom_entry})`) : 'no'));
-  return indent(t.toString());
+  return indent(t.toString(), '  ');
 }
 
 /** One row per run: a sweep has too many runs for one column each. */
@@ -129,14 +130,7 @@ function sweepTable(runs: RunSummary[]): string {
       r.oom ? pc.red(`yes (${r.ooms})`) : 'no',
     ]);
   });
-  return indent(t.toString());
-}
-
-function indent(text: string): string {
-  return text
-    .split('\n')
-    .map((l) => `  ${l}`)
-    .join('\n');
+  return indent(t.toString(), '  ');
 }
 
 function renderFidelity(f: Fidelity): string {
