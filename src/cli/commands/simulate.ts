@@ -1,6 +1,6 @@
 import Table from 'cli-table3';
 import type { Command } from 'commander';
-import { concatChunks, PickleWriter } from '../../engine/encode/pickle-writer.js';
+import { PickleWriter } from '../../engine/encode/pickle-writer.js';
 import { SnapshotError } from '../../engine/errors.js';
 import { formatBytes, formatCount } from '../../engine/format.js';
 import type { Snapshot } from '../../engine/model/snapshot.js';
@@ -12,7 +12,7 @@ import { simulatedSnapshot } from '../../engine/simulate/to-snapshot.js';
 import { pc } from '../colors.js';
 import { indent } from '../indent.js';
 import { type FileOptions, parseCount, parseDevice, runFiles } from '../run-files.js';
-import { writeFileAtomically } from '../write-file.js';
+import { writeStreamAtomically } from '../write-file.js';
 
 interface SimulateCliOptions extends FileOptions {
   set?: string;
@@ -69,9 +69,8 @@ export function simulateCommand(program: Command): void {
 }
 
 function writeSimulated(out: string, snapshot: Snapshot, result: SimulationResult): void {
-  const chunks: Uint8Array[] = [];
-  new PickleWriter((c) => chunks.push(c), { protocol: 4 }).dump(simulatedSnapshot(snapshot, result.written));
-  writeFileAtomically(out, concatChunks(chunks));
+  const value = simulatedSnapshot(snapshot, result.written);
+  writeStreamAtomically(out, (write) => new PickleWriter(write, { protocol: 4 }).dump(value));
 }
 
 function render(d: DeviceSimulation, showFidelity: boolean): string {
