@@ -1,7 +1,6 @@
 import { FREED_BEFORE_WINDOW } from '../model/allocations.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
-import type { Frame, StackTable } from '../model/stack-table.js';
-import { userFrames } from './user-frames.js';
+import { groupBySite, type SiteGroup, Sites } from './sites.js';
 
 export interface PeakOptions {
   /** Trace entry to look at instead of the peak (-1: before the first entry). */
@@ -12,13 +11,6 @@ export interface PeakOptions {
   top?: number;
   /** Group by the whole stack instead of the frames in the user's own code. */
   fullStacks?: boolean;
-}
-
-export interface StackGroup {
-  bytes: number;
-  count: number;
-  /** Innermost first, as in the snapshot; filtered to user code unless fullStacks. */
-  frames: Frame[];
 }
 
 export interface DevicePeak {
@@ -35,7 +27,7 @@ export interface DevicePeak {
   live_allocations: number;
   /** Live requested bytes whose allocating stack the file does not have. */
   unknown_stack_bytes: number;
-  groups: StackGroup[];
+  groups: SiteGroup[];
   /** Bytes and count of the groups beyond `top`. */
   other_bytes: number;
   other_groups: number;
@@ -48,7 +40,8 @@ export interface DevicePeak {
 export function peakOf(s: Snapshot, d: DeviceModel, opts: PeakOptions = {}): DevicePeak {
   const { at, moment } = momentOf(d, opts);
   const ids = liveAllocated(d, at);
-  const groups = groupByStack(s.stacks, d, ids, opts.fullStacks ?? false);
+  const a = d.allocations;
+  const groups = groupBySite(new Sites(s.stacks, opts.fullStacks ?? false), a.stack, a.size, ids);
   const top = opts.top ?? 10;
   const rest = groups.slice(top);
   const unknown = groups.find((g) => g.frames.length === 0);
@@ -89,26 +82,4 @@ export function liveAllocated(d: DeviceModel, at: number): Int32Array {
     const freed = a.freeRequested[id]!;
     return freed === -1 || (freed !== FREED_BEFORE_WINDOW && freed > at);
   });
-}
-
-function groupByStack(stacks: StackTable, d: DeviceModel, ids: Int32Array, full: boolean): StackGroup[] {
-  const a = d.allocations;
-  const byKey = new Map<string, StackGroup>();
-  for (const id of ids) {
-    const frames = framesOf(stacks, a.stack[id]!, full);
-    const key = frames.map((f) => `${f.filename}:${f.line}:${f.name}`).join('\n');
-    let g = byKey.get(key);
-    if (g === undefined) {
-      g = { bytes: 0, count: 0, frames };
-      byKey.set(key, g);
-    }
-    g.bytes += a.size[id]!;
-    g.count++;
-  }
-  return [...byKey.values()].sort((x, y) => y.bytes - x.bytes || y.count - x.count);
-}
-
-function framesOf(stacks: StackTable, stack: number, full: boolean): Frame[] {
-  const frames = stacks.frames(stack);
-  return full ? frames : userFrames(frames);
 }
