@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { csvHeader, csvRow } from '../../engine/analyses/table-csv.js';
+import { csvByteChunks } from '../../engine/analyses/table-csv.js';
 import {
   blockTable,
   type Cell,
@@ -65,10 +65,11 @@ function tableCommand(program: Command, name: string, description: string, make:
       try {
         const snapshot = await openSnapshot(file, { progress: true });
         const devices = snapshot.devices.filter((d) => opts.device === undefined || d.device === opts.device);
-        const out = new LineWriter();
-        if (opts.format === 'json') await writeJson(out, file, snapshot, devices, make, opts);
-        else await writeCsv(out, snapshot, devices, make, opts);
-        await out.flush();
+        if (opts.format === 'json') {
+          const out = new LineWriter();
+          await writeJson(out, file, snapshot, devices, make, opts);
+          await out.flush();
+        } else await writeCsv(snapshot, devices, make, opts);
       } catch (e) {
         reportError(file, e);
         process.exitCode = EXIT_BAD_INPUT;
@@ -89,19 +90,15 @@ function rowsOf(table: RowTable, opts: TableCliOptions): Int32Array {
 }
 
 async function writeCsv(
-  out: LineWriter,
   s: Snapshot,
   devices: DeviceModel[],
   make: MakeTable,
   opts: TableCliOptions,
 ): Promise<void> {
-  let header = false;
-  for (const d of devices) {
+  for (const [k, d] of devices.entries()) {
     const table = make(s, d);
-    if (!header) out.line(csvHeader(table));
-    header = true;
-    for (const r of rowsOf(table, opts)) {
-      if (out.line(csvRow(d.device, table, r))) await out.flush();
+    for (const chunk of csvByteChunks(d.device, table, rowsOf(table, opts), { header: k === 0 })) {
+      await writeOut(chunk);
     }
   }
 }
@@ -150,8 +147,13 @@ class LineWriter {
     const chunk = `${this.parts.join('\n')}\n`;
     this.parts = [];
     this.size = 0;
-    if (!process.stdout.write(chunk)) await new Promise((resolve) => process.stdout.once('drain', resolve));
+    await writeOut(chunk);
   }
+}
+
+/** Waits for stdout to drain when it asks to, so a slow reader never makes the output queue up. */
+async function writeOut(chunk: string | Uint8Array): Promise<void> {
+  if (!process.stdout.write(chunk)) await new Promise((resolve) => process.stdout.once('drain', resolve));
 }
 
 export function parseRange(v: string): [number, number] {

@@ -128,20 +128,35 @@ interface Condition {
 export function selectRows(table: RowTable, sel: Selection): Int32Array {
   const conditions = (sel.filter ?? []).map((f) => parseCondition(table, f));
   const [from, to] = sel.range ?? [0, table.length - 1];
-  const rows: number[] = [];
-  const keep = (r: number) => {
-    if (conditions.every((c) => meets(table.cell(r, c.column), c))) rows.push(r);
-  };
-  if (sel.within === undefined) {
-    for (let r = Math.max(0, from); r <= Math.min(to, table.length - 1); r++) keep(r);
-  } else {
-    for (let i = 0; i < sel.within.length; i++) {
-      const r = sel.within[i]!;
-      if (r >= from && r <= to && r < table.length) keep(r);
+  const ids = candidates(table.length, from, to, sel.within);
+  let kept = ids.length;
+  if (conditions.length > 0) {
+    kept = 0;
+    for (let i = 0; i < ids.length; i++) {
+      const r = ids[i]!;
+      if (conditions.every((c) => meets(table.cell(r, c.column), c))) ids[kept++] = r;
     }
   }
-  const ids = Int32Array.from(rows);
-  return sel.sort ? sortRows(table, ids, sel.sort) : ids;
+  const rows = ids.subarray(0, kept);
+  return sel.sort ? sortRows(table, rows, sel.sort) : rows;
+}
+
+/** The rows of [from, to] (or of `within` inside it), in one typed array, before filtering. */
+function candidates(length: number, from: number, to: number, within?: ArrayLike<number>): Int32Array {
+  const lo = Math.max(0, from);
+  const hi = Math.min(to, length - 1);
+  if (within === undefined) {
+    const ids = new Int32Array(Math.max(0, hi - lo + 1));
+    for (let i = 0; i < ids.length; i++) ids[i] = lo + i;
+    return ids;
+  }
+  const ids = new Int32Array(within.length);
+  let n = 0;
+  for (let i = 0; i < within.length; i++) {
+    const r = within[i]!;
+    if (r >= lo && r <= hi) ids[n++] = r;
+  }
+  return ids.subarray(0, n);
 }
 
 const CONDITION = /^([a-z_]+)\s*(!=|>=|<=|=|>|<|~)\s*(.*)$/;
