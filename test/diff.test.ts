@@ -4,11 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
-import { diffSnapshots } from '../src/engine/analyses/diff.js';
+import { diffSides, diffSnapshots } from '../src/engine/analyses/diff.js';
+import { type DiffSide, diffSide } from '../src/engine/analyses/diff-side.js';
 import { fragmentationOf } from '../src/engine/analyses/fragmentation.js';
 import { oomReports } from '../src/engine/analyses/oom.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import type { Snapshot } from '../src/engine/model/snapshot.js';
+import type { Frame } from '../src/engine/model/stack-table.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
 
 const CORPUS = join(import.meta.dirname, '..', '..', 'shared', 'corpus');
@@ -81,10 +83,92 @@ describe('diff of two planted ranks', () => {
     const json = JSON.parse(run('--json', fa, fb).stdout);
     expect(json.files).toEqual([{ file: fa }, { file: fb }]);
     expect(json.devices[0].at_dump.sites[0].delta_bytes).toBe(planted.bytes);
+    expect(text.stdout).toMatch(/sites matched: \d+ by the same frames, 0 only in A, 1 only in B/);
     const bad = run(fa, join(dir, 'missing.pickle'));
     expect(bad.status).toBe(2);
     expect(bad.stderr.trim().split('\n')).toHaveLength(1);
     expect(bad.stderr).toMatch(/^memlens: .*missing\.pickle: /);
+    // A corrupt file fails in its decoding thread: still one line naming it, exit 2, no stack trace.
+    const corrupt = join(dir, 'corrupt.pickle');
+    writeFileSync(corrupt, a.subarray(0, a.length >> 1));
+    const broken = run('--json', corrupt, fb);
+    expect(broken.status).toBe(2);
+    expect(broken.stderr.trim().split('\n')).toHaveLength(1);
+    expect(broken.stderr).toMatch(/^memlens: .*corrupt\.pickle: /);
+    expect(JSON.parse(broken.stdout).files[0].error).toBeTruthy();
+  });
+});
+
+/** B's half with every frame rewritten: what another checkout or library version records. */
+function rewritten(side: DiffSide, change: (f: Frame) => Frame): DiffSide {
+  const moment = (m: DiffSide['devices'][0]['at_dump']) => ({
+    ...m,
+    sites: m.sites.map((g) => ({ ...g, frames: g.frames.map(change) })),
+  });
+  return {
+    devices: side.devices.map((d) => ({ ...d, at_dump: moment(d.at_dump), at_peak: moment(d.at_peak) })),
+  };
+}
+
+describe('diff when the two ranks record different stacks for the same code', () => {
+  const { a, b, planted } = ranks();
+  const sa = loadSnapshotBytes(a);
+  const sb = loadSnapshotBytes(b);
+
+  /** Sites at dump in A whose frames a rewrite leaves as they are. */
+  const untouched = (change: (f: Frame) => Frame) =>
+    diffSide(sa, sa.devices, false).devices[0]!.at_dump.sites.filter((g) =>
+      g.frames.every((f) => JSON.stringify(change(f)) === JSON.stringify(f)),
+    ).length;
+
+  /** Only the planted buffer differs, and it is paired with nothing; every other site is paired. */
+  const expectOnlyPlanted = (full: boolean, change: (f: Frame) => Frame) => {
+    const [d] = diffSides(
+      diffSide(sa, sa.devices, full),
+      rewritten(diffSide(sb, sb.devices, full), change),
+    ).devices;
+    for (const m of [d!.at_dump, d!.at_peak]) {
+      expect(m.sites[0]!.delta_bytes).toBe(planted.bytes);
+      expect(m.sites[0]!.matched_by).toBe('only_b');
+      expect(m.matching.innermost_user_frame).toBeGreaterThan(0);
+      expect(m.matching.only_a).toBe(0);
+      expect(m.matching.only_b).toBe(1);
+    }
+    expect(d!.at_dump.sites).toHaveLength(1);
+    expect(d!.explanation.join('\n')).toMatch(/matched by their innermost user frame only/);
+    return d!;
+  };
+
+  it('pairs sites by their innermost user frame when the script ran from another directory', () => {
+    const moved = (f: Frame) =>
+      f.filename.endsWith('train.py') || f.filename.endsWith('model.py')
+        ? { ...f, filename: `/elsewhere/rank3${f.filename}` }
+        : f;
+    const d = expectOnlyPlanted(false, moved);
+    // Only sites without a frame of the moved files still have the same frames.
+    expect(d.at_dump.matching.same_frames).toBe(untouched(moved));
+  });
+
+  it('pairs whole stacks that differ only in a library frame (--full-stacks)', () => {
+    const bumped = (f: Frame) => (f.filename.includes('/torch/') ? { ...f, line: f.line + 1 } : f);
+    const d = expectOnlyPlanted(true, bumped);
+    // Stacks without a torch frame still match exactly.
+    expect(d.at_dump.matching.same_frames + d.at_dump.matching.innermost_user_frame).toBeGreaterThan(1);
+    // And with the unchanged files, whole stacks match exactly: the fallback is not needed.
+    const [same] = diffSnapshots(sa, sb, sa.devices, sb.devices, { fullStacks: true }).devices;
+    expect(same!.at_dump.matching.innermost_user_frame).toBe(0);
+    expect(same!.at_dump.sites[0]!.delta_bytes).toBe(planted.bytes);
+  });
+
+  it('does not pair different code: a site whose innermost user frame differs stays unmatched', () => {
+    const renamed = (f: Frame) => (f.filename.endsWith('.py') ? { ...f, line: f.line + 100_000 } : f);
+    const [d] = diffSides(
+      diffSide(sa, sa.devices, false),
+      rewritten(diffSide(sb, sb.devices, false), renamed),
+    ).devices;
+    expect(d!.at_dump.matching.innermost_user_frame).toBe(0);
+    expect(d!.at_dump.matching.same_frames).toBe(untouched(renamed));
+    expect(d!.at_dump.matching.only_a).toBeGreaterThan(0);
   });
 });
 

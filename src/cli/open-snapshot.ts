@@ -6,6 +6,8 @@ import { fileSize, readChunks } from './read-file.js';
 
 export interface OpenOptions {
   progress: boolean;
+  /** Bytes read so far, as they are read (for a caller that shows progress elsewhere). */
+  onProgress?: (bytes: number) => void;
 }
 
 /** Loads one snapshot file. Every failure becomes a SnapshotError with a one-line message. */
@@ -13,7 +15,13 @@ export async function openSnapshot(path: string, opts: OpenOptions): Promise<Sna
   const size = await fileSize(path);
   const bar = progressFor(path, size, opts.progress);
   try {
-    return await loadSnapshot(readChunks(path), { sizeHint: size, onProgress: (n) => bar.update(n) });
+    return await loadSnapshot(readChunks(path), {
+      sizeHint: size,
+      onProgress: (n) => {
+        bar.update(n);
+        opts.onProgress?.(n);
+      },
+    });
   } catch (e) {
     throw asSnapshotError(e);
   } finally {

@@ -1,12 +1,11 @@
 import type { Command } from 'commander';
-import { type DeviceDiff, diffSnapshots, type MomentDiff } from '../../engine/analyses/diff.js';
-import { SnapshotError } from '../../engine/errors.js';
+import { type DeviceDiff, diffSides, type Matching, type MomentDiff } from '../../engine/analyses/diff.js';
 import { formatBytes, formatCount } from '../../engine/format.js';
-import type { DeviceModel, Snapshot } from '../../engine/model/snapshot.js';
 import { pc } from '../colors.js';
 import { framesCell, sitesTable } from '../frames-text.js';
 import { indent } from '../indent.js';
-import { openSnapshot } from '../open-snapshot.js';
+import { diffSidesInParallel, totalSize } from '../parallel-decode.js';
+import { progressFor } from '../progress.js';
 import { EXIT_BAD_INPUT, type FileOptions, parseCount, parseDevice, reportError } from '../run-files.js';
 
 interface DiffCliOptions extends FileOptions {
@@ -28,21 +27,18 @@ export function diffCommand(program: Command): void {
     .option('--device <n>', 'only this device (in both files)', parseDevice)
     .option('--json', 'print JSON: {"files": [{"file": A}, {"file": B}], "devices": [...]}')
     .action(async (a: string, b: string, opts: DiffCliOptions) => {
-      const loaded = await Promise.all([load(a, opts), load(b, opts)]);
+      const sides = await loadSides([a, b], opts);
       const files = [a, b].map((file, i) => {
-        const error = loaded[i]!.error;
-        return error === undefined ? { file } : { file, error };
+        const r = sides[i]!;
+        return 'error' in r ? { file, error: r.error } : { file };
       });
-      const [sa, sb] = loaded;
-      if (sa!.snapshot === undefined || sb!.snapshot === undefined) {
+      const [ra, rb] = sides;
+      if ('error' in ra! || 'error' in rb!) {
         if (opts.json) process.stdout.write(`${JSON.stringify({ files, devices: [] }, null, 1)}\n`);
         process.exitCode = EXIT_BAD_INPUT;
         return;
       }
-      const diff = diffSnapshots(sa!.snapshot, sb!.snapshot, sa!.devices, sb!.devices, {
-        top: opts.top,
-        fullStacks: opts.fullStacks ?? false,
-      });
+      const diff = diffSides(ra!.side, rb!.side, opts.top);
       if (opts.json) {
         process.stdout.write(`${JSON.stringify({ files, ...diff }, null, 1)}\n`);
         return;
@@ -58,19 +54,23 @@ export function diffCommand(program: Command): void {
     });
 }
 
-async function load(
-  file: string,
-  opts: DiffCliOptions,
-): Promise<{ snapshot?: Snapshot; devices: DeviceModel[]; error?: string }> {
+/** Both files decoded at once on worker threads; a bad file is reported in one line naming it. */
+async function loadSides(files: string[], opts: DiffCliOptions) {
+  const bar = progressFor(files.join(' + '), await totalSize(files), !opts.json);
+  const request = (file: string) => ({
+    file,
+    fullStacks: opts.fullStacks ?? false,
+    ...(opts.device === undefined ? {} : { device: opts.device }),
+  });
   try {
-    const snapshot = await openSnapshot(file, { progress: !opts.json });
-    const devices =
-      opts.device === undefined ? snapshot.devices : snapshot.devices.filter((d) => d.device === opts.device);
-    if (devices.length === 0) throw new SnapshotError(`has no device ${opts.device}`);
-    return { snapshot, devices };
-  } catch (e) {
-    reportError(file, e);
-    return { devices: [], error: (e as Error).message };
+    const sides = await diffSidesInParallel(files.map(request), (bytes) => bar.update(bytes));
+    bar.stop();
+    sides.forEach((r, i) => {
+      if ('error' in r) reportError(files[i]!, new Error(r.error));
+    });
+    return sides;
+  } finally {
+    bar.stop();
   }
 }
 
@@ -91,24 +91,48 @@ function render(d: DeviceDiff): string {
 
 function renderMoment(title: string, m: MomentDiff): string[] {
   const head = `  ${title} (A after entry ${formatCount(m.a_after_entry)}, B after entry ${formatCount(m.b_after_entry)}): A ${formatBytes(m.a_bytes)}, B ${formatBytes(m.b_bytes)}, B − A ${signed(m.delta_bytes, 'bytes')}`;
-  if (m.sites.length === 0) return ['', head, '    no site differs.'];
+  if (m.sites.length === 0) return ['', head, `    no site differs (${matchingLine(m)}).`];
   const rows = m.sites.map((s) => [
     formatBytes(s.a_bytes),
     formatBytes(s.b_bytes),
     signed(s.delta_bytes, 'bytes'),
     `${formatCount(s.a_count)} / ${formatCount(s.b_count)}`,
-    framesCell(s.frames),
+    MATCHING_WORDS[s.matched_by],
+    s.b_frames
+      ? `${framesCell(s.frames, 2)}\n${pc.dim('in B:')}\n${framesCell(s.b_frames, 2)}`
+      : framesCell(s.frames),
   ]);
   const out = [
     '',
     head,
-    indent(sitesTable(['A', 'B', 'B − A', 'count A / B', 'allocated at (innermost first)'], rows)),
+    `    sites matched: ${matchingLine(m)}`,
+    indent(
+      sitesTable(['A', 'B', 'B − A', 'count A / B', 'matched by', 'allocated at (innermost first)'], rows),
+    ),
   ];
   if (m.other_sites > 0)
     out.push(
       `    … ${formatCount(m.other_sites)} more sites differ (net ${signed(m.other_delta_bytes, 'bytes')}; --top to list them)`,
     );
   return out;
+}
+
+const MATCHING_WORDS: Record<Matching, string> = {
+  same_frames: 'same frames',
+  innermost_user_frame: 'user frame',
+  only_a: 'only in A',
+  only_b: 'only in B',
+};
+
+function matchingLine(m: MomentDiff): string {
+  const c = m.matching;
+  const parts = [`${formatCount(c.same_frames)} by the same frames`];
+  if (c.innermost_user_frame > 0)
+    parts.push(
+      `${formatCount(c.innermost_user_frame)} by the innermost user frame only (their stacks differ)`,
+    );
+  parts.push(`${formatCount(c.only_a)} only in A`, `${formatCount(c.only_b)} only in B`);
+  return parts.join(', ');
 }
 
 function fmt(n: number, unit: 'bytes' | 'count'): string {

@@ -1,9 +1,8 @@
 import { formatBytes } from '../format.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
 import type { Frame } from '../model/stack-table.js';
-import { liveAllocated } from './peak.js';
-import { groupBySite, Sites } from './sites.js';
-import { type DeviceFigures, summarize } from './summary.js';
+import { type DeviceSide, type DiffSide, diffSide, FIGURES, type MomentSide } from './diff-side.js';
+import { userFrames } from './user-frames.js';
 
 export interface DiffOptions {
   /** Sites to list per moment (default 10). */
@@ -21,15 +20,25 @@ export interface FigureDiff {
   delta: number;
 }
 
-/** Live bytes of one allocating site in both files (matched by frames), B − A. */
+/**
+ * How a site of A was paired with a site of B: by the same frames (the user's frames, or whole
+ * stacks with fullStacks); by the innermost user frame alone (function, file name, line) when
+ * the frames differ (other checkout paths, another library version between the ranks); or not.
+ */
+export type Matching = 'same_frames' | 'innermost_user_frame' | 'only_a' | 'only_b';
+
+/** Live bytes of one allocating site in both files, B − A. */
 export interface SiteDiff {
   a_bytes: number;
   b_bytes: number;
   delta_bytes: number;
   a_count: number;
   b_count: number;
-  /** Innermost first; the frames in the user's own code unless full stacks. */
+  matched_by: Matching;
+  /** Innermost first; the frames in the user's own code unless full stacks (A's when A has it). */
   frames: Frame[];
+  /** B's frames of a site matched by its innermost user frame (they differ from A's). */
+  b_frames?: Frame[];
 }
 
 /** The live allocations of both files at one moment (each file's own), by site. */
@@ -39,6 +48,8 @@ export interface MomentDiff {
   a_bytes: number;
   b_bytes: number;
   delta_bytes: number;
+  /** How many sites (listed or not) each matching paired. */
+  matching: Record<Matching, number>;
   /** Sites whose live bytes differ, largest difference first (|B − A|). */
   sites: SiteDiff[];
   other_sites: number;
@@ -61,26 +72,10 @@ export interface SnapshotDiff {
   unmatched: { a: number[]; b: number[] };
 }
 
-const FIGURES: [keyof DeviceFigures, FigureDiff['unit']][] = [
-  ['reserved_bytes', 'bytes'],
-  ['allocated_bytes', 'bytes'],
-  ['active_bytes', 'bytes'],
-  ['requested_bytes', 'bytes'],
-  ['inactive_split_bytes', 'bytes'],
-  ['largest_inactive_block', 'bytes'],
-  ['trace_peak_allocated_bytes', 'bytes'],
-  ['trace_peak_reserved_bytes', 'bytes'],
-  ['segments', 'count'],
-  ['blocks', 'count'],
-  ['trace_entries', 'count'],
-  ['ooms', 'count'],
-];
-
 /**
  * Two snapshots (two steps, two ranks) side by side: summary figures, each file's allocated
  * peak, and the live allocations at dump and at each peak matched by allocating site, so that
- * "why does rank 3 hold more" is answered with code. Devices pair by index, or, when each file
- * has a single device (one rank per process), with each other.
+ * "why does rank 3 hold more" is answered with code.
  */
 export function diffSnapshots(
   a: Snapshot,
@@ -89,45 +84,38 @@ export function diffSnapshots(
   bDevices: DeviceModel[],
   opts: DiffOptions = {},
 ): SnapshotDiff {
-  const pairs: [DeviceModel, DeviceModel][] = [];
-  if (aDevices.length === 1 && bDevices.length === 1) pairs.push([aDevices[0]!, bDevices[0]!]);
+  const full = opts.fullStacks ?? false;
+  return diffSides(diffSide(a, aDevices, full), diffSide(b, bDevices, full), opts.top ?? 10);
+}
+
+/**
+ * The comparison of two files' halves (see diff-side.ts). Devices pair by index, or, when each
+ * file has a single device (one rank per process), with each other.
+ */
+export function diffSides(a: DiffSide, b: DiffSide, top = 10): SnapshotDiff {
+  const pairs: [DeviceSide, DeviceSide][] = [];
+  if (a.devices.length === 1 && b.devices.length === 1) pairs.push([a.devices[0]!, b.devices[0]!]);
   else
-    for (const d of aDevices) {
-      const e = bDevices.find((x) => x.device === d.device);
+    for (const d of a.devices) {
+      const e = b.devices.find((x) => x.device === d.device);
       if (e !== undefined) pairs.push([d, e]);
     }
-  const paired = (list: DeviceModel[], side: 0 | 1) =>
+  const unpaired = (list: DeviceSide[], side: 0 | 1) =>
     list.filter((d) => !pairs.some((p) => p[side] === d)).map((d) => d.device);
-  const sites = {
-    a: new Sites(a.stacks, opts.fullStacks ?? false),
-    b: new Sites(b.stacks, opts.fullStacks ?? false),
-  };
   return {
-    devices: pairs.map(([da, db]) => diffDevice(a, b, da, db, sites, opts.top ?? 10)),
-    unmatched: { a: paired(aDevices, 0), b: paired(bDevices, 1) },
+    devices: pairs.map(([da, db]) => diffDevice(da, db, top)),
+    unmatched: { a: unpaired(a.devices, 0), b: unpaired(b.devices, 1) },
   };
 }
 
-function diffDevice(
-  a: Snapshot,
-  b: Snapshot,
-  da: DeviceModel,
-  db: DeviceModel,
-  sites: { a: Sites; b: Sites },
-  top: number,
-): DeviceDiff {
-  const fa = summarize(a, [da]).devices[0]!;
-  const fb = summarize(b, [db]).devices[0]!;
+function diffDevice(da: DeviceSide, db: DeviceSide, top: number): DeviceDiff {
   const totals = FIGURES.map(([metric, unit]) => {
-    const x = fa[metric] as number;
-    const y = fb[metric] as number;
+    const x = da.figures[metric]!;
+    const y = db.figures[metric]!;
     return { metric, unit, a: x, b: y, delta: y - x };
   });
-  const at = (d: DeviceModel, peak: boolean) => (peak ? d.totals.peakAllocatedAt : d.trace.length - 1);
-  const moment = (peak: boolean) =>
-    diffMoment({ d: da, at: at(da, peak), sites: sites.a }, { d: db, at: at(db, peak), sites: sites.b }, top);
-  const atDump = moment(false);
-  const atPeak = moment(true);
+  const atDump = diffMoment(da.at_dump, db.at_dump, top);
+  const atPeak = diffMoment(da.at_peak, db.at_peak, top);
   return {
     device: da.device,
     device_b: db.device,
@@ -138,51 +126,114 @@ function diffDevice(
   };
 }
 
-interface Side {
-  d: DeviceModel;
-  at: number;
-  sites: Sites;
-}
-
-function diffMoment(a: Side, b: Side, top: number): MomentDiff {
-  const bySite = new Map<string, SiteDiff>();
-  const add = (side: Side, key: 'a' | 'b') => {
-    const al = side.d.allocations;
-    for (const g of groupBySite(side.sites, al.stack, al.size, liveAllocated(side.d, side.at))) {
-      const k = siteKey(g.frames);
-      let s = bySite.get(k);
-      if (s === undefined) {
-        s = { a_bytes: 0, b_bytes: 0, delta_bytes: 0, a_count: 0, b_count: 0, frames: g.frames };
-        bySite.set(k, s);
-      }
-      s[`${key}_bytes`] += g.bytes;
-      s[`${key}_count`] += g.count;
-    }
+function diffMoment(a: MomentSide, b: MomentSide, top: number): MomentDiff {
+  const all = matchSites(a, b);
+  const matching: Record<Matching, number> = {
+    same_frames: 0,
+    innermost_user_frame: 0,
+    only_a: 0,
+    only_b: 0,
   };
-  add(a, 'a');
-  add(b, 'b');
-  const all = [...bySite.values()];
-  for (const s of all) s.delta_bytes = s.b_bytes - s.a_bytes;
+  for (const s of all) matching[s.matched_by]++;
   const differing = all
     .filter((s) => s.delta_bytes !== 0 || s.a_count !== s.b_count)
     .sort((x, y) => Math.abs(y.delta_bytes) - Math.abs(x.delta_bytes) || y.b_count - x.b_count);
   const rest = differing.slice(top);
   const sum = (k: 'a_bytes' | 'b_bytes') => all.reduce((n, s) => n + s[k], 0);
   return {
-    a_after_entry: a.at,
-    b_after_entry: b.at,
+    a_after_entry: a.after_entry,
+    b_after_entry: b.after_entry,
     a_bytes: sum('a_bytes'),
     b_bytes: sum('b_bytes'),
     delta_bytes: sum('b_bytes') - sum('a_bytes'),
+    matching,
     sites: differing.slice(0, top),
     other_sites: rest.length,
     other_delta_bytes: rest.reduce((n, s) => n + s.delta_bytes, 0),
   };
 }
 
-/** Sites of two files match by their frames' text: stack ids are per file. */
-function siteKey(frames: Frame[]): string {
+/**
+ * Every site of either file, paired: first by the same frames (stack ids are per file, so by
+ * the frames' text); what is left on one side only is then paired by its innermost user frame.
+ */
+function matchSites(a: MomentSide, b: MomentSide): SiteDiff[] {
+  const byFrames = new Map<string, SiteDiff>();
+  for (const [side, key] of [
+    [a, 'a'],
+    [b, 'b'],
+  ] as const) {
+    for (const g of side.sites) {
+      const k = framesKey(g.frames);
+      let s = byFrames.get(k);
+      if (s === undefined) {
+        s = { ...emptySite(g.frames), matched_by: key === 'a' ? 'only_a' : 'only_b' };
+        byFrames.set(k, s);
+      } else if (key === 'b' && s.a_count > 0) s.matched_by = 'same_frames';
+      s[`${key}_bytes`] += g.bytes;
+      s[`${key}_count`] += g.count;
+    }
+  }
+  const sites = [...byFrames.values()];
+  const paired = [...sites.filter((s) => s.matched_by === 'same_frames'), ...pairByUserFrame(sites)];
+  for (const s of paired) s.delta_bytes = s.b_bytes - s.a_bytes;
+  return paired;
+}
+
+/** Sites on one side only, merged by innermost user frame where both sides have that frame. */
+function pairByUserFrame(sites: SiteDiff[]): SiteDiff[] {
+  const groups = new Map<string, { a: SiteDiff[]; b: SiteDiff[] }>();
+  const out: SiteDiff[] = [];
+  for (const s of sites) {
+    if (s.matched_by === 'same_frames') continue;
+    const k = userSiteKey(s.frames);
+    if (k === undefined) {
+      out.push(s);
+      continue;
+    }
+    let g = groups.get(k);
+    if (g === undefined) groups.set(k, (g = { a: [], b: [] }));
+    g[s.matched_by === 'only_a' ? 'a' : 'b'].push(s);
+  }
+  for (const g of groups.values()) {
+    if (g.a.length === 0 || g.b.length === 0) {
+      out.push(...g.a, ...g.b);
+      continue;
+    }
+    const largest = (list: SiteDiff[], k: 'a_bytes' | 'b_bytes') =>
+      list.reduce((x, y) => (y[k] > x[k] ? y : x));
+    const merged: SiteDiff = {
+      ...emptySite(largest(g.a, 'a_bytes').frames),
+      matched_by: 'innermost_user_frame',
+      b_frames: largest(g.b, 'b_bytes').frames,
+    };
+    for (const s of [...g.a, ...g.b]) {
+      merged.a_bytes += s.a_bytes;
+      merged.a_count += s.a_count;
+      merged.b_bytes += s.b_bytes;
+      merged.b_count += s.b_count;
+    }
+    out.push(merged);
+  }
+  return out;
+}
+
+function emptySite(frames: Frame[]): Omit<SiteDiff, 'matched_by'> {
+  return { a_bytes: 0, b_bytes: 0, delta_bytes: 0, a_count: 0, b_count: 0, frames };
+}
+
+function framesKey(frames: Frame[]): string {
   return frames.map((f) => `${f.filename}:${f.line}:${f.name}`).join('\n');
+}
+
+/**
+ * The innermost frame of the user's code as function, file name and line: the directory is left
+ * out, as two ranks may run the same script from different checkouts. undefined without a stack.
+ */
+function userSiteKey(frames: Frame[]): string | undefined {
+  const f = userFrames(frames)[0];
+  if (f === undefined) return undefined;
+  return `${f.name}\n${f.filename.slice(f.filename.lastIndexOf('/') + 1)}:${f.line}`;
 }
 
 function explain(when: string, m: MomentDiff): string[] {
@@ -196,5 +247,10 @@ function explain(when: string, m: MomentDiff): string[] {
   lines.push(
     `  the largest difference: ${formatBytes(Math.abs(first.delta_bytes))} ${first.delta_bytes >= 0 ? 'more in B' : 'more in A'} from ${where} (${first.a_count} allocations in A, ${first.b_count} in B).`,
   );
+  if (m.matching.innermost_user_frame > 0) {
+    lines.push(
+      `  ${m.matching.innermost_user_frame} site(s) matched by their innermost user frame only: their stacks differ between the files.`,
+    );
+  }
   return lines;
 }
