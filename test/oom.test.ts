@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
 import { oomReports } from '../src/engine/analyses/oom.js';
-import { formatBytesPair } from '../src/engine/format.js';
+import { formatBytes, formatBytesPair } from '../src/engine/format.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes, type WriteOptions } from '../src/engine/synth/index.js';
 import { OOM_CAUSES } from '../src/engine/synth/oom-plant.js';
@@ -166,9 +166,20 @@ describe('oom verdicts on generated runs with a planted cause', () => {
         expect(r.cached_free_bytes).toBe(facts.cached_free_bytes);
         expect(r.largest_free_block).toBe(facts.largest_free_block);
         expect(r.exact_free_blocks).toBe(true);
+        // The explanation leads with the sentence that proves this verdict, with its arithmetic.
+        const fb = formatBytes;
+        const lead = {
+          fragmentation: `${fb(facts.cached_free_bytes)} + ${fb(facts.device_free_bytes)} free ≥ ${fb(facts.requested_bytes)}, but the largest free block`,
+          exhaustion: `${fb(facts.cached_free_bytes)} cached + ${fb(facts.device_free_bytes)} free < ${fb(facts.requested_bytes)} requested: the live tensors needed more`,
+          outside: `= ${fb(facts.outside_bytes)} held outside PyTorch's allocator (CUDA context, NCCL buffers, other processes): without it the request would have fit (${fb(facts.outside_bytes)} + ${fb(facts.device_free_bytes)} free ≥ ${fb(facts.requested_bytes)})`,
+        }[cause];
+        expect(r.explanation[0]).toContain(lead);
+        if (cause === 'exhaustion') expect(r.explanation[0]).toMatch(/^\S+ \S+ cached/);
+        if (cause !== 'exhaustion') expect(r.explanation.join(' ')).not.toMatch(/live tensors needed more/);
         // Without the capacity the memory outside PyTorch is unknown: an exhaustion then.
         const blind = oomReports(s, s.devices[0]!)[0]!;
         expect(blind.verdict).toBe(cause === 'outside' ? 'exhaustion' : facts.verdict);
+        expect(blind.explanation.at(-1)).toMatch(/pass --capacity/);
       });
     }
   }
@@ -256,7 +267,9 @@ describe('memlens oom on a generated OOM (built CLI)', () => {
       );
     const text = run();
     expect(text.status).toBe(0);
-    expect(text.stdout).toMatch(/: outside PyTorch/);
+    expect(text.stdout).toMatch(
+      /: outside PyTorch\n {4}capacity .* held outside PyTorch's allocator .*: without it the request would have fit/,
+    );
     expect(text.stdout).toMatch(/free in the large pool, stream 0 list: .* \(the request's stream\)/);
     const r = JSON.parse(run('--json').stdout).files[0].devices[0].ooms[0];
     expect(r.outside_bytes).toBe(facts.outside_bytes);

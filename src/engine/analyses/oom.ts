@@ -115,55 +115,72 @@ function otherStreams(r: OomReport): void {
   );
 }
 
+/**
+ * The verdict, and the explanation led by the sentence that proves it: the figures of the
+ * request come second, and what did not decide it (a small outside share, say) after that.
+ */
 function judge(r: OomReport): void {
+  r.verdict = verdictOf(r);
   const S = r.requested_bytes;
   const fb = formatBytes;
   const e = r.explanation;
-  e.push(
-    `requested ${fb(S)} (${r.pool} pool); CUDA reported ${fb(r.device_free_bytes)} free; PyTorch had reserved ${fb(r.reserved_bytes)}, of which ${fb(r.allocated_bytes)} allocated.`,
-  );
-  if (r.device_free_bytes >= S) {
-    r.verdict = 'not out of device memory';
-    e.push(
-      `${fb(r.device_free_bytes)} free ≥ ${fb(S)} requested: the device had room; a memory fraction limit (torch.cuda.set_per_process_memory_fraction) or a failed cudaMalloc for another reason refused it.`,
-    );
-    return;
-  }
-  if (r.cached_free_bytes + r.device_free_bytes >= S && r.largest_free_block < S) {
-    r.verdict = 'fragmentation';
-    const [largest, requested] = formatBytesPair(r.largest_free_block, S);
-    e.push(
-      `${fb(r.cached_free_bytes)} sat cached but unused in reserved segments of the ${r.pool} pool, and ${fb(r.cached_free_bytes)} + ${fb(r.device_free_bytes)} free ≥ ${fb(S)}, but the largest free block on the request's stream was ${largest} < ${requested}: reserved memory was fragmented.`,
-    );
-    otherStreams(r);
-    r.settings.push(
-      'expandable_segments:True — segments grow in place instead of needing one contiguous free block.',
-    );
-    r.settings.push(
-      'max_split_size_mb:<N> — stops large cached blocks being split, so big requests find whole blocks.',
-    );
-    r.settings.push('garbage_collection_threshold:0.6 — returns unused cached blocks before the pool fills.');
-  } else {
-    r.verdict = 'exhaustion';
-    e.push(
-      `${fb(r.cached_free_bytes)} cached + ${fb(r.device_free_bytes)} free < ${fb(S)} requested: the live tensors needed more memory than the device had.`,
-    );
-  }
-  if (r.outside_bytes !== null) {
-    e.push(
-      `capacity ${fb(r.capacity_bytes!)} − reserved ${fb(r.reserved_bytes)} − free ${fb(r.device_free_bytes)} = ${fb(r.outside_bytes)} held outside PyTorch's allocator (CUDA context, NCCL buffers, other processes).`,
-    );
-    if (r.outside_bytes >= OUTSIDE_NOTABLE && r.outside_bytes + r.device_free_bytes >= S) {
-      r.verdict = 'outside PyTorch';
+  const figures = `requested ${fb(S)} (${r.pool} pool); CUDA reported ${fb(r.device_free_bytes)} free; PyTorch had reserved ${fb(r.reserved_bytes)}, of which ${fb(r.allocated_bytes)} allocated.`;
+  const outside =
+    r.outside_bytes === null
+      ? "pass --capacity (the GPU's total memory) to measure what was held outside PyTorch."
+      : `capacity ${fb(r.capacity_bytes!)} − reserved ${fb(r.reserved_bytes)} − free ${fb(r.device_free_bytes)} = ${fb(r.outside_bytes)} held outside PyTorch's allocator (CUDA context, NCCL buffers, other processes).`;
+  const short = `${fb(r.cached_free_bytes)} cached + ${fb(r.device_free_bytes)} free < ${fb(S)} requested`;
+  switch (r.verdict) {
+    case 'not out of device memory':
       e.push(
-        `without that memory the request would have fit: look for other processes on the GPU (nvidia-smi) and NCCL/cuBLAS workspaces.`,
+        `${fb(r.device_free_bytes)} free ≥ ${fb(S)} requested: the device had room; a memory fraction limit (torch.cuda.set_per_process_memory_fraction) or a failed cudaMalloc for another reason refused it.`,
+        figures,
       );
+      return;
+    case 'outside PyTorch':
+      e.push(
+        `${outside.replace(/\.$/, '')}: without it the request would have fit (${fb(r.outside_bytes!)} + ${fb(r.device_free_bytes)} free ≥ ${fb(S)}).`,
+        figures,
+        `PyTorch's own memory could not serve it (${short}); look for other processes on the GPU (nvidia-smi) and NCCL/cuBLAS workspaces.`,
+      );
+      break;
+    case 'fragmentation': {
+      const [largest, requested] = formatBytesPair(r.largest_free_block, S);
+      e.push(
+        `${fb(r.cached_free_bytes)} sat cached but unused in reserved segments of the ${r.pool} pool, and ${fb(r.cached_free_bytes)} + ${fb(r.device_free_bytes)} free ≥ ${fb(S)}, but the largest free block on the request's stream was ${largest} < ${requested}: reserved memory was fragmented.`,
+        figures,
+      );
+      otherStreams(r);
+      e.push(outside);
+      r.settings.push(
+        'expandable_segments:True — segments grow in place instead of needing one contiguous free block.',
+        'max_split_size_mb:<N> — stops large cached blocks being split, so big requests find whole blocks.',
+        'garbage_collection_threshold:0.6 — returns unused cached blocks before the pool fills.',
+      );
+      break;
     }
-  } else {
-    e.push("pass --capacity (the GPU's total memory) to measure what was held outside PyTorch.");
+    default:
+      e.push(`${short}: the live tensors needed more memory than the device had.`, figures, outside);
+      r.settings.push(
+        'none helps much: reduce batch size or sequence length, use activation checkpointing, or shard parameters/optimizer state.',
+      );
   }
-  if (r.verdict === 'exhaustion')
-    r.settings.push(
-      'none helps much: reduce batch size or sequence length, use activation checkpointing, or shard parameters/optimizer state.',
-    );
+}
+
+/**
+ * Not out of memory when CUDA had room; memory outside PyTorch when it is large and the request
+ * would have fit without it (whatever the allocator's own state); else fragmentation when the
+ * cached free memory would have covered the request but no block of its stream did; else exhaustion.
+ */
+function verdictOf(r: OomReport): OomVerdict {
+  const S = r.requested_bytes;
+  if (r.device_free_bytes >= S) return 'not out of device memory';
+  if (
+    r.outside_bytes !== null &&
+    r.outside_bytes >= OUTSIDE_NOTABLE &&
+    r.outside_bytes + r.device_free_bytes >= S
+  )
+    return 'outside PyTorch';
+  if (r.cached_free_bytes + r.device_free_bytes >= S && r.largest_free_block < S) return 'fragmentation';
+  return 'exhaustion';
 }
