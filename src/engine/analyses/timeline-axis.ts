@@ -17,7 +17,7 @@ export function hasTime(d: DeviceModel): boolean {
 }
 
 /** Time of every entry, made non-decreasing (computed once per device). */
-function timePositions(d: DeviceModel): Float64Array {
+export function timePositions(d: DeviceModel): Float64Array {
   let pos = timeCache.get(d);
   if (pos === undefined) {
     pos = new Float64Array(d.trace.length);

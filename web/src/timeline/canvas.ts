@@ -23,9 +23,18 @@ export function useMeasuredWidth(ref: RefObject<HTMLElement | null>): number | n
 /** Sizes a canvas for the screen's pixel ratio and returns a context drawing in CSS pixels. */
 export function sizedContext(c: HTMLCanvasElement, width: number, height: number): CanvasRenderingContext2D {
   const dpr = devicePixelRatio;
-  c.width = Math.round(width * dpr);
-  c.height = Math.round(height * dpr);
+  const w = Math.round(width * dpr);
+  const h = Math.round(height * dpr);
   const g = c.getContext('2d')!;
+  // Setting a canvas's size reallocates its bitmap even when unchanged: only on a resize. Either
+  // way the caller gets a cleared canvas.
+  if (c.width !== w || c.height !== h) {
+    c.width = w;
+    c.height = h;
+  } else {
+    g.setTransform(1, 0, 0, 1, 0, 0);
+    g.clearRect(0, 0, w, h);
+  }
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   return g;
 }

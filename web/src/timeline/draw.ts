@@ -1,12 +1,13 @@
 import type { StepMarker, TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
 import type { TimelineLod } from '../../../src/engine/analyses/timeline-lod.js';
 import { formatDuration } from '../../../src/engine/format.js';
+import { lowerBound } from '../../../src/engine/model/lower-bound.js';
 import { formatBytes } from '../format.js';
 
 /**
- * Canvas drawing of the timeline. A level of detail is painted once into an offscreen layer of
- * plot size; every pan/zoom frame only stretches that layer into place and draws the overlays,
- * so a frame costs the same whatever the number of allocations.
+ * Canvas drawing of the timeline. A level of detail is painted once (in the worker, see
+ * paint-layer.ts) into a bitmap of plot size; every pan/zoom frame only stretches that bitmap into
+ * place and draws the overlays, so a frame costs the same whatever the number of allocations.
  */
 export interface Plot {
   left: number;
@@ -17,75 +18,20 @@ export interface Plot {
 
 export const MARGIN = { left: 64, right: 8, top: 18, bottom: 22 };
 
-const PALETTE = [
-  '#4e79a7',
-  '#f28e2b',
-  '#e15759',
-  '#76b7b2',
-  '#59a14f',
-  '#edc948',
-  '#b07aa1',
-  '#ff9da7',
-  '#9c755f',
-  '#86bcb6',
-  '#8cd17d',
-  '#d4a6c8',
-  '#a0cbe8',
-  '#ffbe7d',
-  '#f1ce63',
-  '#d37295',
-];
-
-function paletteIndex(id: number): number {
-  const i = (id * 7) % PALETTE.length;
-  return i < 0 ? i + PALETTE.length : i;
-}
-
-/** Headroom above the highest point, so the reserved line at the top stays visible. */
-export const Y_HEADROOM = 1.06;
-
-/** Paints the runs of a level of detail, one rectangle per run (neighbouring columns already merged). */
-export function paintLayer(lod: TimelineLod, plot: Plot, dpr: number): HTMLCanvasElement {
-  const layer = document.createElement('canvas');
-  layer.width = Math.max(1, Math.round(plot.width * dpr));
-  layer.height = Math.max(1, Math.round(plot.height * dpr));
-  const g = layer.getContext('2d')!;
-  g.scale(dpr, dpr);
-  const sx = plot.width / lod.columns;
-  const sy = plot.height / (lod.yMax * Y_HEADROOM);
-  // One path and one fill per colour: a fill per run cost ~1 ms per thousand runs on the page's
-  // thread (software raster), and runs never overlap, so the order they are filled in is free.
-  const paths = PALETTE.map(() => new Path2D());
-  for (let r = 0; r < lod.runs; r++) {
-    const x = lod.runX0[r]! * sx;
-    const w = (lod.runX1[r]! - lod.runX0[r]!) * sx;
-    const y = plot.height - lod.runY1[r]! * sy;
-    const h = (lod.runY1[r]! - lod.runY0[r]!) * sy;
-    paths[paletteIndex(lod.runTone[r]!)]!.rect(x, y, w, h);
-  }
-  for (let i = 0; i < PALETTE.length; i++) {
-    g.fillStyle = PALETTE[i]!;
-    g.fill(paths[i]!);
-  }
-  // The reserved line: what the caching allocator held from the driver.
-  g.strokeStyle = '#222';
-  g.lineWidth = 1.25;
-  g.beginPath();
-  for (let c = 0; c < lod.columns; c++) {
-    const y = plot.height - lod.reserved[c]! * sy;
-    if (c === 0) g.moveTo(0, y);
-    else g.lineTo(c * sx, y);
-    g.lineTo((c + 1) * sx, y);
-  }
-  g.stroke();
-  return layer;
+/** A level of detail for a window, painted (by the worker) into a bitmap of plot size. */
+export interface Layer {
+  lod: TimelineLod;
+  bitmap: ImageBitmap;
+  window: [number, number];
+  /** Top of the y axis in bytes (the level of detail's highest point plus headroom). */
+  yMax: number;
 }
 
 export interface Frame {
   window: [number, number];
   axis: TimelineAxis;
-  layer: { lod: TimelineLod; canvas: HTMLCanvasElement; window: [number, number]; yMax: number } | null;
-  markers: StepMarker[];
+  layer: Layer | null;
+  markers: MarkerSet;
   /** x of the selected entry. */
   cursor: number | null;
   selection: Selection | null;
@@ -114,10 +60,10 @@ export function drawFrame(g: CanvasRenderingContext2D, plot: Plot, f: Frame): vo
   g.clip();
   if (f.layer) {
     const [l0, l1] = f.layer.window;
-    g.drawImage(f.layer.canvas, toPx(l0), plot.top, toPx(l1) - toPx(l0), plot.height);
+    g.drawImage(f.layer.bitmap, toPx(l0), plot.top, toPx(l1) - toPx(l0), plot.height);
   }
   if (f.matches && f.layer) drawMatches(g, plot, f.layer, f.matches, toPx);
-  drawMarkers(g, plot, f.markers, toPx);
+  drawMarkers(g, plot, f.markers, f.window, toPx);
   if (f.selection && f.layer) drawSelection(g, plot, f.layer, f.selection, f.cursor, toPx);
   if (f.cursor !== null) {
     g.strokeStyle = '#d00';
@@ -208,45 +154,60 @@ function drawSelection(
   }
 }
 
+/**
+ * Marker starts by x, step markers first (they get their labels first), prepared once per
+ * marker list: a frame only binary-searches the visible ones instead of filtering thousands.
+ */
+export interface MarkerSet {
+  groups: { x: Float64Array; name: string[] }[];
+}
+
+export function prepareMarkers(markers: StepMarker[]): MarkerSet {
+  const starts = markers.filter((m) => m.stage === 'START' || m.stage === '').sort((a, b) => a.x - b.x);
+  const group = (ms: StepMarker[]) => ({ x: Float64Array.from(ms, (m) => m.x), name: ms.map((m) => m.name) });
+  return { groups: [group(starts.filter(isStep)), group(starts.filter((m) => !isStep(m)))] };
+}
+
 function drawMarkers(
   g: CanvasRenderingContext2D,
   plot: Plot,
-  markers: StepMarker[],
+  markers: MarkerSet,
+  window: [number, number],
   toPx: (x: number) => number,
 ): void {
   g.fillStyle = '#555';
   g.font = '10px system-ui, sans-serif';
   g.strokeStyle = 'rgba(0,0,0,0.35)';
   g.setLineDash([3, 3]);
-  const starts = markers.filter((m) => m.stage === 'START' || m.stage === '');
-  const visible = starts
-    .filter(isStep)
-    .concat(starts.filter((m) => !isStep(m)))
-    .map((m) => ({ name: m.name, x: Math.round(toPx(m.x)) + 0.5 }))
-    .filter((m) => m.x >= plot.left && m.x <= plot.left + plot.width);
+  const ranges = markers.groups.map((m) => [lowerBound(m.x, window[0]), lowerBound(m.x, window[1] + 1e-9)]);
+  const visible = ranges.reduce((n, [lo, hi]) => n + hi! - lo!, 0);
   // Dense markers would hide the plot: then only the labelled ones get a line.
-  const dense = visible.length > plot.width / 12;
+  const dense = visible > plot.width / 12;
   const labelled: [number, number][] = [];
   // Pixel columns under a placed label: a marker there cannot get one, so it is not measured
   // (a whole 1 GB trace has thousands of steps; measuring each cost ~20 ms a frame).
   const under = new Uint8Array(Math.ceil(plot.width) + 1);
-  // Step markers get their labels first; other annotations only where there is room left.
-  for (const m of visible) {
-    const c = Math.floor(m.x - plot.left);
-    const w = under[c] === 1 ? 0 : g.measureText(m.name).width + 8;
-    const room = w > 0 && labelled.every(([l, lw]) => m.x + w <= l || m.x >= l + lw);
-    if (room) {
-      g.fillText(m.name, m.x + 2, plot.top + 10);
-      labelled.push([m.x, w]);
-      under.fill(1, c, c + Math.ceil(w));
+  markers.groups.forEach((m, gi) => {
+    const [lo, hi] = ranges[gi]!;
+    for (let i = lo!; i < hi!; i++) {
+      const x = Math.round(toPx(m.x[i]!)) + 0.5;
+      if (x < plot.left || x > plot.left + plot.width) continue;
+      const c = Math.floor(x - plot.left);
+      const w = under[c] === 1 ? 0 : g.measureText(m.name[i]!).width + 8;
+      const room = w > 0 && labelled.every(([l, lw]) => x + w <= l || x >= l + lw);
+      if (room) {
+        g.fillText(m.name[i]!, x + 2, plot.top + 10);
+        labelled.push([x, w]);
+        under.fill(1, c, c + Math.ceil(w));
+      }
+      if (room || !dense) {
+        g.beginPath();
+        g.moveTo(x, plot.top);
+        g.lineTo(x, plot.top + plot.height);
+        g.stroke();
+      }
     }
-    if (room || !dense) {
-      g.beginPath();
-      g.moveTo(m.x, plot.top);
-      g.lineTo(m.x, plot.top + plot.height);
-      g.stroke();
-    }
-  }
+  });
   g.setLineDash([]);
 }
 

@@ -3,15 +3,16 @@ import type { TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js
 import type { EngineClient } from '../worker/client.js';
 import type { DeviceInfo } from '../worker/protocol.js';
 import { sizedContext, useMeasuredWidth } from './canvas.js';
-import { MARGIN, type Plot, paintLayer } from './draw.js';
+import { MARGIN, type Plot } from './draw.js';
+import { frameScheduler, type LiveWindow } from './live-window.js';
+import { clampWindow } from './timeline.js';
 
-/** What the timeline and its minimap share: the data, the axis and the window they show. */
+/** What the timeline and its minimap share: the data, the axis and the (live) window they show. */
 export interface WindowProps {
   client: EngineClient;
   device: DeviceInfo;
   axis: TimelineAxis;
-  window: [number, number];
-  onWindow: (w: [number, number]) => void;
+  live: LiveWindow;
   /** Draw only this CUDA stream's allocations (raw stream id); null/undefined: all streams. */
   stream?: number | null;
 }
@@ -20,13 +21,14 @@ const HEIGHT = 44;
 
 /**
  * The whole trace in miniature with the timeline's window as a brush: drag across it to choose a
- * window, click to centre the current one there.
+ * window, click to centre the current one there. `enabled` holds its query back (the timeline's
+ * first level of detail goes first in the one worker).
  */
-export function Minimap(p: WindowProps) {
+export function Minimap(p: WindowProps & { enabled: boolean }) {
   const ref = useRef<HTMLCanvasElement>(null);
   const measured = useMeasuredWidth(ref);
   const width = measured ?? 800;
-  const [layer, setLayer] = useState<HTMLCanvasElement | null>(null);
+  const [layer, setLayer] = useState<ImageBitmap | null>(null);
   const plot: Plot = {
     left: MARGIN.left,
     top: 0,
@@ -34,10 +36,13 @@ export function Minimap(p: WindowProps) {
     height: HEIGHT,
   };
   const extent = p.device.extent[p.axis];
+  const toPx = (x: number): number => plot.left + ((x - extent[0]) / (extent[1] - extent[0])) * plot.width;
+  const toX = (px: number): number =>
+    extent[0] + (Math.max(0, Math.min(plot.width, px - plot.left)) / plot.width) * (extent[1] - extent[0]);
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: the whole trace depends on device, axis and width only
   useEffect(() => {
-    if (measured === null) return;
+    if (measured === null || !p.enabled) return;
     let live = true;
     const [x0, x1] = extent;
     p.client
@@ -45,34 +50,37 @@ export function Minimap(p: WindowProps) {
         device: p.device.device,
         request: { axis: p.axis, x0, x1, columns: plot.width, rows: HEIGHT },
         stream: p.stream ?? null,
+        paint: { width: plot.width, height: HEIGHT, dpr: devicePixelRatio },
       })
       .then((lod) => {
-        if (live) setLayer(paintLayer(lod, { ...plot, left: 0 }, devicePixelRatio));
+        if (live && lod.bitmap) setLayer(lod.bitmap);
       });
     return () => {
       live = false;
     };
-  }, [p.client, p.device.device, p.axis, plot.width, p.stream, measured === null]);
+  }, [p.client, p.device.device, p.axis, plot.width, p.stream, measured === null, p.enabled]);
 
-  useEffect(() => {
+  const paint = useRef(() => {});
+  paint.current = () => {
     const g = sizedContext(ref.current!, width, HEIGHT);
-    g.clearRect(0, 0, width, HEIGHT);
     if (layer) g.drawImage(layer, plot.left, 0, plot.width, HEIGHT);
-    const a = toPx(p.window[0]);
-    const b = toPx(p.window[1]);
+    const [w0, w1] = p.live.get();
+    const a = toPx(w0);
+    const b = toPx(w1);
     g.fillStyle = 'rgba(250,250,250,0.7)';
     g.fillRect(plot.left, 0, a - plot.left, HEIGHT);
     g.fillRect(b, 0, plot.left + plot.width - b, HEIGHT);
     g.strokeStyle = '#1565c0';
     g.lineWidth = 1.5;
     g.strokeRect(a, 0.75, Math.max(2, b - a), HEIGHT - 1.5);
-  });
+  };
+  const [draw] = useState(() => frameScheduler(() => paint.current()));
+  useEffect(() => p.live.subscribe(draw), [p.live, draw]);
+  useEffect(draw);
 
-  const toPx = (x: number): number => plot.left + ((x - extent[0]) / (extent[1] - extent[0])) * plot.width;
-  const toX = (px: number): number =>
-    extent[0] + (Math.max(0, Math.min(plot.width, px - plot.left)) / plot.width) * (extent[1] - extent[0]);
   const drag = useRef<number | null>(null);
   const pxOf = (e: React.MouseEvent) => e.clientX - ref.current!.getBoundingClientRect().left;
+  const setWindow = (w: [number, number]) => p.live.set(clampWindow(w, extent, p.axis));
   return (
     <canvas
       ref={ref}
@@ -86,15 +94,15 @@ export function Minimap(p: WindowProps) {
         if (drag.current === null || e.buttons !== 1) return;
         const a = toX(Math.min(drag.current, pxOf(e)));
         const b = toX(Math.max(drag.current, pxOf(e)));
-        if (Math.abs(pxOf(e) - drag.current) > 3) p.onWindow([a, b]);
+        if (Math.abs(pxOf(e) - drag.current) > 3) setWindow([a, b]);
       }}
       onMouseUp={(e) => {
         const start = drag.current;
         drag.current = null;
         if (start === null || Math.abs(pxOf(e) - start) > 3) return;
-        const half = (p.window[1] - p.window[0]) / 2;
+        const [w0, w1] = p.live.get();
         const at = toX(pxOf(e));
-        p.onWindow([at - half, at + half]);
+        setWindow([at - (w1 - w0) / 2, at + (w1 - w0) / 2]);
       }}
     />
   );

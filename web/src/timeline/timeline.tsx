@@ -1,10 +1,20 @@
 import { useEffect, useRef, useState } from 'react';
-import type { StepMarker, TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
-import type { TimelineLod } from '../../../src/engine/analyses/timeline-lod.js';
+import type { TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
 import { exactBytes, formatBytes } from '../format.js';
 import { sizedContext, useMeasuredWidth } from './canvas.js';
-import { drawFrame, MARGIN, type Plot, paintLayer, type Selection, Y_HEADROOM } from './draw.js';
+import {
+  drawFrame,
+  type Layer,
+  MARGIN,
+  type MarkerSet,
+  type Plot,
+  prepareMarkers,
+  type Selection,
+} from './draw.js';
+import { latestQuery } from './latest-query.js';
+import { frameScheduler } from './live-window.js';
 import type { WindowProps } from './minimap.js';
+import { Y_HEADROOM } from './paint-layer.js';
 
 interface Props extends WindowProps {
   /** x of the selected entry on the axis, and the pinned allocation. */
@@ -14,79 +24,122 @@ interface Props extends WindowProps {
   matches?: Uint8Array | null;
   search?: string;
   onPick: (entry: number, alloc: number) => void;
+  /** Called when a level of detail has been drawn (or could not be computed). */
+  onLayer?: () => void;
 }
 
 const HEIGHT = 320;
 
-interface Layer {
-  lod: TimelineLod;
-  canvas: HTMLCanvasElement;
-  window: [number, number];
-  yMax: number;
-}
-
 /**
  * Active memory over time, every allocation stacked as memory_viz stacks them, reserved memory
- * as a line. The worker computes what each pixel column shows; wheel zooms, drag pans, a click
- * picks the exact allocation under the pointer.
+ * as a line. The worker computes and paints what each pixel column shows; wheel zooms, drag pans,
+ * a click picks the exact allocation under the pointer. A pan or zoom frame touches no React
+ * state: it moves the live window, and the canvas redraws from refs in the next animation frame.
  */
 export function Timeline(p: Props) {
   const canvasRef = useRef<HTMLCanvasElement>(null);
+  const hoverRef = useRef<HTMLDivElement>(null);
   const measured = useMeasuredWidth(canvasRef);
   const width = measured ?? 800;
-  const [layer, setLayer] = useState<Layer | null>(null);
-  const [markers, setMarkers] = useState<StepMarker[]>([]);
-  const [hover, setHover] = useState<string>('');
+  const [markers, setMarkers] = useState<MarkerSet>(NO_MARKERS);
   const plot: Plot = {
     left: MARGIN.left,
     top: MARGIN.top,
     width: Math.max(10, width - MARGIN.left - MARGIN.right),
     height: HEIGHT - MARGIN.top - MARGIN.bottom,
   };
-  const windowKey = `${p.window[0]}:${p.window[1]}`;
+  const layerRef = useRef<Layer | null>(null);
+  const props = useRef(p);
+  props.current = p;
+  const frame = useRef({ plot, markers, width });
+  frame.current = { plot, markers, width };
 
   useEffect(() => {
-    p.client.query('markers', { device: p.device.device, axis: p.axis }).then(setMarkers);
+    p.client
+      .query('markers', { device: p.device.device, axis: p.axis })
+      .then((m) => setMarkers(prepareMarkers(m)));
   }, [p.client, p.device.device, p.axis]);
 
-  // Latest window wins: while the worker computes, frames stretch the previous layer.
-  useLatest(
-    () =>
-      p.client.query('timeline', {
-        device: p.device.device,
-        request: { axis: p.axis, x0: p.window[0], x1: p.window[1], columns: plot.width, rows: plot.height },
-        stream: p.stream ?? null,
-        search: p.search ?? '',
-      }),
-    (lod, req) => {
-      const w: [number, number] = [req.x0, req.x1];
-      setLayer({
-        lod,
-        canvas: paintLayer(lod, plot, devicePixelRatio),
-        window: w,
-        yMax: lod.yMax * Y_HEADROOM,
+  const [draw] = useState(() =>
+    frameScheduler(() => {
+      const c = canvasRef.current;
+      if (c === null) return;
+      const { plot, markers, width } = frame.current;
+      const q = props.current;
+      const window = q.live.get();
+      const layer = layerRef.current;
+      drawFrame(sizedContext(c, width, HEIGHT), plot, {
+        window,
+        axis: q.axis,
+        layer,
+        markers,
+        cursor: q.cursor,
+        selection: q.selection,
+        matches: q.matches ?? null,
+        origin: q.device.extent.time[0],
       });
-    },
-    `${p.device.device}:${p.axis}:${windowKey}:${plot.width}:${p.stream ?? ''}:${p.search ?? ''}`,
-    { x0: p.window[0], x1: p.window[1] },
-    measured !== null,
+      // What the canvas shows, for tests and the benchmark: the window drawn, and whether the
+      // worker's answer for exactly that window is in it.
+      c.dataset.window = `${window[0]}:${window[1]}`;
+      c.dataset.ready = String(
+        layer !== null && layer.window[0] === window[0] && layer.window[1] === window[1],
+      );
+    }),
   );
 
-  useEffect(() => {
-    const g = sizedContext(canvasRef.current!, width, HEIGHT);
-    drawFrame(g, plot, {
-      window: p.window,
-      axis: p.axis,
-      layer,
-      markers,
-      cursor: p.cursor,
-      selection: p.selection,
-      matches: p.matches ?? null,
-      origin: p.device.extent.time[0],
-    });
-  });
+  const [request] = useState(() =>
+    latestQuery<Layer>(
+      (layer) => {
+        layerRef.current = layer;
+        draw();
+        props.current.onLayer?.();
+      },
+      () => props.current.onLayer?.(),
+    ),
+  );
+  // Asks the worker for the live window's level of detail (latest wins), painted at plot size.
+  const requestLayer = (): void => {
+    const q = props.current;
+    const { plot } = frame.current;
+    const [x0, x1] = q.live.get();
+    const args = {
+      device: q.device.device,
+      request: { axis: q.axis, x0, x1, columns: plot.width, rows: plot.height },
+      stream: q.stream ?? null,
+      search: q.search ?? '',
+      paint: { width: plot.width, height: plot.height, dpr: devicePixelRatio },
+    };
+    const key = JSON.stringify(args);
+    request(key, () =>
+      q.client.query('timeline', args).then(({ bitmap, ...lod }) => ({
+        lod,
+        bitmap: bitmap!,
+        window: [x0, x1],
+        yMax: lod.yMax * Y_HEADROOM,
+      })),
+    );
+  };
+  const requestRef = useRef(requestLayer);
+  requestRef.current = requestLayer;
 
-  const { zoom, ...gestures } = useGestures(p, plot, layer, setHover);
+  useEffect(
+    () =>
+      p.live.subscribe(() => {
+        draw();
+        requestRef.current();
+      }),
+    [p.live, draw],
+  );
+  // biome-ignore lint/correctness/useExhaustiveDependencies: these name everything the query reads besides the live window
+  useEffect(() => {
+    if (measured !== null) requestLayer();
+  }, [measured, plot.width, p.device.device, p.axis, p.stream, p.search]);
+  // Every render (selection, search matches, markers, size) redraws in the next frame.
+  useEffect(draw);
+
+  const { zoom, ...gestures } = useGestures(p, plot, layerRef, (s) => {
+    if (hoverRef.current) hoverRef.current.textContent = s || HINT;
+  });
   const zoomRef = useRef(zoom);
   zoomRef.current = zoom;
   useEffect(() => {
@@ -106,55 +159,24 @@ export function Timeline(p: Props) {
         style={{ width: '100%', height: HEIGHT }}
         tabIndex={0}
         aria-label="active memory timeline"
-        data-ready={layer !== null && layer.window[0] === p.window[0] && layer.window[1] === p.window[1]}
         {...gestures}
       />
-      <div className="hover" aria-live="off">
-        {hover || 'wheel: zoom · drag: pan · click: pin an allocation · +/−/0 on the focused plot'}
+      <div className="hover" aria-live="off" ref={hoverRef}>
+        {HINT}
       </div>
     </div>
   );
 }
 
-/**
- * Runs `query` for the latest key only, one at a time: while one runs, newer keys (a wheel
- * spin, a drag) only replace the pending one, so the worker never works through a backlog of
- * windows nobody looks at any more. Answers for superseded keys are dropped.
- */
-function useLatest<T, R>(
-  query: () => Promise<T>,
-  apply: (t: T, req: R) => void,
-  key: string,
-  req: R,
-  /** false: nothing is queried yet (the plot's width is not known). */
-  enabled: boolean,
-): void {
-  const latest = useRef({ key, query, apply, req, busy: false });
-  Object.assign(latest.current, { key, query, apply, req });
-  // biome-ignore lint/correctness/useExhaustiveDependencies: the key names everything the query reads
-  useEffect(() => {
-    const l = latest.current;
-    if (!enabled) return;
-    if (l.busy) return; // the running query starts the latest key when it ends
-    const run = (): void => {
-      const { key: k, query: q, req: r } = l;
-      l.busy = true;
-      q().then(
-        (t) => {
-          l.busy = false;
-          if (l.key === k) l.apply(t, r);
-          else run();
-        },
-        () => {
-          l.busy = false;
-        },
-      );
-    };
-    run();
-  }, [key, enabled]);
-}
+const HINT = 'wheel: zoom · drag: pan · click: pin an allocation · +/−/0 on the focused plot';
+const NO_MARKERS = prepareMarkers([]);
 
-function useGestures(p: Props, plot: Plot, layer: Layer | null, setHover: (s: string) => void) {
+function useGestures(
+  p: Props,
+  plot: Plot,
+  layerRef: React.RefObject<Layer | null>,
+  setHover: (s: string) => void,
+) {
   const drag = useRef<{ x: number; window: [number, number]; moved: boolean } | null>(null);
   const xOf = (e: React.MouseEvent) =>
     e.clientX - (e.currentTarget as HTMLElement).getBoundingClientRect().left;
@@ -162,14 +184,14 @@ function useGestures(p: Props, plot: Plot, layer: Layer | null, setHover: (s: st
     e.clientY - (e.currentTarget as HTMLElement).getBoundingClientRect().top;
   const clamp = (w: [number, number]): [number, number] => clampWindow(w, p.device.extent[p.axis], p.axis);
   const zoom = (factor: number, atPx: number) => {
-    const [x0, x1] = p.window;
+    const [x0, x1] = p.live.get();
     const at = x0 + ((atPx - plot.left) / plot.width) * (x1 - x0);
-    p.onWindow(clamp([at - (at - x0) * factor, at + (x1 - at) * factor]));
+    p.live.set(clamp([at - (at - x0) * factor, at + (x1 - at) * factor]));
   };
   return {
     zoom,
     onMouseDown: (e: React.MouseEvent) => {
-      drag.current = { x: e.clientX, window: p.window, moved: false };
+      drag.current = { x: e.clientX, window: p.live.get(), moved: false };
     },
     onMouseMove: (e: React.MouseEvent) => {
       const d = drag.current;
@@ -177,17 +199,19 @@ function useGestures(p: Props, plot: Plot, layer: Layer | null, setHover: (s: st
         const dx = e.clientX - d.x;
         if (Math.abs(dx) > 3) d.moved = true;
         const shift = (-dx / plot.width) * (d.window[1] - d.window[0]);
-        p.onWindow(clamp([d.window[0] + shift, d.window[1] + shift]));
+        p.live.set(clamp([d.window[0] + shift, d.window[1] + shift]));
         return;
       }
-      setHover(describeAt(layer, plot, xOf(e), yOf(e)));
+      setHover(describeAt(layerRef.current, plot, xOf(e), yOf(e)));
     },
     onMouseUp: (e: React.MouseEvent) => {
       const d = drag.current;
       drag.current = null;
+      const layer = layerRef.current;
       if (d?.moved || !layer) return;
       const hit = columnAt(layer, plot, xOf(e), yOf(e));
       if (hit === null) return;
+      p.live.flush();
       p.client
         .query('pick', {
           device: p.device.device,
@@ -203,7 +227,7 @@ function useGestures(p: Props, plot: Plot, layer: Layer | null, setHover: (s: st
       const mid = plot.left + plot.width / 2;
       if (e.key === '+' || e.key === '=') zoom(0.5, mid);
       else if (e.key === '-') zoom(2, mid);
-      else if (e.key === '0') p.onWindow(p.device.extent[p.axis]);
+      else if (e.key === '0') p.live.set(p.device.extent[p.axis]);
     },
   };
 }

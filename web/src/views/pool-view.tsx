@@ -5,6 +5,8 @@ import type { EngineClient } from '../worker/client.js';
 import type { EntryInfo } from '../worker/protocol.js';
 
 interface Props {
+  /** false: not queried yet (the timeline's first level of detail goes first). */
+  enabled: boolean;
   client: EngineClient;
   device: number;
   entry: number;
@@ -21,8 +23,8 @@ interface Props {
 export const PoolView = memo(function PoolView(p: Props) {
   const [pool, setPool] = useState<PoolStateReport | null>(null);
   useEffect(() => {
-    p.client.query('pool', { device: p.device, entry: p.entry }).then(setPool);
-  }, [p.client, p.device, p.entry]);
+    if (p.enabled) p.client.query('pool', { device: p.device, entry: p.entry }).then(setPool);
+  }, [p.client, p.device, p.entry, p.enabled]);
   return (
     <section
       className="pool"

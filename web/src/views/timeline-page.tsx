@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import type { AllocationDetails } from '../../../src/engine/analyses/allocation-details.js';
 import type { Selection } from '../timeline/draw.js';
+import { useLiveWindow } from '../timeline/live-window.js';
 import { Minimap } from '../timeline/minimap.js';
 import { SearchBox } from '../timeline/search-box.js';
 import { StreamSelect } from '../timeline/stream-select.js';
@@ -28,6 +29,19 @@ export function TimelinePage({ client, device, view, update }: Props) {
   const axis = view.axis === 'time' && device.hasTime ? 'time' : 'entry';
   const extent = device.extent[axis];
   const window = view.window ? clampWindow(view.window, extent, axis) : extent;
+  // Pan and zoom move this; the view state (URL, tables' "in range") follows once they settle.
+  const live = useLiveWindow(window, (w) => update({ window: w }));
+  // The timeline's first level of detail goes first in the one worker; the minimap and the pool
+  // state wait for it (each costs the worker up to a second on a 1 GB trace).
+  const layerKey = `${device.device}:${axis}`;
+  const [drawnKey, setDrawnKey] = useState<string | null>(null);
+  const onLayer = useCallback(() => setDrawnKey(layerKey), [layerKey]);
+  const switchAxis = (to: 'entry' | 'time') => {
+    live.flush();
+    client
+      .query('axisWindow', { device: device.device, window: live.get(), from: axis, to })
+      .then((w) => update({ axis: to, window: clampWindow(w, device.extent[to], to) }));
+  };
   // A stream the device does not have (a link from another file) shows every stream.
   const stream = view.stream !== null && device.streams.includes(view.stream) ? view.stream : null;
   const [info, setInfo] = useState<EntryInfo | null>(null);
@@ -54,12 +68,7 @@ export function TimelinePage({ client, device, view, update }: Props) {
       <div className="toolbar">
         <span>x axis:</span>
         <label>
-          <input
-            type="radio"
-            name="axis"
-            checked={axis === 'entry'}
-            onChange={() => update({ axis: 'entry', window: null })}
-          />
+          <input type="radio" name="axis" checked={axis === 'entry'} onChange={() => switchAxis('entry')} />
           trace entry
         </label>
         <label title={device.hasTime ? '' : 'this trace has no time_us'}>
@@ -68,7 +77,7 @@ export function TimelinePage({ client, device, view, update }: Props) {
             name="axis"
             disabled={!device.hasTime}
             checked={axis === 'time'}
-            onChange={() => update({ axis: 'time', window: null })}
+            onChange={() => switchAxis('time')}
           />
           wall time
         </label>
@@ -88,8 +97,8 @@ export function TimelinePage({ client, device, view, update }: Props) {
         client={client}
         device={device}
         axis={axis}
-        window={window}
-        onWindow={(w) => update({ window: w })}
+        live={live}
+        onLayer={onLayer}
         cursor={cursor}
         selection={selectionOf(details, axis)}
         matches={matches}
@@ -101,12 +110,13 @@ export function TimelinePage({ client, device, view, update }: Props) {
         client={client}
         device={device}
         axis={axis}
-        window={window}
-        onWindow={(w) => update({ window: clampWindow(w, extent, axis) })}
+        live={live}
+        enabled={drawnKey === layerKey}
         stream={stream}
       />
       <div className="below">
         <PoolView
+          enabled={drawnKey !== null}
           client={client}
           device={device.device}
           entry={entry}

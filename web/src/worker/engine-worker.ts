@@ -1,4 +1,5 @@
 import { allocationDetails } from '../../../src/engine/analyses/allocation-details.js';
+import { convertWindow } from '../../../src/engine/analyses/axis-window.js';
 import { allocationAt, offsetOf } from '../../../src/engine/analyses/live-order.js';
 import { poolStateAfter } from '../../../src/engine/analyses/pool-state.js';
 import { deviceStreams } from '../../../src/engine/analyses/stream-view.js';
@@ -8,6 +9,7 @@ import { timelineLod } from '../../../src/engine/analyses/timeline-lod.js';
 import { asSnapshotError, SnapshotError } from '../../../src/engine/errors.js';
 import { loadSnapshot } from '../../../src/engine/load.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
+import { paintLayer } from '../timeline/paint-layer.js';
 import { analysisHandlers } from './analysis-handlers.js';
 import type { EntryInfo, Loaded, Queries, QueryName, Request, Response, Source } from './protocol.js';
 import { tableHandlers } from './table-handlers.js';
@@ -40,9 +42,12 @@ const handlers: { [K in QueryName]: Handler<K> } = {
     snapshot = await load(source, (bytes, total) => scope.postMessage({ id, progress: { bytes, total } }));
     return describe(snapshot);
   },
-  timeline: ({ device, request, stream, search }) =>
-    timelineLod(viewOf(device, stream), request, matchesOf(device, search ?? '')),
+  timeline: ({ device, request, stream, search, paint }) => {
+    const lod = timelineLod(viewOf(device, stream), request, matchesOf(device, search ?? ''));
+    return paint ? { ...lod, bitmap: paintLayer(lod, paint) } : lod;
+  },
   markers: ({ device, axis }) => stepMarkers(current(), deviceOf(device), axis),
+  axisWindow: ({ device, window, from, to }) => convertWindow(deviceOf(device), window, from, to),
   pick: ({ device, entry, bytes, stream }) => allocationAt(viewOf(device, stream), entry, bytes),
   details: ({ device, alloc, entry, stream }) => {
     const d = deviceOf(device);
@@ -144,10 +149,10 @@ function entryInfo(s: Snapshot, d: DeviceModel, k: number): EntryInfo | null {
   };
 }
 
-/** The typed arrays of a timeline answer move to the page instead of being copied. */
+/** The typed arrays and bitmap of a timeline answer move to the page instead of being copied. */
 function transferables(result: unknown): Transferable[] {
   if (typeof result !== 'object' || result === null) return [];
-  return Object.values(result)
-    .filter((v): v is ArrayBufferView => ArrayBuffer.isView(v))
-    .map((v) => v.buffer as ArrayBuffer);
+  return Object.values(result).flatMap((v): Transferable[] =>
+    ArrayBuffer.isView(v) ? [v.buffer as ArrayBuffer] : v instanceof ImageBitmap ? [v] : [],
+  );
 }

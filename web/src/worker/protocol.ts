@@ -3,6 +3,7 @@ import type { PoolStateReport } from '../../../src/engine/analyses/pool-state.js
 import type { SnapshotSummary } from '../../../src/engine/analyses/summary.js';
 import type { StepMarker, TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
 import type { TimelineLod, TimelineRequest } from '../../../src/engine/analyses/timeline-lod.js';
+import type { LayerSize } from '../timeline/paint-layer.js';
 import type { AnalysisQueries } from './analysis-protocol.js';
 import type { TableQueries } from './table-protocol.js';
 import type { WhatIfQueries } from './what-if-protocol.js';
@@ -47,11 +48,25 @@ export interface Queries extends TableQueries, AnalysisQueries, WhatIfQueries {
   load: { args: { source: Source }; result: Loaded };
   /** stream: one CUDA stream's allocations and totals (null: the whole device). */
   timeline: {
-    /** search: the timeline search term, whose matches colour the merged runs they fall in. */
-    args: { device: number; request: TimelineRequest; stream?: number | null; search?: string };
-    result: TimelineLod;
+    /**
+     * search: the timeline search term, whose matches colour the merged runs they fall in.
+     * paint: the worker also paints the answer into `bitmap` at this size (paint-layer.ts).
+     */
+    args: {
+      device: number;
+      request: TimelineRequest;
+      stream?: number | null;
+      search?: string;
+      paint?: LayerSize;
+    };
+    result: TimelineLod & { bitmap?: ImageBitmap };
   };
   markers: { args: { device: number; axis: TimelineAxis }; result: StepMarker[] };
+  /** The same stretch of the trace on the other axis (axis-window.ts). */
+  axisWindow: {
+    args: { device: number; window: [number, number]; from: TimelineAxis; to: TimelineAxis };
+    result: [number, number];
+  };
   pick: { args: { device: number; entry: number; bytes: number; stream?: number | null }; result: number };
   details: {
     /** offset: bytes below it in the stack drawn for `stream` (null: the whole device). */
