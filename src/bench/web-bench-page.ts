@@ -1,6 +1,7 @@
 /**
  * Instruments the memlens page for the web benchmark, as an init script that runs before the
- * app: no change to the app is needed, and the app pays nothing when it is not benchmarked.
+ * app: the app carries no benchmark code (it only writes what its timeline canvas shows in
+ * `data-window` and `data-ready`, which the e2e tests read too).
  *
  * Signals (all `performance.now()` of the page, so 0 is navigation start):
  * - every worker query: sent, answered, and for `load` the last progress message (every byte read
@@ -8,6 +9,8 @@
  * - "timeline ready": the timeline canvas's `data-ready` turns "true" (a worker answer for the
  *   window on show has been painted into the layer), then two animation frames begin, so the
  *   frame that shows it has been drawn;
+ * - "frame painted": after a frame's rendering work, the canvas's `data-window` (the window it
+ *   drew) differs from the one before the input event (see B.arm);
  * - "pool ready": the pool section's `data-entry` changes, then two frames.
  * It is plain JavaScript (a string) because it runs in the page, not in Node.
  */
@@ -62,6 +65,10 @@ export const PAGE_SCRIPT = `(() => {
     const r = canvas().getBoundingClientRect();
     return { x0: r.left + 64, x1: r.right - 8, y: r.top + r.height / 2, c: canvas() };
   };
+  B.plot = () => {
+    const { x0, x1, y } = plot();
+    return { x0, x1, y };
+  };
   const fire = (el, type, init) =>
     el.dispatchEvent(
       type === 'wheel'
@@ -70,59 +77,86 @@ export const PAGE_SCRIPT = `(() => {
           ? new KeyboardEvent(type, { bubbles: true, cancelable: true, ...init })
           : new MouseEvent(type, { bubbles: true, cancelable: true, ...init }),
     );
-  /** Waits (up to ms) for the URL hash to change: the app has rendered a new window. */
-  const hashChange = async (h0, ms) => {
-    for (const end = now() + ms; location.hash === h0 && now() < end; ) await sleep(5);
+  /** The window the timeline canvas last drew (the app writes it on every drawn frame). */
+  const drawn = () => canvas()?.getAttribute('data-window') ?? null;
+  const frames = async (n) => {
+    for (let i = 0; i < n; i++) await frame();
+  };
+  /** After the window the page was asked for is drawn and the worker's answer for it painted. */
+  const settled = async () => {
+    await frames(2);
+    await sharp();
+    return drawn().split(':').map(Number);
   };
 
   /** The whole trace, then one wheel step zooming to frac of it around the plot's middle. */
   B.zoomTo = async (frac) => {
     let p = plot();
-    let h = location.hash;
     fire(p.c, 'keydown', { key: '0' });
-    await hashChange(h, 1000);
-    await sharp();
+    await settled();
     if (frac < 1) {
       p = plot();
-      h = location.hash;
       fire(p.c, 'wheel', { clientX: (p.x0 + p.x1) / 2, clientY: p.y, deltaY: Math.log(frac) / 0.0015 });
-      await hashChange(h, 5000);
-      await sharp();
     }
-    const q = new URLSearchParams(location.hash.slice(1));
-    return [Number(q.get('x0')), Number(q.get('x1'))];
+    return settled();
   };
 
   /**
-   * A gesture, one step (one event) at a time, driven from Node, which reads the main thread's
-   * task time (CDP Performance.getMetrics TaskDuration) around each step: headless Chromium runs
-   * frames at 60 Hz whatever the flags, so frame intervals and idle callbacks only say "under
-   * 16.7 ms" or not. 'wheel' zooms in and out by turns (the window stays near where it is), 'drag'
-   * pans back and forth, 'none' sends nothing (the floor: the step's own frames). A step returns
-   * after two frames, so the frame that paints its change is in it.
+   * One step of a gesture, timed from its input event to the frame that shows it. Node arms the
+   * watch, then sends one real input event through CDP (Playwright's mouse: a trusted event
+   * through the browser's input pipeline, aligned to frames as a user's is). A capture listener
+   * notes when the page received it (performance.now(), and the event's own timeStamp: when the
+   * browser created it); the watch then checks after every frame's rendering work (a message
+   * posted from requestAnimationFrame runs after that frame's rAF callbacks, style, layout and
+   * paint) whether the canvas now shows a new window. frame = received → end of that frame;
+   * latency = created → end of that frame. No new window within 20 frames: null (missed).
    */
-  let gx = 0;
-  let gy = 0;
-  B.gestureStart = (kind) => {
-    const p = plot();
-    gx = (p.x0 + p.x1) / 2;
-    gy = p.y;
-    if (kind === 'drag') fire(p.c, 'mousedown', { clientX: gx, clientY: gy, buttons: 1 });
+  let input = null;
+  for (const type of ['wheel', 'mousemove'])
+    window.addEventListener(
+      type,
+      (e) => {
+        if (input === null) input = { t: now(), ts: e.timeStamp };
+      },
+      { capture: true, passive: true },
+    );
+  const frameEnd = () =>
+    new Promise((r) =>
+      requestAnimationFrame(() => {
+        const ch = new MessageChannel();
+        ch.port1.onmessage = () => r(now());
+        ch.port2.postMessage(0);
+      }),
+    );
+  let watch = null;
+  B.arm = () => {
+    const w = { before: drawn(), result: null, done: false, resolve: null };
+    watch = w;
+    input = null;
+    (async () => {
+      for (let i = 0; i < 20 && w.result === null; i++) {
+        const t = await frameEnd();
+        if (input !== null && drawn() !== w.before) w.result = { frame: t - input.t, latency: t - input.ts };
+      }
+      w.done = true;
+      w.resolve?.();
+    })();
   };
-  const dragX = (i) => gx + 150 * Math.sin(i / 8);
-  B.step = async (kind, i) => {
-    const c = canvas();
-    if (kind === 'drag') fire(c, 'mousemove', { clientX: dragX(i), clientY: gy, buttons: 1 });
-    else if (kind === 'wheel') fire(c, 'wheel', { clientX: gx, clientY: gy, deltaY: i % 2 ? 60 : -60 });
-    await frame();
-    await frame();
-  };
-  /** Ends the gesture; resolves with the time from its end to the sharp frame (the worker's answer for the last window, painted). */
-  B.gestureEnd = async (kind, n) => {
-    const end = now();
-    if (kind === 'drag') fire(canvas(), 'mouseup', { clientX: dragX(n), clientY: gy });
-    await sleep(0);
-    return (await sharp()) - end;
+  B.painted = () =>
+    new Promise((r) => {
+      const w = watch;
+      if (w.done) r(w.result);
+      else w.resolve = () => r(w.result);
+    });
+  B.frames = frames;
+  /** From the gesture's last input event to the worker's answer for its window, painted. */
+  B.sharpAfterLast = async () => {
+    const t = input?.t ?? now();
+    for (let i = 0; i < 1200; i++) {
+      const end = await frameEnd();
+      if (canvas().getAttribute('data-ready') === 'true') return end - t;
+    }
+    return null;
   };
 
   const lastQuery = (name) => {

@@ -1,8 +1,9 @@
 /**
  * `npm run bench:web`: the web app (`memlens view`) in headless Chromium on the cached synthetic
  * snapshots. Per file and run, in a fresh browser: time from navigation to the first painted
- * timeline (with the worker's phases), frame times of wheel zoom and drag pan at several zoom
- * levels (and the time until the sharp re-queried frame), and the pool view's update after
+ * timeline (with the worker's phases), per real wheel-zoom and drag-pan input event at several
+ * zoom levels the time from the event to the painted frame that shows it and the main-thread
+ * work it cost (and the time until the sharp re-queried frame), and the pool view's update after
  * selecting entries. Prints the machine, its load and Markdown tables for bench/RESULTS.md.
  *
  *   npm run bench:web [-- --sizes 100MB,1GB] [--runs 2] [--frames 120] [--selects 6]
@@ -19,12 +20,18 @@ const LEVELS = [1, 1e-1, 1e-3, 1e-5];
 
 interface Query {
   query: string;
+  columns: number | null;
   sent: number;
   done: number | null;
   lastByte: number | null;
 }
 interface GestureRun {
+  /** Per event: received → painted, created → painted, main-thread task time. */
+  frame: number[];
+  latency: number[];
   work: number[];
+  /** Events after which no frame showed a new window. */
+  missed: number;
   sharp: number;
 }
 interface Select {
@@ -46,7 +53,7 @@ async function runOnce(url: string, opts: Options): Promise<Figures> {
     await page.goto(url);
     f.set('first timeline', (await page.evaluate('window.__bench.firstTimeline')) as number);
     phases(f, (await page.evaluate('window.__bench.queries')) as Query[]);
-    spread(f, 'no event (floor)', (await gesture(page, 'none', opts.frames)).work);
+    spread(f, 'no event: main-thread work (floor)', (await gesture(page, 'none', opts.frames)).work);
     for (const level of LEVELS) await gestures(page, level, opts.frames, f);
     await page.evaluate('window.__bench.zoomTo(1)');
     await selects(page, opts.selects, f);
@@ -67,20 +74,35 @@ function phases(f: Figures, queries: Query[]): void {
   f.set('  load query (sent → answered)', load.done - load.sent);
   const lod = queries.find((q) => q.query === 'timeline' && q.sent >= load.done! && q.done !== null);
   if (lod) f.set('  first timeline LOD query', lod.done! - lod.sent);
+  const first = f.get('first timeline') ?? Number.POSITIVE_INFINITY;
+  const order = queries.filter((q) => q.sent >= load.done! && q.sent <= first);
+  process.stderr.write(
+    `  queries before the first timeline: ${order.map((q) => `${q.query}${q.columns ? `(${q.columns} cols)` : ''} ${fmt((q.done ?? Number.NaN) - q.sent)}`).join(', ')}\n`,
+  );
 }
 
 async function gestures(page: Page, level: number, frames: number, f: Figures): Promise<void> {
   const [x0, x1] = (await page.evaluate(`window.__bench.zoomTo(${level})`)) as [number, number];
   const name = level === 1 ? 'whole' : `1/${Math.round(1 / level).toLocaleString('en-US')}`;
   process.stderr.write(`  ${name}: window ${x0}..${x1}\n`);
-  for (const kind of ['wheel', 'drag'] as const) {
+  // At the whole trace a drag cannot move the window (it is clamped to the trace): nothing to draw.
+  for (const kind of level === 1 ? (['wheel'] as const) : (['wheel', 'drag'] as const)) {
     const g = await gesture(page, kind, frames);
-    spread(f, `${kind} ${name}: frame`, g.work);
+    spread(f, `${kind} ${name}: event → painted frame`, g.frame);
+    spread(f, `${kind} ${name}: input created → painted`, g.latency);
+    spread(f, `${kind} ${name}: main-thread work per event`, g.work);
+    if (g.missed > 0) f.set(`${kind} ${name}: events with no new frame (count)`, g.missed);
     f.set(`${kind} ${name}: sharp after last event`, g.sharp);
   }
 }
 
-/** Main-thread task time of each step of a gesture (see the page script's B.step). */
+/**
+ * One gesture of n real input events (CDP, through Playwright's mouse), one at a time: each is
+ * timed from the event to the end of the frame that shows its window (the page script's
+ * B.arm/B.painted), and the main thread's task time over it is read from CDP TaskDuration.
+ * 'wheel' zooms in and out by turns (the window stays near where it is), 'drag' pans back and
+ * forth, 'none' sends nothing and waits two frames (the floor of the measurement itself).
+ */
 async function gesture(page: Page, kind: 'wheel' | 'drag' | 'none', n: number): Promise<GestureRun> {
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Performance.enable');
@@ -88,18 +110,38 @@ async function gesture(page: Page, kind: 'wheel' | 'drag' | 'none', n: number): 
     const { metrics } = await cdp.send('Performance.getMetrics');
     return (metrics.find((m) => m.name === 'TaskDuration')?.value ?? Number.NaN) * 1000;
   };
-  await page.evaluate(`window.__bench.gestureStart('${kind}')`);
-  const work: number[] = [];
-  let last = await taskMs();
+  const p = (await page.evaluate('window.__bench.plot()')) as { x0: number; x1: number; y: number };
+  const cx = (p.x0 + p.x1) / 2;
+  // Back and forth 10 px a step (a triangle wave: every step moves, as a real drag's events do).
+  const dragX = (i: number): number => cx - 100 + 10 * Math.abs(((i + 11) % 40) - 20);
+  await page.mouse.move(cx, p.y);
+  if (kind === 'drag') await page.mouse.down();
+  const run: GestureRun = { frame: [], latency: [], work: [], missed: 0, sharp: 0 };
   for (let i = 0; i < n; i++) {
-    await page.evaluate(`window.__bench.step('${kind}', ${i})`);
-    const t = await taskMs();
-    work.push(t - last);
-    last = t;
+    await page.evaluate('window.__bench.arm()');
+    const t0 = await taskMs();
+    if (kind === 'wheel') await page.mouse.wheel(0, i % 2 ? 60 : -60);
+    else if (kind === 'drag') await page.mouse.move(dragX(i), p.y);
+    if (kind === 'none') await page.evaluate('window.__bench.frames(2)');
+    else {
+      const r = (await page.evaluate('window.__bench.painted()')) as {
+        frame: number;
+        latency: number;
+      } | null;
+      if (r === null) {
+        run.missed++;
+        process.stderr.write(`    ${kind} event ${i}: no new frame\n`);
+      } else {
+        run.frame.push(r.frame);
+        run.latency.push(r.latency);
+      }
+    }
+    run.work.push((await taskMs()) - t0);
   }
-  const sharp = (await page.evaluate(`window.__bench.gestureEnd('${kind}', ${n})`)) as number;
+  if (kind === 'drag') await page.mouse.up();
+  if (kind !== 'none') run.sharp = (await page.evaluate('window.__bench.sharpAfterLast()')) as number;
   await cdp.detach();
-  return { work, sharp };
+  return run;
 }
 
 /** Random entries picked by clicks on the plot, then a step with →; each time until the pool view shows it. */
@@ -180,7 +222,8 @@ function table(title: string, runs: Figures[]): string {
   for (const name of runs[0]!.keys()) {
     const v = runs.map((f) => f.get(name) ?? Number.NaN);
     const min = Math.min(...v);
-    lines.push(`| ${name} | ${fmt(min)} | ${fmt(min)} – ${fmt(Math.max(...v))} |`);
+    const show = name.endsWith('(count)') ? (x: number) => String(x) : fmt;
+    lines.push(`| ${name} | ${show(min)} | ${show(min)} – ${show(Math.max(...v))} |`);
   }
   return `${lines.join('\n')}\n`;
 }
