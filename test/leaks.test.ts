@@ -45,6 +45,13 @@ describe('leaks: a tensor kept every step (planted)', () => {
       expect(top!.held_bytes).toBe(judged.length * leak);
       expect(r.groups.filter((g) => g.accumulating)).toHaveLength(1);
       expect(r.verdict).toMatch(/train_step .*train\.py:218\) grows by 3\.00 MiB per iteration/);
+      // The oldest and newest held allocations: alloc entries of the planted size, in trace order.
+      const [oldest, newest] = top!.held_examples;
+      expect(oldest!.entry).toBeLessThan(newest!.entry);
+      for (const ex of [oldest!, newest!]) {
+        expect(d.trace.size[ex.entry]).toBe(leak);
+        expect(d.allocations.ofEntry[ex.entry]).toBe(ex.allocation);
+      }
     });
   }
 

@@ -86,6 +86,13 @@ describe.skipIf(!ready && process.env.CI === undefined)(
         .poll(() => page.locator('.flame-lists h4').nth(1).textContent())
         .toContain(`Allocations under it: ${formatCount(top.count)}`);
       await page.screenshot({ path: join(ARTIFACTS, 'flame-zoomed.png'), fullPage: true });
+      // The zoom and what the graph shows are in the URL: a reload comes back to the same frame.
+      await expect.poll(() => hash().get('fnode')).not.toBeNull();
+      expect(hash().get('fat')).toBe('peak');
+      await page.reload();
+      await expect
+        .poll(() => page.locator('.crumbs [aria-current="true"]').textContent())
+        .toBe(top.frames[0]!.name);
     });
 
     it('clicking a frame in the canvas zooms into it; hovering shows its exact bytes; Escape zooms out', async () => {
@@ -146,6 +153,46 @@ describe.skipIf(!ready && process.env.CI === undefined)(
         await expect.poll(() => page.locator('.panel section').count()).toBe(1);
         await page.screenshot({ path: join(ARTIFACTS, `analyses-${panel}.png`), fullPage: true });
       }
+    });
+
+    it('a leak site links its newest held allocation (pinned everywhere) and the Blocks table through its frame', async () => {
+      await page.getByRole('tab', { name: 'Leaks' }).click();
+      const row = page.locator('section[aria-label="leaks"] tr.leak');
+      const links = row.locator('button[data-alloc]');
+      await expect.poll(() => links.count()).toBe(2);
+      const id = Number(await links.last().getAttribute('data-alloc'));
+      await links.last().click();
+      await expect.poll(() => hash().get('tab')).toBe('timeline');
+      expect(Number(hash().get('alloc'))).toBe(id);
+      // Independently of the page: that entry is an allocation of the planted leak's size, and it is this one.
+      const d = loadSnapshotBytes(leaky.bytes).devices[0]!;
+      const entry = Number(hash().get('entry'));
+      expect(d.trace.size[entry]).toBe(leak);
+      expect(d.allocations.ofEntry[entry]).toBe(id);
+      await expect
+        .poll(() => page.getByLabel('allocation details').getAttribute('data-alloc'))
+        .toBe(String(id));
+      await expect
+        .poll(() => page.locator(`.pool button[data-alloc="${id}"]`).getAttribute('aria-pressed'))
+        .toBe('true');
+      await page.getByRole('tab', { name: 'Analyses' }).click();
+      await row.getByRole('button', { name: 'blocks through train_step' }).click();
+      await expect.poll(() => hash().get('tab')).toBe('blocks');
+      expect(hash().get('frame')).toBe('train_step');
+    });
+
+    it('a worst fragmented segment opens the pool state at that moment with the segment outlined', async () => {
+      await open(oomFile(), 'tab=analyses&panel=frag');
+      const link = page.locator('section[aria-label="fragmentation"] button[data-segment]').first();
+      await expect.poll(() => link.count()).toBe(1);
+      const address = await link.getAttribute('data-segment');
+      await link.click();
+      await expect.poll(() => hash().get('tab')).toBe('timeline');
+      expect(hash().get('seg')).toBe(address);
+      const entry = hash().get('entry');
+      await expect.poll(() => page.getByLabel('pool state').getAttribute('data-entry')).toBe(entry);
+      await expect.poll(() => page.locator(`.segment.focused[data-address="${address}"]`).count()).toBe(1);
+      await page.getByLabel('pool state').screenshot({ path: join(ARTIFACTS, 'pool-segment-linked.png') });
     });
 
     it('the oom panel on a planted fragmentation OOM says fragmentation; its entry link selects the entry', async () => {

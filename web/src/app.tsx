@@ -76,6 +76,7 @@ export function App() {
   }, [open]);
 
   useDropAnywhere((file) => open({ file, name: file.name }));
+  useHashChange(view.file, files, open, setView);
 
   const ready = load.status === 'ready' ? load.loaded : null;
   const device = ready?.devices.find((d) => d.device === view.device) ?? null;
@@ -119,6 +120,32 @@ export function App() {
       )}
     </div>
   );
+}
+
+/**
+ * A link pasted into this tab (only the hash changes, so the page does not reload) restores its
+ * view: another served file is opened with the link's state, the same file just takes it.
+ * The app's own URL writes use replaceState, which fires no hashchange.
+ */
+function useHashChange(
+  file: string | null,
+  files: ServedFile[],
+  open: (source: Source, keep: Partial<ViewState>) => void,
+  setView: (f: (v: ViewState) => ViewState) => void,
+): void {
+  const latest = useRef({ file, files, open });
+  latest.current = { file, files, open };
+  useEffect(() => {
+    const onHash = () => {
+      const next = readUrlState();
+      const { file, files, open } = latest.current;
+      const served = files.find((f) => f.name === next.file);
+      if (served !== undefined && next.file !== file) open({ url: served.url, name: served.name }, next);
+      else setView((v) => ({ ...next, file: v.file, device: next.device ?? v.device }));
+    };
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, [setView]);
 }
 
 /** A snapshot file dropped anywhere on the page opens it (the page itself must not navigate to it). */

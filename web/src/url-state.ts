@@ -33,6 +33,19 @@ export interface ViewState {
   set: string;
   /** Compare panel: the served file compared with the open one (B − A); null = none. */
   compare: string | null;
+  /** Flame graph: what it shows and the frame it is zoomed into. */
+  flame: FlameState;
+  /** Pool state: the segment (its address) a link pointed at; null = none. */
+  segment: number | null;
+}
+
+export interface FlameState {
+  /** Live memory at the peak (true) or at the selected entry (false); null = the peak until an entry is selected. */
+  peak: boolean | null;
+  /** Every frame, not only the user's own code. */
+  full: boolean;
+  /** The zoomed frame: its node in the flame tree (0 = the root). */
+  node: number;
 }
 
 const DEFAULTS: ViewState = {
@@ -49,6 +62,8 @@ const DEFAULTS: ViewState = {
   table: null,
   set: '',
   compare: null,
+  flame: { peak: null, full: false, node: 0 },
+  segment: null,
 };
 
 export function readUrlState(hash: string = location.hash): ViewState {
@@ -73,6 +88,12 @@ export function readUrlState(hash: string = location.hash): ViewState {
     table: readTableState(p, p.get('tab') ?? ''),
     set: p.get('set') ?? '',
     compare: p.get('cmp'),
+    flame: {
+      peak: p.get('fat') === 'peak' ? true : p.get('fat') === 'entry' ? false : null,
+      full: p.get('fstacks') === 'full',
+      node: Math.max(0, int('fnode') ?? 0),
+    },
+    segment: int('seg'),
   };
 }
 
@@ -91,9 +112,11 @@ export function writeUrlState(s: ViewState): void {
   if (s.search !== '') p.set('q', s.search);
   if (s.stream !== null) p.set('stream', String(s.stream));
   if (s.table !== null && s.table.kind === s.tab) writeTableState(p, s.table);
+  if (s.tab === 'flame') writeFlameState(p, s.flame);
   p.set('axis', s.axis);
   if (s.entry !== null) p.set('entry', String(s.entry));
   if (s.alloc !== null) p.set('alloc', String(s.alloc));
+  if (s.segment !== null && s.tab === 'timeline') p.set('seg', String(s.segment));
   if (s.window !== null) {
     p.set('x0', String(round(s.window[0])));
     p.set('x1', String(round(s.window[1])));
@@ -102,7 +125,17 @@ export function writeUrlState(s: ViewState): void {
   if (hash !== location.hash) history.replaceState(null, '', hash);
 }
 
-/** Windows are fractional while zooming; a few significant digits restore the same view. */
+function writeFlameState(p: URLSearchParams, f: FlameState): void {
+  if (f.peak !== null) p.set('fat', f.peak ? 'peak' : 'entry');
+  if (f.full) p.set('fstacks', 'full');
+  if (f.node !== 0) p.set('fnode', String(f.node));
+}
+
+/**
+ * Windows are fractional while zooming; thousandths of an entry or microsecond restore the same
+ * view. (Not significant digits: wall-time positions are epoch microseconds, ~1.7e15, and ten
+ * significant digits moved a window by up to half a second.)
+ */
 function round(x: number): number {
-  return Number(x.toPrecision(10));
+  return Number(x.toFixed(3));
 }

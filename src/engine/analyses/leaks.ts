@@ -39,6 +39,14 @@ export interface LeakGroup {
   last_iteration: string | null;
   /** Held allocations from several iterations, most of what outlived its iteration: a leak. */
   accumulating: boolean;
+  /** The oldest and the newest of the held allocations (one when only one is held), to find them in a view. */
+  held_examples: HeldAllocation[];
+}
+
+/** An allocation by its id (the tables' and the web app's) and the trace entry that made it. */
+export interface HeldAllocation {
+  allocation: number;
+  entry: number;
 }
 
 export interface DeviceLeaks {
@@ -104,6 +112,8 @@ function survivorGroups(s: Snapshot, d: DeviceModel, it: Iterations, full: boole
     if (!heldAtDump(a, id, n)) continue;
     g.held_count++;
     g.held_bytes += a.size[id]!;
+    // Ids come in trace order: the first held one is the oldest, the last the newest.
+    g.held_examples[g.held_examples.length === 0 ? 0 : 1] = { allocation: id, entry: start };
     // Allocations come in trace order, so an iteration repeats only right after itself.
     if (g.iterations[g.iterations.length - 1] !== k) g.iterations.push(k);
   }
@@ -127,6 +137,7 @@ function emptyGroup(frames: Frame[]): LeakGroup {
     first_iteration: null,
     last_iteration: null,
     accumulating: false,
+    held_examples: [],
   };
 }
 

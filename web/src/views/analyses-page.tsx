@@ -11,6 +11,7 @@ import { LeaksPanel } from './analyses/leaks-panel.js';
 import { OomPanel } from './analyses/oom-panel.js';
 import { useQuery } from './analyses/use-query.js';
 import { WhatIfPanel } from './analyses/what-if-panel.js';
+import { EMPTY_FORM } from './table-filters.js';
 
 interface Props {
   client: EngineClient;
@@ -34,7 +35,13 @@ const TITLES: Record<Panel, string> = {
  * same engine calls. An entry a panel names is a link: it selects that entry and opens the timeline.
  */
 export function AnalysesPage({ client, device, view, update }: Props) {
-  const select: Select = { entry: (k) => update({ entry: k, tab: 'timeline' }) };
+  const select: Select = {
+    entry: (k) => update({ entry: k, tab: 'timeline' }),
+    alloc: (alloc, entry) => update({ alloc, entry, tab: 'timeline' }),
+    segment: (segment, entry) => update({ segment, entry, tab: 'timeline' }),
+    blocksThrough: (frame) =>
+      update({ tab: 'blocks', table: { kind: 'blocks', form: { ...EMPTY_FORM, frame }, sort: null } }),
+  };
   return (
     <main className="analyses-page">
       <div className="subtabs" role="tablist" aria-label="analyses">

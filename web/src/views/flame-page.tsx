@@ -4,7 +4,7 @@ import type { FlameTree } from '../../../src/engine/analyses/flame-tree.js';
 import { drawFlame, frameLabel, frameWhere, hitFlame, layoutFlame, parentsOf, ROW } from '../flame/layout.js';
 import { exactBytes, formatBytes, formatCount } from '../format.js';
 import { sizedContext, useParentWidth } from '../timeline/canvas.js';
-import type { ViewState } from '../url-state.js';
+import type { FlameState, ViewState } from '../url-state.js';
 import type { FlameAllocation } from '../worker/analysis-protocol.js';
 import type { EngineClient } from '../worker/client.js';
 import type { DeviceInfo } from '../worker/protocol.js';
@@ -26,10 +26,14 @@ const LISTED = 100;
  * allocations under it; click one of those to pin it in the timeline and pool state.
  */
 export function FlamePage({ client, device, view, update }: Props) {
-  const [atPeak, setAtPeak] = useState(view.entry === null);
-  const [fullStacks, setFullStacks] = useState(false);
+  // What it shows and the zoomed frame live in the URL (a link restores them).
+  const flame = view.flame;
+  const [peakByDefault] = useState(view.entry === null);
+  const atPeak = flame.peak ?? peakByDefault;
+  const fullStacks = flame.full;
+  const setFlame = (patch: Partial<FlameState>) => update({ flame: { ...flame, node: 0, ...patch } });
   const [tree, setTree] = useState<FlameTree | null>(null);
-  const [zoom, setZoom] = useState(0);
+  const shown = useRef<string | null>(null);
   const args = {
     device: device.device,
     entry: atPeak ? null : (view.entry ?? device.entries - 1),
@@ -43,7 +47,9 @@ export function FlamePage({ client, device, view, update }: Props) {
     client.query('flame', args).then(({ tree }) => {
       if (!live) return;
       setTree(tree);
-      setZoom(0);
+      // A new tree (another entry) starts at its root; the first one keeps the link's zoom.
+      if (shown.current !== null && shown.current !== key) setFlame({});
+      shown.current = key;
     });
     return () => {
       live = false;
@@ -65,14 +71,18 @@ export function FlamePage({ client, device, view, update }: Props) {
     <main className="flame-page">
       <div className="toolbar">
         <span>live memory</span>
-        <button type="button" aria-pressed={!atPeak} onClick={() => setAtPeak(false)}>
+        <button type="button" aria-pressed={!atPeak} onClick={() => setFlame({ peak: false })}>
           at the selected entry
         </button>
-        <button type="button" aria-pressed={atPeak} onClick={() => setAtPeak(true)}>
+        <button type="button" aria-pressed={atPeak} onClick={() => setFlame({ peak: true })}>
           at the peak
         </button>
         <label>
-          <input type="checkbox" checked={fullStacks} onChange={(e) => setFullStacks(e.target.checked)} />{' '}
+          <input
+            type="checkbox"
+            checked={fullStacks}
+            onChange={(e) => setFlame({ full: e.target.checked })}
+          />{' '}
           full stacks (not only your own code)
         </label>
         <button type="button" onClick={download} disabled={tree === null}>
@@ -82,7 +92,14 @@ export function FlamePage({ client, device, view, update }: Props) {
       {tree === null ? (
         <p className="hint">computing…</p>
       ) : (
-        <FlameBody client={client} tree={tree} zoom={zoom} setZoom={setZoom} view={view} update={update} />
+        <FlameBody
+          client={client}
+          tree={tree}
+          zoom={flame.node < tree.size[0]! ? flame.node : 0}
+          setZoom={(node) => setFlame({ peak: atPeak, node })}
+          view={view}
+          update={update}
+        />
       )}
     </main>
   );

@@ -12,6 +12,8 @@ interface Props {
   entry: number;
   info: EntryInfo | null;
   alloc: number | null;
+  /** A segment a link pointed at (its address): outlined and scrolled into view. */
+  segment: number | null;
   onSelect: (alloc: number) => void;
 }
 
@@ -49,7 +51,13 @@ export const PoolView = memo(function PoolView(p: Props) {
       )}
       <div className="segments">
         {pool?.segments.map((s) => (
-          <SegmentRow key={s.address} s={s} selected={p.alloc} onSelect={p.onSelect} />
+          <SegmentRow
+            key={s.address}
+            s={s}
+            selected={p.alloc}
+            focused={s.address === p.segment}
+            onSelect={p.onSelect}
+          />
         ))}
       </div>
     </section>
@@ -71,14 +79,20 @@ function EntryLine({ info }: { info: EntryInfo | null }) {
 function SegmentRow({
   s,
   selected,
+  focused,
   onSelect,
 }: {
   s: PoolSegment;
   selected: number | null;
+  focused: boolean;
   onSelect: (a: number) => void;
 }) {
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (focused) ref.current?.scrollIntoView({ block: 'center' });
+  }, [focused]);
   return (
-    <div className="segment">
+    <div className={focused ? 'segment focused' : 'segment'} ref={ref} data-address={s.address}>
       <div className="seg-label" title={`segment ${hex(s.address)}: ${exactBytes(s.size)}`}>
         {hex(s.address)} · {formatBytes(s.size)}
         {s.pool ? ` · ${s.pool}` : ''}

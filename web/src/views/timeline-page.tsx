@@ -122,6 +122,7 @@ export function TimelinePage({ client, device, view, update }: Props) {
           entry={entry}
           info={info}
           alloc={view.alloc}
+          segment={view.segment}
           onSelect={selectAlloc}
         />
         <Details details={details} onEntry={(k) => update({ entry: k })} />

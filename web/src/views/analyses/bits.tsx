@@ -2,9 +2,24 @@ import type { ReactNode } from 'react';
 import type { Frame } from '../../../../src/engine/model/stack-table.js';
 import { exactBytes, formatBytes, formatCount } from '../../format.js';
 
-/** What a panel does with an entry or allocation it mentions: select it everywhere. */
+/** What a panel does with an entry, allocation or segment it mentions: select it everywhere. */
 export interface Select {
   entry: (k: number) => void;
+  /** Pins an allocation and selects the entry that made it (timeline, pool state, tables). */
+  alloc: (id: number, entry: number) => void;
+  /** Shows a segment in the pool state after an entry. */
+  segment: (address: number, entry: number) => void;
+  /** Opens the Blocks table on the blocks whose stack passes through a frame. */
+  blocksThrough: (frame: string) => void;
+}
+
+/** "allocation #12 (entry 1,234)" as a link that pins the allocation everywhere. */
+export function AllocLink({ id, entry, select }: { id: number; entry: number; select: Select }) {
+  return (
+    <button type="button" className="link" data-alloc={id} onClick={() => select.alloc(id, entry)}>
+      #{formatCount(id)}
+    </button>
+  );
 }
 
 /** A size in KiB/MiB/GiB with the exact byte count on hover. */

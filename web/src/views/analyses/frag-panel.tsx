@@ -9,11 +9,12 @@ export function FragPanel({ r, select }: { r: DeviceFragmentation; select: Selec
   const m = r.most_cached;
   return (
     <section aria-label="fragmentation">
-      <State title="at dump time (exact)" s={r.dump} />
+      <State title="at dump time (exact)" s={r.dump} select={select} />
       {r.at !== null && (
         <State
           title={`after trace entry ${formatCount(r.at.after_entry)} (${r.at.exact ? 'exact: nothing changed memory after it' : 'estimated from the trace'})`}
           s={r.at}
+          select={select}
         />
       )}
       {m !== null && (
@@ -33,7 +34,7 @@ export function FragPanel({ r, select }: { r: DeviceFragmentation; select: Selec
   );
 }
 
-function State({ title, s }: { title: string; s: FragState }) {
+function State({ title, s, select }: { title: string; s: FragState; select: Select }) {
   return (
     <div className="frag-state">
       <h4>{title}</h4>
@@ -65,7 +66,15 @@ function State({ title, s }: { title: string; s: FragState }) {
             {s.worst_segments.map((g) => (
               <tr key={g.address}>
                 <td>
-                  {hex(g.address)}
+                  <button
+                    type="button"
+                    className="link"
+                    data-segment={g.address}
+                    title="show this segment in the pool state after this entry"
+                    onClick={() => select.segment(g.address, s.after_entry)}
+                  >
+                    {hex(g.address)}
+                  </button>
                   {g.expandable && ' (exp.)'}
                 </td>
                 <td>{g.private_pool === null ? g.pool : `${g.pool} ${g.private_pool}`}</td>

@@ -2,7 +2,7 @@ import type { IterationSummary } from '../../../../src/engine/analyses/iteration
 import { leakIterationsSpan, leakKind } from '../../../../src/engine/analyses/leak-words.js';
 import type { DeviceLeaks } from '../../../../src/engine/analyses/leaks.js';
 import { formatCount } from '../../format.js';
-import { Bytes, EntryLink, Frames, type Select, Table } from './bits.js';
+import { AllocLink, Bytes, EntryLink, Frames, type Select, Table } from './bits.js';
 
 /** `memlens leaks`: the iterations used, the verdict, and the sites whose allocations outlived their iteration. */
 export function LeaksPanel({ r, select }: { r: DeviceLeaks; select: Select }) {
@@ -18,7 +18,17 @@ export function LeaksPanel({ r, select }: { r: DeviceLeaks; select: Select }) {
       {r.groups.length > 0 && (
         <>
           <p>allocations still allocated after the next iteration ended, by allocating site:</p>
-          <Table head={['', 'held', 'count', 'per iter.', 'iterations', 'allocated at (innermost first)']}>
+          <Table
+            head={[
+              '',
+              'held',
+              'count',
+              'per iter.',
+              'iterations',
+              'oldest, newest held',
+              'allocated at (innermost first)',
+            ]}
+          >
             {r.groups.map((g, i) => (
               // biome-ignore lint/suspicious/noArrayIndexKey: groups are ranked; rank is the identity
               <tr key={i} className={g.accumulating ? 'leak' : undefined}>
@@ -30,7 +40,24 @@ export function LeaksPanel({ r, select }: { r: DeviceLeaks; select: Select }) {
                 <td className="num">{g.accumulating ? <Bytes n={g.bytes_per_iteration} /> : '—'}</td>
                 <td>{leakIterationsSpan(g)}</td>
                 <td>
+                  {g.held_examples.map((h, j) => (
+                    <span key={h.allocation}>
+                      {j > 0 && ', '}
+                      <AllocLink id={h.allocation} entry={h.entry} select={select} />
+                    </span>
+                  ))}
+                </td>
+                <td>
                   <Frames frames={g.frames} />
+                  {g.frames.length > 0 && (
+                    <button
+                      type="button"
+                      className="link"
+                      onClick={() => select.blocksThrough(g.frames[0]!.name)}
+                    >
+                      blocks through {g.frames[0]!.name}
+                    </button>
+                  )}
                 </td>
               </tr>
             ))}
