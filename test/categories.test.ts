@@ -9,6 +9,7 @@ import { categoriesOf } from '../src/engine/analyses/category-curves.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import type { DeviceModel, Snapshot } from '../src/engine/model/snapshot.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
+import { smallSegment } from './helpers/small-segment.js';
 import { snapshotOf } from './helpers/snapshot-of.js';
 
 const CORPUS = join(import.meta.dirname, '..', '..', 'shared', 'corpus');
@@ -142,26 +143,12 @@ describe('categories from annotations when the file has no stacks', () => {
     e('free_completed', base + 1024, 311),
   ];
   const ann = (name: string, stage: string, t: number) => ({ name, stage, device: 0, time_us: t });
-  const block = (address: number, state: string, requested: number, size = 512) => ({
-    address,
-    size,
-    requested_size: requested,
-    state,
-  });
   const value = {
     segments: [
-      {
-        device: 0,
-        address: base,
-        total_size: 2 << 20,
-        stream: 0,
-        segment_type: 'small',
-        blocks: [
-          block(base, 'active_allocated', 512),
-          block(base + 512, 'active_allocated', 512),
-          block(base + 1024, 'inactive', 0, (2 << 20) - 1024),
-        ],
-      },
+      smallSegment(base, [
+        { state: 'active_allocated', requested: 512, size: 512 },
+        { state: 'active_allocated', requested: 512, size: 512 },
+      ]),
     ],
     device_traces: [trace],
     external_annotations: [

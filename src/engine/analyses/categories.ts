@@ -1,6 +1,7 @@
 import { FREED_BEFORE_WINDOW } from '../model/allocations.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
 import { annotationWindows, type EntryWindows } from './annotation-windows.js';
+import { FRAMEWORK_RULES } from './category-frameworks.js';
 import { StackTraits, Trait } from './category-rules.js';
 
 export const CATEGORIES = [
@@ -18,9 +19,11 @@ export const SHORT_LIVED_ENTRIES = 16;
 
 /**
  * The rules, in the order they are tried; the first that matches labels the allocation. Frames
- * come first (they name the code), annotations next (files recorded without stacks), lifetime last.
+ * come first (they name the code; a framework's frames before the generic ones they run under),
+ * annotations next (files recorded without stacks), lifetime last.
  */
 export const RULES: readonly { id: string; category: Category; says: string }[] = [
+  ...FRAMEWORK_RULES.map(({ id, category, says }) => ({ id, category, says })),
   {
     id: 'module-to-device',
     category: 'parameter',
@@ -119,6 +122,7 @@ export function labelAllocations(s: Snapshot, d: DeviceModel): Labels {
 }
 
 function byFrames(alloc: number, free: number, freed: boolean): number | undefined {
+  for (const r of FRAMEWORK_RULES) if (alloc & r.trait) return RULE[r.id];
   if (alloc & Trait.moduleToDevice) return RULE['module-to-device'];
   if (alloc & Trait.moduleInit) return RULE['module-init'];
   if (alloc & Trait.loadState) return RULE['load-state-dict'];

@@ -5,6 +5,7 @@
  * torch.autograd, and the autograd engine's C++ frames when stacks="all"), not the generator's.
  */
 import type { StackTable } from '../model/stack-table.js';
+import { frameworkTraits } from './category-frameworks.js';
 
 export enum Trait {
   /** nn.Module._apply / .to / .cuda / convert: the model moved to the GPU. */
@@ -52,7 +53,7 @@ function frameTraits(filename: string, name: string): number {
   if (name === 'zero_grad') t |= Trait.zeroGrad;
   if (name.includes('AccumulateGrad') || name.includes('accumulate_grad')) t |= Trait.accumulateGrad;
   if (isBackwardFrame(filename, name)) t |= Trait.backward;
-  return t;
+  return t | frameworkTraits(filename, name);
 }
 
 function isConstructor(filename: string, name: string): boolean {
