@@ -7,8 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import type { PyValue } from '../src/engine/encode/pickle-values.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
-import type { Snapshot } from '../src/engine/model/snapshot.js';
 import { snapshotOf } from './helpers/snapshot-of.js';
+import { columns } from './helpers/trace-columns.js';
 
 type Entry = Record<string, PyValue>;
 
@@ -56,25 +56,6 @@ function traceOf(seed: number, n: number): Entry {
   const stacks: Entry[][] = [];
   const trace = Array.from({ length: n }, (_, i) => entry(r, i, stacks));
   return { segments: [], device_traces: [trace] };
-}
-
-/** Every column an entry fills, with frames spelled out, per entry. */
-function columns(s: Snapshot): unknown[] {
-  const d = s.devices[0]!;
-  const t = d.trace;
-  const text = (col: Int32Array | undefined, i: number) =>
-    col && col[i]! >= 0 ? s.traceColumns.texts[col[i]!] : null;
-  return Array.from({ length: t.length }, (_, i) => [
-    s.traceColumns.actionNames[t.action[i]!],
-    t.addr[i],
-    t.size[i],
-    s.traceColumns.streams[t.stream[i]!],
-    t.timeUs[i],
-    t.stack[i]! < 0 ? null : s.stacks.frames(t.stack[i]!),
-    text(t.compileContext, i),
-    text(t.userMetadata, i),
-    s.traceColumns.extras.get(t.rowOf(i)) ?? null,
-  ]);
 }
 
 describe('trace entries whose shape changes from one entry to the next', () => {

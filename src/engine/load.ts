@@ -71,13 +71,18 @@ async function loadPlain(
 }
 
 /** Synchronous load of an in-memory pickle or JSON (not gzip): for tests and small inputs. */
-export function loadSnapshotBytes(bytes: Uint8Array): Snapshot {
+export function loadSnapshotBytes(bytes: Uint8Array, options: DecodeOptions = {}): Snapshot {
   if (bytes.length === 0) throw new SnapshotError('empty file');
   const format = sniffFormat(bytes.subarray(0, 64));
   if (format === 'gzip') throw new SnapshotError('gzip input needs the streaming loader');
-  const sink = format === 'json' ? new JsonSink() : new PickleSink(bytes.length);
+  const sink = format === 'json' ? new JsonSink() : new PickleSink(bytes.length, options);
   sink.push(bytes);
   return sink.finish();
+}
+
+export interface DecodeOptions {
+  /** false: read every trace entry in JS instead of with the WebAssembly scanner (for tests). */
+  entryScan?: boolean;
 }
 
 interface Sink {
@@ -87,8 +92,12 @@ interface Sink {
 
 class PickleSink implements Sink {
   private readonly vm: Unpickler;
-  constructor(sizeHint: number | undefined) {
-    this.vm = new Unpickler(Math.ceil((sizeHint ?? 0) / BYTES_PER_ENTRY_GUESS));
+  constructor(sizeHint: number | undefined, options: DecodeOptions = {}) {
+    this.vm = new Unpickler(
+      Math.ceil((sizeHint ?? 0) / BYTES_PER_ENTRY_GUESS),
+      true,
+      options.entryScan ?? true,
+    );
   }
   push(chunk: Uint8Array): void {
     this.vm.push(chunk);

@@ -17,7 +17,8 @@ export interface ViewServer {
 /** The page may talk to this server and to blob: workers, nothing else. */
 const CSP = [
   "default-src 'self'",
-  "script-src 'self' blob:",
+  // wasm-unsafe-eval lets the engine compile its WebAssembly entry scanner (no JS eval).
+  "script-src 'self' blob: 'wasm-unsafe-eval'",
   "worker-src 'self' blob: data:",
   "style-src 'self' 'unsafe-inline'",
   "img-src 'self' data: blob:",

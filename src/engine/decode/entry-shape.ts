@@ -5,6 +5,7 @@ import { u32 } from './bytes.js';
 import { Memo } from './memo.js';
 import { Op } from './opcodes.js';
 import { StackRef } from './special-values.js';
+import { TextCodes } from './text-codes.js';
 
 /** What the shape reader needs from the fast path (FastEntryReader). */
 export interface ShapeHost {
@@ -21,12 +22,9 @@ export interface ShapeHost {
 const MAX_PAIRS = 16;
 const FAIL = -1;
 /** Kinds of value a learned pair holds, by its key's field. */
-const NUM = 0;
-const STR = 1;
-const FRAMES = 2;
-const CODE_CACHE = 256;
-/** Columns whose string values are cached by memo index: action, compile_context, user_metadata. */
-const TEXT_COLUMNS = 3;
+export const NUM = 0;
+export const STR = 1;
+export const FRAMES = 2;
 
 /**
  * PyTorch writes every trace entry of a file with the same keys, by the same memo references, in
@@ -40,12 +38,15 @@ const TEXT_COLUMNS = 3;
  */
 export class EntryShape {
   /** Learned key opcodes, 2 (BINGET) or 5 (LONG_BINGET) bytes each; empty: learn from the next entry. */
-  private keyBytes = new Uint8Array(MAX_PAIRS * 5);
-  private keyEnds = new Int32Array(MAX_PAIRS);
+  readonly keyBytes = new Uint8Array(MAX_PAIRS * 5);
+  readonly keyEnds = new Int32Array(MAX_PAIRS);
   private readonly keyNames: string[] = new Array(MAX_PAIRS);
-  private readonly fields = new Uint8Array(MAX_PAIRS);
-  private readonly kinds = new Uint8Array(MAX_PAIRS);
-  private pairs = 0;
+  readonly fields = new Uint8Array(MAX_PAIRS);
+  readonly kinds = new Uint8Array(MAX_PAIRS);
+  /** Pairs of the learned shape; 0 while none is learned. */
+  pairs = 0;
+  /** Changes whenever the learned shape does. */
+  version = 0;
   // Per pair, what the scan found: numbers, strings and where their memo opcodes are.
   private readonly numbers = new Float64Array(MAX_PAIRS);
   private readonly texts: string[] = new Array(MAX_PAIRS).fill('');
@@ -57,17 +58,19 @@ export class EntryShape {
   private puts = 0;
   /** The dict being scanned starts with the 'action' key: it is a trace entry. */
   private keyed = false;
-  private readonly codeTag = new Int32Array(TEXT_COLUMNS * CODE_CACHE).fill(-1);
-  private readonly codes = new Int32Array(TEXT_COLUMNS * CODE_CACHE);
+  private readonly textCodes: TextCodes;
   /** Position after the SETITEMS of the entry last read. */
   end = 0;
 
-  constructor(private readonly host: ShapeHost) {}
+  constructor(private readonly host: ShapeHost) {
+    this.textCodes = new TextCodes(host.trace);
+  }
 
   /** Memo slots were overwritten: learned keys and cached codes may mean something else now. */
   forget(): void {
     this.pairs = 0;
-    this.codeTag.fill(-1);
+    this.version++;
+    this.textCodes.forget();
   }
 
   /**
@@ -108,7 +111,10 @@ export class EntryShape {
       if (at >= 0 && this.freeMemoOp(at) < 0) return FAIL;
     }
     if (p >= limit || (learning ? i === 0 || this.fields[0] !== Field.action : i !== this.pairs)) return FAIL;
-    if (learning) this.pairs = i;
+    if (learning) {
+      this.pairs = i;
+      this.version++;
+    }
     return p;
   }
 
@@ -255,18 +261,13 @@ export class EntryShape {
     this.host.memoCode(p, Memo.ENTRY_CODE);
     const row = trace.begin();
     for (let i = 0; i < this.pairs; i++) {
-      const field = this.fields[i]!;
       const kind = this.kinds[i];
       if (kind === NUM) {
-        const v = this.numbers[i]!;
-        if (field === Field.addr) trace.addr[row] = v;
-        else if (field === Field.size) trace.size[row] = v;
-        else if (field === Field.time_us) trace.timeUs[row] = v;
-        else trace.setNumber(row, field, this.keyNames[i]!, v);
+        this.setNumber(row, i, this.numbers[i]!);
       } else if (kind === STR) {
         const at = this.memoAt[i]!;
         if (at >= 0) this.host.memoCode(at, memo.stringCode(this.texts[i]!));
-        this.setText(row, i, field);
+        this.setText(row, i, this.textMemo[i]!, this.texts[i]!);
       } else {
         const id = this.stackId;
         if (this.memoAt[i]! >= 0) this.host.memoCode(this.memoAt[i]!, Memo.stackCode(id));
@@ -277,28 +278,44 @@ export class EntryShape {
     return row;
   }
 
-  /** Text columns by a cache keyed on the value's memo index: one string, one code. */
-  private setText(row: number, i: number, field: Field): void {
+  /** Pair i (a number field) of `row`. */
+  setNumber(row: number, i: number, v: number): void {
     const trace = this.host.trace;
-    const column = field === Field.action ? 0 : field === Field.compile_context ? 1 : 2;
-    const index = this.textMemo[i]!;
-    const slot = column * CODE_CACHE + (index & (CODE_CACHE - 1));
-    if (index >= 0 && this.codeTag[slot] === index) {
-      const code = this.codes[slot]!;
-      if (column === 0) trace.action[row] = code;
-      else if (column === 1) trace.compileContext![row] = code;
-      else trace.userMetadata![row] = code;
-      return;
-    }
-    trace.setField(row, field, this.keyNames[i]!, this.texts[i]);
-    if (index < 0) return;
-    this.codeTag[slot] = index;
-    this.codes[slot] =
-      column === 0
-        ? trace.action[row]!
-        : column === 1
-          ? trace.compileContext![row]!
-          : trace.userMetadata![row]!;
+    const field = this.fields[i]!;
+    if (field === Field.addr) trace.addr[row] = v;
+    else if (field === Field.size) trace.size[row] = v;
+    else if (field === Field.time_us) trace.timeUs[row] = v;
+    else trace.setNumber(row, field, this.keyNames[i]!, v);
+  }
+
+  /** Pair i (a text field) of `row` from memo slot `index`; false if the slot holds no str. */
+  setMemoText(row: number, i: number, index: number): boolean {
+    const field = this.fields[i]!;
+    const known = this.textCodes.has(field, index);
+    const v = known ? '' : this.host.memo.get(index);
+    if (typeof v !== 'string') return false;
+    this.textCodes.set(row, field, this.keyNames[i]!, index, v);
+    return true;
+  }
+
+  /** Pair i (a text field) of `row`, a str written inline. */
+  setInlineText(row: number, i: number, text: string): void {
+    this.textCodes.set(row, this.fields[i]!, this.keyNames[i]!, -1, text);
+  }
+
+  /** Whether memo slot `index` holds a str, for pair i. */
+  isMemoText(i: number, index: number): boolean {
+    return this.textCodes.has(this.fields[i]!, index) || typeof this.host.memo.get(index) === 'string';
+  }
+
+  /** The key of pair i, as written. */
+  keyName(i: number): string {
+    return this.keyNames[i]!;
+  }
+
+  /** Text columns by memo index (-1: inline). */
+  private setText(row: number, i: number, index: number, text: string): void {
+    this.textCodes.set(row, this.fields[i]!, this.keyNames[i]!, index, text);
   }
 }
 

@@ -8,11 +8,13 @@ import {
 import { Field, fieldOf, type TraceColumns } from '../model/trace-columns.js';
 import { decodeUtf8 } from './byte-strings.js';
 import { u32 } from './bytes.js';
+import { EntryRuns } from './entry-runs.js';
 import { EntryShape, memoOpLength } from './entry-shape.js';
+import { NOT_FRAMES, stackOfFrameRefs } from './frame-refs.js';
 import { decodeLong } from './ints.js';
 import { Memo } from './memo.js';
 import { Op } from './opcodes.js';
-import { ENTRY_IN_MEMO, FrameDict, StackRef } from './special-values.js';
+import { ENTRY_IN_MEMO, StackRef } from './special-values.js';
 
 /** What the fast path needs from the VM. */
 export interface FastHost {
@@ -30,7 +32,6 @@ export interface FastHost {
 
 const CACHE_SIZE = 1 << 16;
 const UNRESOLVED = -3;
-const INVALID = -2;
 const MAX_PAIRS = 64;
 const MAX_MEMO_OP = 5;
 
@@ -62,9 +63,15 @@ export class FastEntryReader {
 
   /** Entries of the file's usual shape, read without resolving their keys (see EntryShape). */
   readonly shape: EntryShape;
+  /** Whole runs of entries of that shape, read by the WebAssembly scanner where it runs. */
+  readonly runs: EntryRuns;
 
-  constructor(private readonly host: FastHost) {
+  constructor(
+    private readonly host: FastHost,
+    entryScan: boolean,
+  ) {
     this.shape = new EntryShape(this);
+    this.runs = new EntryRuns(host, this.shape, entryScan);
   }
 
   // What EntryShape needs of the host, passed through.
@@ -326,7 +333,7 @@ export class FastEntryReader {
       if (q >= limit) return -1;
     }
     const id = this.stackOfRun();
-    if (id === INVALID) return -1;
+    if (id === NOT_FRAMES) return -1;
     this.tracebackId = id;
     return q;
   }
@@ -382,13 +389,7 @@ export class FastEntryReader {
     const key = this.memoStacks.internStack(this.ids, n, stackHashFinish(this.runHash, n));
     if (key === NO_STACK) return NO_STACK;
     if (key < this.resolved.length && this.resolved[key] !== UNRESOLVED) return this.resolved[key]!;
-    const frames = new Int32Array(n);
-    for (let i = 0; i < n; i++) {
-      const v = this.host.memo.get(this.ids[i]! >>> 0);
-      if (!(v instanceof FrameDict)) return this.resolve(key, INVALID);
-      frames[i] = v.intern(this.host.stacks);
-    }
-    return this.resolve(key, this.host.stacks.internStack(frames, n));
+    return this.resolve(key, stackOfFrameRefs(this.host.memo, this.host.stacks, this.ids, n));
   }
 
   private resolve(key: number, id: number): number {
@@ -426,6 +427,7 @@ export class FastEntryReader {
   invalidate(index: number): void {
     this.keyMemo[index & (CACHE_SIZE - 1)] = -1;
     this.shape.forget();
+    this.runs.forget();
     // Index sequences may now mean other frames: start over (PyTorch never overwrites the memo).
     this.memoStacks = new StackTable();
     this.resolved = new Int32Array(0);

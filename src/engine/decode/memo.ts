@@ -23,6 +23,8 @@ export class Memo {
   private sparse: Map<number, number> | undefined;
   private lastString: string | undefined;
   private lastStringCode = 0;
+  /** The highest index written so far. */
+  private top = -1;
 
   constructor(private readonly stackRef: (id: number) => StackRef) {}
 
@@ -37,6 +39,7 @@ export class Memo {
 
   /** Returns true when the slot held a value before (an overwrite, which PyTorch never does). */
   put(index: number, value: unknown): boolean {
+    if (index > this.top) this.top = index;
     if (index >= this.slots.length && !this.grow(index)) return this.putSparse(index, value);
     const old = this.slots[index]!;
     if (old === EMPTY) this.size++;
@@ -47,6 +50,7 @@ export class Memo {
 
   /** put() for a code already known: the decoder's fast path (entries, tracebacks, strings). */
   putCode(index: number, code: number): boolean {
+    if (index > this.top) this.top = index;
     if (index >= this.slots.length && !this.grow(index)) return this.putSparseCode(index, code);
     const old = this.slots[index]!;
     if (old === EMPTY) this.size++;
@@ -56,6 +60,35 @@ export class Memo {
   }
 
   static readonly ENTRY_CODE = ENTRY;
+
+  /** The raw code in slot `index` (0: empty, -1: a trace entry, <= -2: a stack, > 0: a value). */
+  codeAt(index: number): number {
+    return index < this.slots.length ? this.slots[index]! : (this.sparse?.get(index) ?? EMPTY);
+  }
+
+  /** The value of a code > 0. */
+  valueOf(code: number): unknown {
+    return this.values[code - 1];
+  }
+
+  /** The stack id of a code <= -2 (see stackCode). */
+  static stackOfCode(code: number): number {
+    return -code - 3;
+  }
+
+  /** MEMOIZE `count` times with these codes; only while appendOnly(). */
+  appendCodes(codes: Int32Array, count: number): void {
+    const index = this.size;
+    if (index + count > this.slots.length) this.grow(index + count);
+    this.slots.set(codes.subarray(0, count), index);
+    this.size += count;
+    this.top = index + count - 1;
+  }
+
+  /** True while no slot at or past `size` is filled, so MEMOIZE can never overwrite. */
+  appendOnly(): boolean {
+    return this.top < this.size;
+  }
 
   static stackCode(id: number): number {
     return -(id === NO_STACK ? -1 : id) - 3;

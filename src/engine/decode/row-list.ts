@@ -26,6 +26,16 @@ export class RowList {
     this.rows[this.count++] = row;
   }
 
+  /** Rows first..first+count-1, in order. */
+  addRun(first: number, count: number): void {
+    if (this.rows === null && (this.count === 0 || first === this.first + this.count)) {
+      if (this.count === 0) this.first = first;
+      this.count += count;
+      return;
+    }
+    for (let i = 0; i < count; i++) this.add(first + i);
+  }
+
   /** Row index of the i-th entry of the list. */
   at(i: number): number {
     return this.rows === null ? this.first + i : this.rows[i]!;

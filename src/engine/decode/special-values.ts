@@ -14,6 +14,14 @@ export class OpenEntry {
   constructor(readonly row: number) {}
 }
 
+/** Consecutive trace entries in rows first..first+count-1, read as one run (see EntryRuns). */
+export class EntryRun {
+  constructor(
+    readonly first: number,
+    readonly count: number,
+  ) {}
+}
+
 /** What the memo holds for a trace entry: PyTorch never refers back to one. */
 export const ENTRY_IN_MEMO = Object.freeze({ entryInMemo: true });
 

@@ -25,6 +25,7 @@ import { RowList } from './row-list.js';
 import { buildSafe } from './safe-builtins.js';
 import {
   ENTRY_IN_MEMO,
+  EntryRun,
   FrameDict,
   frameIdOf,
   internFrameList,
@@ -42,6 +43,8 @@ export interface DecodedPickle {
   traceLists: Map<unknown[], RowList>;
   /** Imports/calls the file asked for and memlens did not perform. */
   inert: { count: number; examples: Inert[] };
+  /** Trace entries read by the WebAssembly scanner (the rest went through the JS paths). */
+  scannedEntries?: number;
 }
 
 /** Bytes that must be buffered before an opcode is decoded, so fixed-size arguments and the
@@ -97,14 +100,16 @@ export class Unpickler implements FastHost {
   /**
    * @param expectedEntries sizes the trace columns up front
    * @param snapshotShapes false decodes every dict and list as a plain value (generic pickles)
+   * @param entryScan false reads every entry in JS (the WebAssembly scanner gives the same result)
    */
   constructor(
     expectedEntries = 1024,
     private readonly snapshotShapes = true,
+    entryScan = true,
   ) {
     this.trace = new TraceColumns(expectedEntries);
     this.memo = new Memo((id) => this.stackRef(id));
-    this.fast = new FastEntryReader(this);
+    this.fast = new FastEntryReader(this, entryScan);
   }
 
   push(chunk: Uint8Array): void {
@@ -149,6 +154,7 @@ export class Unpickler implements FastHost {
       trace: this.trace,
       stacks: this.stacks,
       traceLists: this.traceLists,
+      scannedEntries: this.fast.runs.scanned,
       inert: { count: this.inertCount, examples: this.inertExamples },
     };
   }
@@ -228,6 +234,11 @@ export class Unpickler implements FastHost {
           break;
         }
         case Op.EMPTY_DICT: {
+          const runs = this.snapshotShapes ? this.fast.runs.read(pos + 1, final ? end : end - LOOKAHEAD) : 0;
+          if (runs > 0) {
+            pos = this.pushRun(runs);
+            break;
+          }
           const row = this.snapshotShapes ? this.fast.shape.read(pos + 1, final ? end : end - LOOKAHEAD) : -1;
           if (row >= 0) {
             stack.push(new OpenEntry(row));
@@ -394,12 +405,32 @@ export class Unpickler implements FastHost {
     }
   }
 
+  /**
+   * Pushes the run of `count` entries just read; returns the position after it. One EntryRun
+   * stands for them only when APPENDS comes next (the one place that takes runs apart).
+   */
+  private pushRun(count: number): number {
+    const { first, end } = this.fast.runs;
+    if (count > 1 && this.buf[skipFrame(this.buf, end)] === Op.APPENDS) {
+      this.stack.push(new EntryRun(first, count));
+    } else {
+      for (let i = 0; i < count; i++) this.stack.push(new OpenEntry(first + i));
+    }
+    return end;
+  }
+
   private appendItems(m: number, pos: number): void {
     const stack = this.stack;
     if (m === 0) this.fail('APPENDS with no list to append to', pos);
     const target = stack[m - 1];
+    const top = stack[stack.length - 1];
+    if (top instanceof EntryRun && !Array.isArray(target)) {
+      stack.pop();
+      for (let i = 0; i < top.count; i++) stack.push(new OpenEntry(top.first + i));
+    }
     if (target instanceof OpenStack) this.appendFrames(target, m, pos);
-    else if (Array.isArray(target) && stack[m] instanceof OpenEntry) this.appendEntries(target, m, pos);
+    else if (Array.isArray(target) && (stack[m] instanceof OpenEntry || stack[m] instanceof EntryRun))
+      this.appendEntries(target, m, pos);
     else for (let i = m; i < stack.length; i++) this.appendItem(target, stack[i], pos);
     stack.length = m;
   }
@@ -411,6 +442,7 @@ export class Unpickler implements FastHost {
     for (let i = m; i < stack.length; i++) {
       const item = stack[i];
       if (item instanceof OpenEntry) rows.add(item.row);
+      else if (item instanceof EntryRun) rows.addRun(item.first, item.count);
       else rows.add(this.entryFromDict(item, pos));
     }
   }
@@ -427,6 +459,10 @@ export class Unpickler implements FastHost {
   }
 
   private appendItem(target: unknown, item: unknown, pos: number): void {
+    if (item instanceof EntryRun) {
+      for (let i = 0; i < item.count; i++) this.appendItem(target, new OpenEntry(item.first + i), pos);
+      return;
+    }
     if (target instanceof OpenStack) {
       target.add(frameIdOf(item, this.stacks, this.base + pos));
       return;

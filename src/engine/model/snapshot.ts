@@ -49,6 +49,8 @@ export interface Snapshot {
   /** Length of `device_traces` (one list per device ordinal, empty ones included). */
   deviceTraceLists: number;
   inert: { count: number; examples: Inert[] };
+  /** Trace entries the decoder's WebAssembly scanner read (0 for JSON, or where it cannot run). */
+  scannedEntries: number;
 }
 
 /** Decoded pickle (or JSON converted to the same form) → the indexed model. */
@@ -84,6 +86,7 @@ export function buildSnapshot(decoded: DecodedPickle): Snapshot {
     traceRows: decoded.traceLists,
     deviceTraceLists: lists.length,
     inert: decoded.inert,
+    scannedEntries: decoded.scannedEntries ?? 0,
   };
 }
 

@@ -118,6 +118,23 @@ export class TraceColumns {
     return row;
   }
 
+  /** begin() for n rows at once (the decoder's runs): returns the first. */
+  beginRows(n: number): number {
+    const row = this.length;
+    let capacity = this.capacity;
+    while (row + n > capacity) capacity *= 2;
+    if (capacity !== this.capacity) this.resize(capacity);
+    const end = row + n;
+    this.length = end;
+    this.addr.fill(Number.NaN, row, end);
+    this.size.fill(Number.NaN, row, end);
+    this.timeUs.fill(Number.NaN, row, end);
+    this.stack.fill(NO_STACK, row, end);
+    this.stream.fill(0, row, end);
+    this.action.fill(255, row, end);
+    return row;
+  }
+
   set(row: number, key: string, value: unknown): void {
     this.setField(row, fieldOf(key), key, value);
   }

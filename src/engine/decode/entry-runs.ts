@@ -1,0 +1,225 @@
+import { NO_STACK, type StackTable } from '../model/stack-table.js';
+import { Field, type TraceColumns } from '../model/trace-columns.js';
+import { decodeUtf8 } from './byte-strings.js';
+import { type EntryShape, FRAMES, NUM, STR } from './entry-shape.js';
+import { NOT_FRAMES, stackOfFrameRefs } from './frame-refs.js';
+import { Memo } from './memo.js';
+import { TextCodes } from './text-codes.js';
+import { NO_FRAMES, WasmEntryScan } from './wasm-entry-scan.js';
+
+/** What a run needs from the VM. */
+export interface RunHost {
+  readonly buf: Uint8Array;
+  readonly memo: Memo;
+  readonly trace: TraceColumns;
+  readonly stacks: StackTable;
+}
+
+/** Entries per scan: more than a pickle batch (1000), so a run usually ends at its APPENDS. */
+const MAX_RUN = 1024;
+const UNRESOLVED = -3;
+/** A memo code that is not a str's nor a stack's: the entry is left to the VM. */
+const BAD = 0;
+
+/**
+ * Runs of trace entries of the learned shape (EntryShape), read by the WebAssembly scanner and
+ * committed here column by column. The scanner knows bytes, not the memo, so each entry is
+ * checked first, in file order, against the memo as it will be when the entry is reached
+ * (including the slots earlier entries of the run write): string references must be strs,
+ * traceback references tracebacks, frame references frame dicts. The run is cut before the
+ * first entry that fails, and the VM reads that one its own way, with its errors.
+ */
+export class EntryRuns {
+  /** The first row of the run last read. */
+  first = 0;
+  /** Position after the run last read. */
+  end = 0;
+  /** Entries read so far. */
+  scanned = 0;
+  private readonly scanner: WasmEntryScan | undefined;
+  private taught = -1;
+  /** Traceback key → stack id. */
+  private resolved = new Int32Array(1024).fill(UNRESOLVED);
+  /** Inline str key → memo code of its text. */
+  private textCodes = new Int32Array(64);
+  private readonly texts: TextCodes;
+  // Per run: the memo codes it writes, and per entry its text codes and stack.
+  private readonly memoCodes = new Int32Array(MAX_RUN * 18);
+  private readonly stackIds = new Int32Array(MAX_RUN);
+  private readonly textValues = new Int32Array(MAX_RUN * 4);
+
+  constructor(
+    private readonly host: RunHost,
+    private readonly shape: EntryShape,
+    enabled: boolean,
+  ) {
+    this.scanner = enabled ? WasmEntryScan.create() : undefined;
+    this.texts = new TextCodes(host.trace);
+  }
+
+  /** The memo was overwritten: key resolutions may mean other frames now. */
+  forget(): void {
+    this.resolved.fill(UNRESOLVED);
+  }
+
+  /** Reads entries from p (just past an EMPTY_DICT); returns how many (rows from `first`). */
+  read(p: number, limit: number): number {
+    const { scanner, shape } = this;
+    if (scanner === undefined || shape.pairs === 0 || !this.host.memo.appendOnly()) return 0;
+    if (this.taught !== shape.version) {
+      scanner.teach(shape.keyBytes, shape.keyEnds, shape.kinds, shape.pairs);
+      this.taught = shape.version;
+    }
+    const n = scanner.scan(this.host.buf, p, limit, MAX_RUN);
+    if (n === 0) return 0;
+    const written = this.check(scanner, n);
+    const ok = this.checked;
+    if (ok > 0) this.commit(scanner, ok, written);
+    this.scanned += ok;
+    this.end = ok === n ? scanner.end : scanner.start(ok);
+    return ok;
+  }
+
+  /** Entries that passed the last check. */
+  private checked = 0;
+
+  /**
+   * Resolves every reference of the first n entries, in order; sets `checked` to how many
+   * passed and returns how many memo slots those write.
+   */
+  private check(scanner: WasmEntryScan, n: number): number {
+    const { shape, memoCodes, stackIds, textValues } = this;
+    const memo = this.host.memo;
+    const refs = this.refPairs(scanner, n);
+    let written = 0;
+    let e = 0;
+    for (; e < n; e++) {
+      const before = written;
+      memoCodes[written++] = Memo.ENTRY_CODE;
+      let ok = true;
+      for (let j = 0; j < refs.length && ok; j++) {
+        const v = refs[j]![e]!;
+        if (shape.kinds[this.refIndex[j]!] === STR) {
+          const code = v >= 0 ? this.refCode(v, written) : this.inlineCode(scanner, v);
+          if (v < 0) memoCodes[written++] = code;
+          ok = code > 0 && (code === this.lastText || this.isText(memo, code));
+          textValues[e * 4 + j] = code;
+        } else {
+          const id =
+            v >= 0
+              ? this.stackOf(scanner, v)
+              : v === NO_FRAMES
+                ? NO_STACK
+                : this.sharedStack(-2 - v, written);
+          ok = id !== NOT_FRAMES;
+          if (v >= 0) memoCodes[written++] = Memo.stackCode(id);
+          stackIds[e] = id;
+        }
+      }
+      if (!ok) {
+        written = before;
+        break;
+      }
+    }
+    this.checked = e;
+    return written;
+  }
+
+  private lastText = 0;
+
+  private isText(memo: Memo, code: number): boolean {
+    if (typeof memo.valueOf(code) !== 'string') return false;
+    this.lastText = code;
+    return true;
+  }
+
+  /** Pair indices of the text and traceback pairs (in order), and their columns for this run. */
+  private readonly refIndex = new Int32Array(16);
+  private refPairs(scanner: WasmEntryScan, n: number): Float64Array[] {
+    const shape = this.shape;
+    const columns: Float64Array[] = [];
+    for (let i = 0; i < shape.pairs; i++) {
+      if (shape.kinds[i] === NUM) continue;
+      this.refIndex[columns.length] = i;
+      columns.push(scanner.column(i, n));
+    }
+    return columns;
+  }
+
+  /** The code memo slot `index` will hold when the entry is reached (`written` slots into the run). */
+  private refCode(index: number, written: number): number {
+    const memo = this.host.memo;
+    if (index < memo.size) return memo.codeAt(index);
+    return index - memo.size < written ? this.memoCodes[index - memo.size]! : BAD;
+  }
+
+  private sharedStack(index: number, written: number): number {
+    const code = this.refCode(index, written);
+    return code <= -2 ? Memo.stackOfCode(code) : NOT_FRAMES;
+  }
+
+  /** Memo code of the inline str -1 - v, decoded once per distinct text. */
+  private inlineCode(scanner: WasmEntryScan, v: number): number {
+    const k = -1 - v;
+    if (k < this.textCodes.length && this.textCodes[k]! > 0) return this.textCodes[k]!;
+    const bytes = scanner.textBytes(v);
+    const code = this.host.memo.stringCode(decodeUtf8(bytes, 0, bytes.length));
+    if (k >= this.textCodes.length) {
+      const grown = new Int32Array(Math.max(k + 1, this.textCodes.length * 2));
+      grown.set(this.textCodes);
+      this.textCodes = grown;
+    }
+    this.textCodes[k] = code;
+    return code;
+  }
+
+  /** Writes the rows of the first n entries, column by column, and their memo slots. */
+  private commit(scanner: WasmEntryScan, n: number, written: number): void {
+    const { shape, host } = this;
+    const trace = host.trace;
+    const first = trace.beginRows(n);
+    this.first = first;
+    let j = 0;
+    for (let i = 0; i < shape.pairs; i++) {
+      const kind = shape.kinds[i];
+      const field = shape.fields[i]! as Field;
+      if (kind === NUM) this.commitNumbers(scanner, i, field, first, n);
+      else if (kind === FRAMES) {
+        trace.stack.set(this.stackIds.subarray(0, n), first);
+        j++;
+      } else {
+        for (let e = 0; e < n; e++) {
+          const code = this.textValues[e * 4 + j]!;
+          this.texts.set(first + e, field, shape.keyName(i), code, host.memo.valueOf(code) as string);
+        }
+        j++;
+      }
+    }
+    host.memo.appendCodes(this.memoCodes, written);
+  }
+
+  private commitNumbers(scanner: WasmEntryScan, i: number, field: Field, first: number, n: number): void {
+    const trace = this.host.trace;
+    const values = scanner.column(i, n);
+    if (field === Field.addr) trace.addr.set(values, first);
+    else if (field === Field.size) trace.size.set(values, first);
+    else if (field === Field.time_us) trace.timeUs.set(values, first);
+    else for (let e = 0; e < n; e++) trace.setNumber(first + e, field, this.shape.keyName(i), values[e]!);
+  }
+
+  /** The stack of traceback key k, resolved through the memo once per key. */
+  private stackOf(scanner: WasmEntryScan, k: number): number {
+    if (k < this.resolved.length && this.resolved[k] !== UNRESOLVED) return this.resolved[k]!;
+    const refs = scanner.refs(k);
+    const id = stackOfFrameRefs(this.host.memo, this.host.stacks, refs, refs.length);
+    // A key that is not all frames now may be later (slots still empty): do not remember that.
+    if (id === NOT_FRAMES) return id;
+    if (k >= this.resolved.length) {
+      const grown = new Int32Array(Math.max(k + 1, this.resolved.length * 2)).fill(UNRESOLVED);
+      grown.set(this.resolved);
+      this.resolved = grown;
+    }
+    this.resolved[k] = id;
+    return id;
+  }
+}

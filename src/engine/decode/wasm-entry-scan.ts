@@ -1,0 +1,149 @@
+import { u32 } from './bytes.js';
+import { ENTRY_SCAN_WASM } from './wasm/entry-scan-wasm.js';
+
+/** The exports of assembly/entry-scan.ts. */
+interface ScanExports {
+  memory: { buffer: ArrayBuffer };
+  shape(): number;
+  setPairs(n: number): void;
+  input(n: number): number;
+  output(entries: number): number;
+  scan(p: number, limit: number, maxEntries: number): number;
+  end(): number;
+  memoizes(): number;
+  pool(): number;
+  keyOffset(k: number): number;
+  keyLength(k: number): number;
+}
+
+/** Just the part of the WebAssembly API used here: the engine's libs may not declare it. */
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: object) => { exports: unknown };
+}
+
+/** A value the scanner writes for `frames: None`. */
+export const NO_FRAMES = -1;
+
+let compiled: object | null | undefined;
+
+/**
+ * The WebAssembly entry scanner (assembly/entry-scan.ts) and typed views of what it writes.
+ * `create()` gives undefined where WebAssembly is missing or refused (a strict CSP): the
+ * decoder then reads every entry in JS, with the same result.
+ */
+export class WasmEntryScan {
+  private bytes = new Uint8Array(0);
+  private doubles = new Float64Array(0);
+  private words = new Uint32Array(0);
+  private loaded: Uint8Array | undefined;
+  private pairs = 0;
+  private rows = 0;
+  private out = 0;
+
+  private constructor(private readonly x: ScanExports) {}
+
+  static create(): WasmEntryScan | undefined {
+    const api = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
+    if (api === undefined || compiled === null) return undefined;
+    try {
+      compiled ??= new api.Module(base64Bytes(ENTRY_SCAN_WASM));
+      return new WasmEntryScan(new api.Instance(compiled, {}).exports as ScanExports);
+    } catch {
+      compiled = null;
+      return undefined;
+    }
+  }
+
+  /** Sets the learned keys: per pair, its key opcode bytes (2 or 5) and value kind. */
+  teach(keys: Uint8Array, keyEnds: Int32Array, kinds: Uint8Array, pairs: number): void {
+    const at = this.x.shape();
+    this.refresh();
+    for (let i = 0; i < pairs; i++) {
+      const start = i === 0 ? 0 : keyEnds[i - 1]!;
+      const len = keyEnds[i]! - start;
+      const word = len === 2 ? keys[start]! | (keys[start + 1]! << 8) : u32(keys, start + 1);
+      this.words[(at >> 2) + i * 3] = len;
+      this.words[(at >> 2) + i * 3 + 1] = word;
+      this.words[(at >> 2) + i * 3 + 2] = kinds[i]!;
+    }
+    this.x.setPairs(pairs);
+    this.pairs = pairs;
+    this.loaded = undefined;
+  }
+
+  /**
+   * Reads up to `max` whole entries of the taught shape in `buf` from `p` (just past the first
+   * one's EMPTY_DICT), no opcode running past `limit`. Returns how many.
+   */
+  scan(buf: Uint8Array, p: number, limit: number, max: number): number {
+    if (this.loaded !== buf) this.load(buf);
+    this.out = this.x.output(max);
+    this.rows = max;
+    const n = this.x.scan(p, limit, max);
+    this.refresh();
+    return n;
+  }
+
+  /** Position after the last entry scanned. */
+  get end(): number {
+    return this.x.end();
+  }
+
+  /** MEMOIZE opcodes in the entries scanned. */
+  get memoizes(): number {
+    return this.x.memoizes();
+  }
+
+  /** Pair i of entry e (see assembly/entry-scan.ts for what each kind writes). */
+  value(e: number, i: number): number {
+    return this.doubles[(this.out >> 3) + i * this.rows + e]!;
+  }
+
+  /** Pair i of the first n entries (a view, as refs). */
+  column(i: number, n: number): Float64Array {
+    const from = (this.out >> 3) + i * this.rows;
+    return this.doubles.subarray(from, from + n);
+  }
+
+  /** Where entry e starts (its EMPTY_DICT, or just past it for the first). */
+  start(e: number): number {
+    return this.value(e, this.pairs);
+  }
+
+  /** The UTF-8 bytes of interned str -1 - v for a text value v < 0 (a view, as refs). */
+  textBytes(v: number): Uint8Array {
+    const words = this.refs(-1 - v);
+    const at = words.byteOffset + 8;
+    return this.bytes.subarray(at, at + words[1]!);
+  }
+
+  /** The memo indices of traceback key k (a view: read before the next scan). */
+  refs(k: number): Uint32Array {
+    const from = (this.x.pool() >> 2) + this.x.keyOffset(k);
+    return this.words.subarray(from, from + this.x.keyLength(k));
+  }
+
+  private load(buf: Uint8Array): void {
+    const at = this.x.input(buf.length);
+    this.refresh();
+    this.bytes.set(buf, at);
+    this.loaded = buf;
+  }
+
+  /** Views must be remade whenever the module grew its memory. */
+  private refresh(): void {
+    const buffer = this.x.memory.buffer;
+    if (this.bytes.buffer === buffer) return;
+    this.bytes = new Uint8Array(buffer);
+    this.doubles = new Float64Array(buffer);
+    this.words = new Uint32Array(buffer);
+  }
+}
+
+function base64Bytes(text: string): Uint8Array {
+  const s = atob(text);
+  const bytes = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) bytes[i] = s.charCodeAt(i);
+  return bytes;
+}

@@ -1,0 +1,162 @@
+/**
+ * Runs of trace entries are read by a WebAssembly scanner (assembly/entry-scan.ts, driven by
+ * src/engine/decode/entry-runs.ts) instead of the JS paths. Whatever the bytes, the result must be
+ * exactly what the JS paths give: the same columns, stacks and memo, or the same error. These
+ * tests decode each input both ways and compare, and check the scanner really read the runs.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Unpickler } from '../src/engine/decode/unpickler.js';
+import { type PyValue, Shared, shared } from '../src/engine/encode/pickle-values.js';
+import { concatChunks, PickleWriter } from '../src/engine/encode/pickle-writer.js';
+import { loadSnapshotBytes } from '../src/engine/load.js';
+import { generateSnapshotBytes } from '../src/engine/synth/generate.js';
+import { columns } from './helpers/trace-columns.js';
+
+const CORPUS = join(import.meta.dirname, '..', '..', 'shared', 'corpus');
+const corpus = existsSync(CORPUS) ? readdirSync(CORPUS).filter((f) => f.endsWith('.pickle')) : [];
+
+/** Columns, or the error message: what a user would get either way. */
+function outcome(bytes: Uint8Array, entryScan: boolean): { scanned: number; result: unknown } {
+  try {
+    const s = loadSnapshotBytes(bytes, { entryScan });
+    return { scanned: s.scannedEntries, result: columns(s) };
+  } catch (e) {
+    return { scanned: 0, result: (e as Error).message };
+  }
+}
+
+function expectSame(bytes: Uint8Array): number {
+  const scanned = outcome(bytes, true);
+  const js = outcome(bytes, false);
+  expect(js.scanned).toBe(0);
+  expect(scanned.result).toEqual(js.result);
+  return scanned.scanned;
+}
+
+function rng(seed: number): (n: number) => number {
+  let x = seed >>> 0 || 1;
+  return (n) => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) % n;
+  };
+}
+
+function pickle(value: PyValue, protocol: 2 | 3 | 4 | 5 = 4): Uint8Array {
+  const chunks: Uint8Array[] = [];
+  new PickleWriter((c) => chunks.push(c), { protocol, identity: 'all' }).dump(value);
+  return concatChunks(chunks);
+}
+
+/**
+ * A trace of one steady shape (long runs) with rare surprises: frame lists shared with recent
+ * entries (memo references into the same run), repeated inline strings (references to strs the
+ * run memoized), None and empty and one-frame tracebacks, odd int widths, a key order change.
+ */
+function steadyTrace(seed: number, n: number): PyValue {
+  const r = rng(seed);
+  const frames = Array.from({ length: 40 }, (_, i) => ({
+    filename: `f${i % 7}.py`,
+    line: i,
+    name: `fn${i}`,
+  }));
+  const recent: PyValue[] = [];
+  // One str object per action (memo references), and contexts first seen mid-run, so later
+  // entries refer to a str an earlier entry of the same run memoized.
+  const actions = ['alloc', 'free_requested', 'free_completed'].map((a) => shared(a));
+  const contexts = ['ctx0', 'ctx1', 'ctx2'].map((c) => shared(c));
+  const trace = Array.from({ length: n }, (_, i) => {
+    const pick = r(40);
+    let stack: PyValue;
+    if (pick === 0) stack = null;
+    else if (pick === 1) stack = [];
+    else if (pick === 2) stack = [frames[r(40)]!];
+    else if (pick < 8 && recent.length > 0) stack = recent[r(recent.length)]!;
+    else stack = Array.from({ length: 5 + r(30) }, () => frames[r(40)]!);
+    recent.push(stack);
+    if (recent.length > 8) recent.shift();
+    const e: Record<string, PyValue> = {
+      action: actions[r(3)]!,
+      addr: [r(256), r(65536), 0x7f0000000000 + r(1 << 20) * 512, -r(1000)][r(4)]!,
+      size: r(20) === 0 ? 2 ** 52 + r(1000) : r(1 << 30),
+      stream: r(10) === 0 ? 0x55d0c0ffee00 : 0,
+      time_us: 1_700_000_000_000_000 + i * 10,
+      compile_context: r(4) === 0 ? contexts[r(3)]! : 'N/A',
+      user_metadata: r(30) === 0 ? `m${r(2)}` : '',
+      frames: stack,
+    };
+    if (r(500) === 0) return Object.fromEntries(Object.entries(e).reverse());
+    return e;
+  });
+  return { segments: [], device_traces: [trace] };
+}
+
+describe('the WebAssembly entry scanner', () => {
+  it('reads almost every entry of a generated training trace, exactly as the JS paths do', () => {
+    const { bytes } = generateSnapshotBytes({ events: 20000, seed: 3 });
+    const scanned = expectSame(bytes);
+    const entries = loadSnapshotBytes(bytes).traceColumns.length;
+    expect(scanned).toBeGreaterThan(entries * 0.9);
+  });
+
+  for (const seed of [1, 2, 3]) {
+    for (const protocol of [2, 4, 5] as const) {
+      it(`steady traces with rare surprises (seed ${seed}, protocol ${protocol}): same as JS and as JSON`, () => {
+        const value = steadyTrace(seed, 3000);
+        const bytes = pickle(value, protocol);
+        const scanned = expectSame(bytes);
+        // Protocol 2 memoizes with BINPUT, which the scanner leaves to JS.
+        if (protocol !== 2) expect(scanned).toBeGreaterThan(1000);
+        const text = JSON.stringify(value, (_, v) => (v instanceof Shared ? v.value : v));
+        const json = loadSnapshotBytes(new TextEncoder().encode(text));
+        expect(columns(loadSnapshotBytes(bytes))).toEqual(columns(json));
+      });
+    }
+  }
+
+  it('gives the same result when the input arrives in small chunks of odd sizes', () => {
+    const { bytes } = generateSnapshotBytes({ events: 5000, seed: 9 });
+    const whole = columns(loadSnapshotBytes(bytes));
+    for (const size of [997, 4096, 65537]) {
+      const vm = new Unpickler(1024);
+      for (let at = 0; at < bytes.length; at += size) vm.push(bytes.slice(at, at + size));
+      const decoded = vm.finish();
+      expect(decoded.scannedEntries).toBeGreaterThan(0);
+      expect(decoded.trace.length).toBe(loadSnapshotBytes(bytes).traceColumns.length);
+    }
+    expect(columns(loadSnapshotBytes(bytes))).toEqual(whole);
+  });
+
+  it('gives the same result or the same error on 300 corrupted generated files', () => {
+    const { bytes } = generateSnapshotBytes({ events: 2000, seed: 11 });
+    const r = rng(7);
+    for (let k = 0; k < 300; k++) {
+      const b = bytes.slice();
+      // Corrupt the trace (past the segments) where the scanner works.
+      const from = Math.floor(b.length / 3);
+      for (let m = 0; m <= r(3); m++) b[from + r(b.length - from)] = r(256);
+      expectSame(b);
+    }
+  });
+
+  for (const file of corpus) {
+    it(`corpus ${file}: same columns and stacks as the JS paths`, () => {
+      expectSame(new Uint8Array(readFileSync(join(CORPUS, file))));
+    });
+  }
+});
+
+describe('the embedded WebAssembly module', () => {
+  it('is the one assembly/entry-scan.ts compiles to (run node scripts/build-wasm.mjs after editing it)', () => {
+    const root = join(import.meta.dirname, '..');
+    const r = spawnSync(process.execPath, [join(root, 'scripts', 'build-wasm.mjs'), '--check'], {
+      encoding: 'utf8',
+    });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+  }, 60_000);
+});
