@@ -4,9 +4,11 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { poolStateAfter } from '../src/engine/analyses/pool-state.js';
 import { formatBytes } from '../src/engine/format.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
+import { DENSE_BLOCKS } from '../web/src/views/pool-dense.js';
 import { type RunningView, startView } from './helpers/view-server.js';
 
 /**
@@ -197,16 +199,39 @@ describe.skipIf(!ready && process.env.CI === undefined)('web app in headless Chr
     await timelineReady();
     // Only the hash changes: no reload, the app follows the hashchange.
     const entry = Math.floor(n / 3);
-    await page.evaluate(
-      (h) => {
-        location.hash = h;
-      },
-      `file=${encodeURIComponent(join(dir, 'generated.pickle'))}&tab=timeline&axis=entry&entry=${entry}&x0=10&x1=90`,
-    );
+    const link = `file=${encodeURIComponent(join(dir, 'generated.pickle'))}&tab=timeline&axis=entry&entry=${entry}&x0=10&x1=90`;
+    await page.evaluate(`location.hash = ${JSON.stringify(link)}`);
     await expect.poll(() => page.getByLabel('pool state').getAttribute('data-entry')).toBe(String(entry));
     await expect
       .poll(() => page.getByLabel('active memory timeline').getAttribute('data-window'))
       .toBe('10:90');
+  });
+
+  it('a segment of more than DENSE_BLOCKS blocks is one canvas; a click on it pins the block under the pointer', async () => {
+    const s = loadSnapshotBytes(new Uint8Array(readFileSync(join(CORPUS, CORPUS_FILE))));
+    const d = s.devices[0]!;
+    // Where to look: a moment whose pool has such a segment (the model's pool state), and a block in it.
+    const entry = 9568;
+    const seg = poolStateAfter(s, d, entry).segments.find((x) => x.blocks.length > DENSE_BLOCKS)!;
+    const block = seg.blocks.reduce((a, b) => (b.size > a.size ? b : a));
+    await openFile(join(CORPUS, CORPUS_FILE), `&entry=${entry}&seg=${seg.address}`);
+    const row = page.locator(`.segment[data-address="${seg.address}"]`);
+    const bar = row.locator('canvas.dense-bar');
+    await expect.poll(() => bar.count()).toBe(1);
+    expect(await row.locator('button').count()).toBe(0);
+    const box = (await bar.boundingBox())!;
+    const at = block.address + block.size / 2;
+    await page.mouse.click(box.x + ((at - seg.address) / seg.size) * box.width, box.y + box.height / 2);
+    await expect.poll(() => hash().get('alloc')).not.toBeNull();
+    // Independently of the pool view: the pinned allocation's bytes (the model's columns) hold that address.
+    const id = Number(hash().get('alloc'));
+    expect(d.allocations.addr[id]!).toBeLessThanOrEqual(at);
+    expect(d.allocations.addr[id]! + d.allocations.size[id]!).toBeGreaterThan(at);
+    // The pinned block is a button on top of the canvas, as in any other segment.
+    await expect
+      .poll(() => row.locator(`button[data-alloc="${id}"]`).getAttribute('aria-pressed'))
+      .toBe('true');
+    await page.getByLabel('pool state').screenshot({ path: join(ARTIFACTS, 'pool-dense-segment.png') });
   });
 
   it('loading shows the bytes decoded as it goes', async () => {

@@ -109,7 +109,8 @@ export const PAGE_SCRIPT = `(() => {
    * browser created it); the watch then checks after every frame's rendering work (a message
    * posted from requestAnimationFrame runs after that frame's rAF callbacks, style, layout and
    * paint) whether the canvas now shows a new window. frame = received → end of that frame;
-   * latency = created → end of that frame. No new window within 20 frames: null (missed).
+   * latency = created → end of that frame; render = that frame's own work, from its first
+   * animation-frame callback to its end. No new window within 20 frames: null (missed).
    */
   let input = null;
   for (const type of ['wheel', 'mousemove'])
@@ -120,9 +121,12 @@ export const PAGE_SCRIPT = `(() => {
       },
       { capture: true, passive: true },
     );
+  /** Resolves after the next frame's rendering work with its end, and its start (the first rAF callback: this one, registered before the frame's others). */
+  let frameStart = 0;
   const frameEnd = () =>
     new Promise((r) =>
       requestAnimationFrame(() => {
+        frameStart = now();
         const ch = new MessageChannel();
         ch.port1.onmessage = () => r(now());
         ch.port2.postMessage(0);
@@ -136,7 +140,8 @@ export const PAGE_SCRIPT = `(() => {
     (async () => {
       for (let i = 0; i < 20 && w.result === null; i++) {
         const t = await frameEnd();
-        if (input !== null && drawn() !== w.before) w.result = { frame: t - input.t, latency: t - input.ts };
+        if (input !== null && drawn() !== w.before)
+          w.result = { frame: t - input.t, latency: t - input.ts, render: t - frameStart };
       }
       w.done = true;
       w.resolve?.();
@@ -180,8 +185,8 @@ export const PAGE_SCRIPT = `(() => {
     return {
       ms: shown === null ? null : shown - t0,
       entry: Number(pool()?.getAttribute('data-entry')),
-      segments: document.querySelectorAll('section.pool .segment').length,
-      blocks: document.querySelectorAll('section.pool .b').length,
+      segments: Number(pool()?.getAttribute('data-segments')),
+      blocks: Number(pool()?.getAttribute('data-blocks')),
       poolQuery: lastQuery('pool'),
     };
   };

@@ -26,9 +26,10 @@ interface Query {
   lastByte: number | null;
 }
 interface GestureRun {
-  /** Per event: received → painted, created → painted, main-thread task time. */
+  /** Per event: received → painted, created → painted, the painting frame's own work, main-thread task time. */
   frame: number[];
   latency: number[];
+  render: number[];
   work: number[];
   /** Events after which no frame showed a new window. */
   missed: number;
@@ -90,6 +91,7 @@ async function gestures(page: Page, level: number, frames: number, f: Figures): 
     const g = await gesture(page, kind, frames);
     spread(f, `${kind} ${name}: event → painted frame`, g.frame);
     spread(f, `${kind} ${name}: input created → painted`, g.latency);
+    spread(f, `${kind} ${name}: that frame's rendering work`, g.render);
     spread(f, `${kind} ${name}: main-thread work per event`, g.work);
     if (g.missed > 0) f.set(`${kind} ${name}: events with no new frame (count)`, g.missed);
     f.set(`${kind} ${name}: sharp after last event`, g.sharp);
@@ -116,7 +118,7 @@ async function gesture(page: Page, kind: 'wheel' | 'drag' | 'none', n: number): 
   const dragX = (i: number): number => cx - 100 + 10 * Math.abs(((i + 11) % 40) - 20);
   await page.mouse.move(cx, p.y);
   if (kind === 'drag') await page.mouse.down();
-  const run: GestureRun = { frame: [], latency: [], work: [], missed: 0, sharp: 0 };
+  const run: GestureRun = { frame: [], latency: [], render: [], work: [], missed: 0, sharp: 0 };
   for (let i = 0; i < n; i++) {
     await page.evaluate('window.__bench.arm()');
     const t0 = await taskMs();
@@ -127,6 +129,7 @@ async function gesture(page: Page, kind: 'wheel' | 'drag' | 'none', n: number): 
       const r = (await page.evaluate('window.__bench.painted()')) as {
         frame: number;
         latency: number;
+        render: number;
       } | null;
       if (r === null) {
         run.missed++;
@@ -134,6 +137,7 @@ async function gesture(page: Page, kind: 'wheel' | 'drag' | 'none', n: number): 
       } else {
         run.frame.push(r.frame);
         run.latency.push(r.latency);
+        run.render.push(r.render);
       }
     }
     run.work.push((await taskMs()) - t0);

@@ -60,6 +60,9 @@ export function drawFrame(g: CanvasRenderingContext2D, plot: Plot, f: Frame): vo
   g.clip();
   if (f.layer) {
     const [l0, l1] = f.layer.window;
+    // Stretched only until the worker's layer for this window arrives; smoothing a stretched
+    // bitmap cost most of a wheel frame (software raster), nearest-neighbour a fraction of it.
+    g.imageSmoothingEnabled = false;
     g.drawImage(f.layer.bitmap, toPx(l0), plot.top, toPx(l1) - toPx(l0), plot.height);
   }
   if (f.matches && f.layer) drawMatches(g, plot, f.layer, f.matches, toPx);

@@ -1,8 +1,9 @@
-import { memo, useEffect, useRef, useState } from 'react';
-import type { PoolBlock, PoolSegment, PoolStateReport } from '../../../src/engine/analyses/pool-state.js';
+import { memo, useEffect, useMemo, useRef, useState } from 'react';
+import type { PoolSegment, PoolStateReport } from '../../../src/engine/analyses/pool-state.js';
 import { exactBytes, formatBytes, formatCount, hex } from '../format.js';
 import type { EngineClient } from '../worker/client.js';
 import type { EntryInfo } from '../worker/protocol.js';
+import { SegmentBar } from './pool-bar.js';
 
 interface Props {
   /** false: not queried yet (the timeline's first level of detail goes first). */
@@ -33,6 +34,8 @@ export const PoolView = memo(function PoolView(p: Props) {
       aria-label="pool state"
       data-entry={pool?.after_entry}
       data-selected-alloc={p.alloc ?? ''}
+      data-segments={pool?.segments.length}
+      data-blocks={pool?.segments.reduce((n, s) => n + s.blocks.length, 0)}
     >
       <h3>Pool state after entry {formatCount(p.entry)}</h3>
       <EntryLine info={p.info} />
@@ -49,20 +52,77 @@ export const PoolView = memo(function PoolView(p: Props) {
           </span>
         </p>
       )}
-      <div className="segments">
-        {pool?.segments.map((s) => (
-          <SegmentRow
-            key={s.address}
-            s={s}
-            selected={p.alloc}
-            focused={s.address === p.segment}
-            onSelect={p.onSelect}
-          />
-        ))}
-      </div>
+      {pool && (
+        <SegmentList segments={pool.segments} alloc={p.alloc} segment={p.segment} onSelect={p.onSelect} />
+      )}
     </section>
   );
 });
+
+/** Height of a segment row, and of the list's viewport. */
+const ROW = 34;
+const VIEWPORT = 420;
+/** Rows rendered beyond the viewport on each side, so a scroll shows no gap before React catches up. */
+const OVERSCAN = 6;
+
+/**
+ * The segments as a virtual list: only the rows in view are in the page (a pool can hold
+ * thousands of segments and tens of thousands of blocks). A selected allocation or a linked
+ * segment scrolls its row into view.
+ */
+function SegmentList({
+  segments,
+  alloc,
+  segment,
+  onSelect,
+}: {
+  segments: PoolSegment[];
+  alloc: number | null;
+  segment: number | null;
+  onSelect: (a: number) => void;
+}) {
+  const ref = useRef<HTMLDivElement>(null);
+  const [top, setTop] = useState(0);
+  const height = Math.min(VIEWPORT, segments.length * ROW);
+  const target = useMemo(
+    () =>
+      segments.findIndex((s) =>
+        segment !== null ? s.address === segment : alloc !== null && s.blocks.some((b) => b.alloc === alloc),
+      ),
+    [segments, alloc, segment],
+  );
+  useEffect(() => {
+    const el = ref.current;
+    if (el === null || target < 0) return;
+    const y = target * ROW;
+    if (y < el.scrollTop || y + ROW > el.scrollTop + height)
+      el.scrollTop = Math.max(0, y - height / 2 + ROW / 2);
+    if (segment !== null) el.scrollIntoView({ block: 'nearest' });
+  }, [target, height, segment]);
+  const first = Math.max(0, Math.floor(top / ROW) - OVERSCAN);
+  const last = Math.min(segments.length, Math.ceil((top + height) / ROW) + OVERSCAN);
+  return (
+    <div
+      className="segments"
+      ref={ref}
+      style={{ height }}
+      onScroll={(e) => setTop(e.currentTarget.scrollTop)}
+    >
+      <div style={{ position: 'relative', height: segments.length * ROW }}>
+        {segments.slice(first, last).map((s, i) => (
+          <SegmentRow
+            key={s.address}
+            s={s}
+            top={(first + i) * ROW}
+            selected={alloc}
+            focused={s.address === segment}
+            onSelect={onSelect}
+          />
+        ))}
+      </div>
+    </div>
+  );
+}
 
 function EntryLine({ info }: { info: EntryInfo | null }) {
   if (info === null) return <p className="event">before the first entry</p>;
@@ -80,65 +140,28 @@ function SegmentRow({
   s,
   selected,
   focused,
+  top,
   onSelect,
 }: {
   s: PoolSegment;
   selected: number | null;
   focused: boolean;
+  top: number;
   onSelect: (a: number) => void;
 }) {
-  const ref = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    if (focused) ref.current?.scrollIntoView({ block: 'center' });
-  }, [focused]);
   return (
-    <div className={focused ? 'segment focused' : 'segment'} ref={ref} data-address={s.address}>
+    <div
+      className={focused ? 'segment focused' : 'segment'}
+      data-address={s.address}
+      style={{ position: 'absolute', top, left: 0, right: 0, height: ROW - 4 }}
+    >
       <div className="seg-label" title={`segment ${hex(s.address)}: ${exactBytes(s.size)}`}>
         {hex(s.address)} · {formatBytes(s.size)}
         {s.pool ? ` · ${s.pool}` : ''}
         <br />
         gaps {formatBytes(s.gap_bytes)} in {formatCount(s.gap_count)}, max {formatBytes(s.max_gap)}
       </div>
-      <div className="seg-bar">
-        {s.blocks.map((b) => (
-          <BlockBox key={b.alloc} b={b} seg={s} selected={b.alloc === selected} onSelect={onSelect} />
-        ))}
-      </div>
+      <SegmentBar s={s} selected={selected} onSelect={onSelect} />
     </div>
-  );
-}
-
-function BlockBox({
-  b,
-  seg,
-  selected,
-  onSelect,
-}: {
-  b: PoolBlock;
-  seg: PoolSegment;
-  selected: boolean;
-  onSelect: (a: number) => void;
-}) {
-  const ref = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
-    // A block picked in the timeline may sit in a segment far down the list.
-    if (selected) ref.current?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
-  }, [selected]);
-  const extent = b.block_size ?? b.size;
-  const rounded = b.block_size === null ? '' : `, block ${exactBytes(b.block_size)}`;
-  return (
-    <button
-      ref={ref}
-      type="button"
-      className={`b ${b.state}${selected ? ' selected' : ''}`}
-      aria-pressed={selected}
-      data-alloc={b.alloc}
-      style={{
-        left: `${((b.address - seg.address) / seg.size) * 100}%`,
-        width: `${(extent / seg.size) * 100}%`,
-      }}
-      title={`allocation #${b.alloc} at ${hex(b.address)}: ${formatBytes(b.size)} requested (${exactBytes(b.size)}${rounded}), ${b.state.replace('_', ' ')}`}
-      onClick={() => onSelect(b.alloc)}
-    />
   );
 }
