@@ -96,9 +96,7 @@ export function App() {
         onTab={setTab}
       />
       <LoadStatus state={load} hasFiles={files.length > 0} />
-      {ready && device && view.tab === 'overview' && (
-        <Overview summary={ready.summary} device={device.device} />
-      )}
+      {ready && device && view.tab === 'overview' && <Overview client={client} device={device.device} />}
       {ready && device && view.tab === 'timeline' && (
         <TimelinePage client={client} device={device} view={view} update={update} />
       )}

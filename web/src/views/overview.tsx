@@ -1,9 +1,18 @@
 import type { DeviceSummary, SnapshotSummary, SummaryRow } from '../../../src/engine/analyses/summary.js';
 import { formatDuration } from '../../../src/engine/format.js';
 import { exactBytes, formatBytes, formatCount } from '../format.js';
+import type { EngineClient } from '../worker/client.js';
+import { useQuery } from './analyses/use-query.js';
 
 /** The memory_summary() table of one device, the allocator settings, trace facts and warnings. */
-export function Overview({ summary, device }: { summary: SnapshotSummary; device: number }) {
+export function Overview({ client, device }: { client: EngineClient; device: number }) {
+  const answer = useQuery(client, 'summary', {});
+  if (answer.status === 'loading') return <p className="hint">computing the summary…</p>;
+  if (answer.status === 'error') return <p className="error">{answer.message}</p>;
+  return <SummaryOf summary={answer.value} device={device} />;
+}
+
+function SummaryOf({ summary, device }: { summary: SnapshotSummary; device: number }) {
   const d = summary.devices.find((x) => x.device === device);
   if (d === undefined) return null;
   return (

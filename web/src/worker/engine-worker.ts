@@ -3,7 +3,7 @@ import { convertWindow } from '../../../src/engine/analyses/axis-window.js';
 import { allocationAt, offsetOf } from '../../../src/engine/analyses/live-order.js';
 import { poolStateAfter } from '../../../src/engine/analyses/pool-state.js';
 import { deviceStreams } from '../../../src/engine/analyses/stream-view.js';
-import { summarize } from '../../../src/engine/analyses/summary.js';
+import { type SnapshotSummary, summarize } from '../../../src/engine/analyses/summary.js';
 import { axisExtent, hasTime, stepMarkers } from '../../../src/engine/analyses/timeline-axis.js';
 import { timelineLod } from '../../../src/engine/analyses/timeline-lod.js';
 import { asSnapshotError, SnapshotError } from '../../../src/engine/errors.js';
@@ -42,6 +42,7 @@ const handlers: { [K in QueryName]: Handler<K> } = {
     snapshot = await load(source, (bytes, total) => scope.postMessage({ id, progress: { bytes, total } }));
     return describe(snapshot);
   },
+  summary: () => summaryOf(current()),
   timeline: ({ device, request, stream, search, paint }) => {
     const lod = timelineLod(viewOf(device, stream), request, matchesOf(device, search ?? ''));
     return paint ? { ...lod, bitmap: paintLayer(lod, paint) } : lod;
@@ -107,9 +108,20 @@ async function* chunks(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8
   for (let r = await reader.read(); !r.done; r = await reader.read()) yield r.value;
 }
 
+const summaries = new WeakMap<Snapshot, SnapshotSummary>();
+
+/** The Overview's summary, computed once per snapshot. */
+function summaryOf(s: Snapshot): SnapshotSummary {
+  let r = summaries.get(s);
+  if (r === undefined) {
+    r = summarize(s);
+    summaries.set(s, r);
+  }
+  return r;
+}
+
 function describe(s: Snapshot): Loaded {
   return {
-    summary: summarize(s),
     devices: s.devices.map((d) => ({
       device: d.device,
       entries: d.trace.length,
