@@ -62,6 +62,7 @@ describe('CSV as bytes', () => {
       'two\nlines',
       'ünïcødé 内存',
       'x'.repeat(5000),
+      'y'.repeat(100_000),
     ];
     const table: RowTable = {
       columns: ['a', 'b', 'c'],

@@ -27,6 +27,11 @@ const MINUS = 45;
 const ZERO = 48;
 /** Room for the longest cell that is not a cached string (a double's text is at most ~25 bytes). */
 const CELL_ROOM = 32;
+/**
+ * Slack past the chunk's end for the row that crosses it: rows are a few hundred bytes, so the
+ * buffer grows only for a row of huge text cells, not once per chunk.
+ */
+const ROW_ROOM = 64 * 1024;
 
 /**
  * Rows as UTF-8 CSV in chunks of about `chunkBytes`, each ending at a line end. Per row it
@@ -41,7 +46,7 @@ export class CsvBytes {
   private readonly encoder = new TextEncoder();
 
   constructor(private readonly chunkBytes = 1 << 20) {
-    this.buf = new Uint8Array(chunkBytes + CELL_ROOM);
+    this.buf = new Uint8Array(chunkBytes + ROW_ROOM);
   }
 
   /** Appends one row; returns a full chunk (to be written out) or undefined. */
@@ -78,7 +83,7 @@ export class CsvBytes {
   take(): Uint8Array {
     const chunk = this.buf.subarray(0, this.pos);
     // The chunk is handed to a writer that may hold it until written: never reuse its bytes.
-    this.buf = new Uint8Array(this.chunkBytes + CELL_ROOM);
+    this.buf = new Uint8Array(this.chunkBytes + ROW_ROOM);
     this.pos = 0;
     return chunk;
   }
