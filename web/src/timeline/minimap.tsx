@@ -60,21 +60,22 @@ export function Minimap(p: WindowProps & { enabled: boolean }) {
     };
   }, [p.client, p.device.device, p.axis, plot.width, p.stream, measured === null, p.enabled]);
 
-  const paint = useRef(() => {});
-  paint.current = () => {
+  // The trace in miniature changes only with its query; the brush is a box over it, moved every
+  // frame of a pan or zoom without redrawing (or re-uploading) the canvas.
+  useEffect(() => {
     const g = sizedContext(ref.current!, width, HEIGHT);
     if (layer) g.drawImage(layer, plot.left, 0, plot.width, HEIGHT);
+  }, [layer, width, plot.left, plot.width]);
+  const brushRef = useRef<HTMLDivElement>(null);
+  const place = useRef(() => {});
+  place.current = () => {
     const [w0, w1] = p.live.get();
-    const a = toPx(w0);
-    const b = toPx(w1);
-    g.fillStyle = 'rgba(250,250,250,0.7)';
-    g.fillRect(plot.left, 0, a - plot.left, HEIGHT);
-    g.fillRect(b, 0, plot.left + plot.width - b, HEIGHT);
-    g.strokeStyle = '#1565c0';
-    g.lineWidth = 1.5;
-    g.strokeRect(a, 0.75, Math.max(2, b - a), HEIGHT - 1.5);
+    const a = toPx(w0) - plot.left;
+    const el = brushRef.current!;
+    el.style.left = `${a}px`;
+    el.style.width = `${Math.max(2, toPx(w1) - plot.left - a)}px`;
   };
-  const [draw] = useState(() => frameScheduler(() => paint.current()));
+  const [draw] = useState(() => frameScheduler(() => place.current()));
   useEffect(() => p.live.subscribe(draw), [p.live, draw]);
   useEffect(draw);
 
@@ -82,28 +83,33 @@ export function Minimap(p: WindowProps & { enabled: boolean }) {
   const pxOf = (e: React.MouseEvent) => e.clientX - ref.current!.getBoundingClientRect().left;
   const setWindow = (w: [number, number]) => p.live.set(clampWindow(w, extent, p.axis));
   return (
-    <canvas
-      ref={ref}
-      className="minimap"
-      style={{ width: '100%', height: HEIGHT }}
-      aria-label="minimap: drag to choose the timeline window"
-      onMouseDown={(e) => {
-        drag.current = pxOf(e);
-      }}
-      onMouseMove={(e) => {
-        if (drag.current === null || e.buttons !== 1) return;
-        const a = toX(Math.min(drag.current, pxOf(e)));
-        const b = toX(Math.max(drag.current, pxOf(e)));
-        if (Math.abs(pxOf(e) - drag.current) > 3) setWindow([a, b]);
-      }}
-      onMouseUp={(e) => {
-        const start = drag.current;
-        drag.current = null;
-        if (start === null || Math.abs(pxOf(e) - start) > 3) return;
-        const [w0, w1] = p.live.get();
-        const at = toX(pxOf(e));
-        setWindow([at - (w1 - w0) / 2, at + (w1 - w0) / 2]);
-      }}
-    />
+    <div className="minimap-wrap">
+      <canvas
+        ref={ref}
+        className="minimap"
+        style={{ width: '100%', height: HEIGHT }}
+        aria-label="minimap: drag to choose the timeline window"
+        onMouseDown={(e) => {
+          drag.current = pxOf(e);
+        }}
+        onMouseMove={(e) => {
+          if (drag.current === null || e.buttons !== 1) return;
+          const a = toX(Math.min(drag.current, pxOf(e)));
+          const b = toX(Math.max(drag.current, pxOf(e)));
+          if (Math.abs(pxOf(e) - drag.current) > 3) setWindow([a, b]);
+        }}
+        onMouseUp={(e) => {
+          const start = drag.current;
+          drag.current = null;
+          if (start === null || Math.abs(pxOf(e) - start) > 3) return;
+          const [w0, w1] = p.live.get();
+          const at = toX(pxOf(e));
+          setWindow([at - (w1 - w0) / 2, at + (w1 - w0) / 2]);
+        }}
+      />
+      <div className="minimap-plot" style={{ left: plot.left, width: plot.width }}>
+        <div className="minimap-brush" ref={brushRef} />
+      </div>
+    </div>
   );
 }

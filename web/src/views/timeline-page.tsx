@@ -81,7 +81,14 @@ export function TimelinePage({ client, device, view, update }: Props) {
           />
           wall time
         </label>
-        <button type="button" onClick={() => update({ window: null })}>
+        <button
+          type="button"
+          onClick={() => {
+            // Through the live window: a gesture still settling must not win over the click.
+            live.set(extent);
+            live.flush();
+          }}
+        >
           whole trace
         </button>
         <StreamSelect streams={device.streams} stream={stream} onStream={(s) => update({ stream: s })} />
