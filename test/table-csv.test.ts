@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { csvByteChunks, csvHeader, csvRow } from '../src/engine/analyses/table-csv.js';
+import { jsonRowChunks } from '../src/engine/analyses/table-json.js';
 import {
   blockTable,
   type Cell,
@@ -32,7 +33,7 @@ function viaBytes(table: RowTable, rows: ArrayLike<number>, chunkBytes: number):
 const expected = (table: RowTable, rows: ArrayLike<number>) =>
   [csvHeader(table), ...Array.from(rows, (r) => csvRow(3, table, r))].map((line) => `${line}\n`).join('');
 
-describe('CSV as bytes', () => {
+describe('table rows as bytes (CSV and JSON)', () => {
   it('writes every kind of cell exactly as csvCell reads it, across chunk ends', () => {
     const values: Cell[] = [
       0,
@@ -72,6 +73,16 @@ describe('CSV as bytes', () => {
     const rows = Int32Array.from({ length: values.length * 3 }, (_, i) => i % values.length);
     for (const chunk of [16, 100, 1 << 20]) {
       expect(viaBytes(table, rows, chunk) === expected(table, rows), `chunks of ${chunk}`).toBe(true);
+    }
+    // The same cells as JSON rows: what JSON.stringify writes for each row's object.
+    const objects = Array.from(rows, (r) =>
+      JSON.stringify(Object.fromEntries(table.columns.map((name, c) => [name, table.cell(r, c)]))),
+    );
+    for (const chunk of [16, 1 << 20]) {
+      const decoder = new TextDecoder();
+      const text = [...jsonRowChunks(table, rows, chunk)].map((c) => decoder.decode(c)).join('');
+      expect(text === `${objects.join('\n,')}\n`, `JSON chunks of ${chunk}`).toBe(true);
+      expect(JSON.parse(`[${text}]`)).toHaveLength(rows.length);
     }
   });
 

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { csvByteChunks } from '../../engine/analyses/table-csv.js';
+import { jsonRowChunks } from '../../engine/analyses/table-json.js';
 import {
   blockTable,
-  type Cell,
   eventTable,
   type RowTable,
   type Selection,
@@ -65,11 +65,8 @@ function tableCommand(program: Command, name: string, description: string, make:
       try {
         const snapshot = await openSnapshot(file, { progress: true });
         const devices = snapshot.devices.filter((d) => opts.device === undefined || d.device === opts.device);
-        if (opts.format === 'json') {
-          const out = new LineWriter();
-          await writeJson(out, file, snapshot, devices, make, opts);
-          await out.flush();
-        } else await writeCsv(snapshot, devices, make, opts);
+        if (opts.format === 'json') await writeJson(file, snapshot, devices, make, opts);
+        else await writeCsv(snapshot, devices, make, opts);
       } catch (e) {
         reportError(file, e);
         process.exitCode = EXIT_BAD_INPUT;
@@ -104,51 +101,20 @@ async function writeCsv(
 }
 
 async function writeJson(
-  out: LineWriter,
   file: string,
   s: Snapshot,
   devices: DeviceModel[],
   make: MakeTable,
   opts: TableCliOptions,
 ): Promise<void> {
-  out.line(`{"files": [{"file": ${JSON.stringify(file)}, "devices": [`);
+  await writeOut(`{"files": [{"file": ${JSON.stringify(file)}, "devices": [\n`);
   for (const [k, d] of devices.entries()) {
     const table = make(s, d);
-    out.line(`${k > 0 ? ',' : ''}{"device": ${d.device}, "rows": [`);
-    let first = true;
-    for (const r of rowsOf(table, opts)) {
-      const row: Record<string, Cell> = {};
-      table.columns.forEach((name, c) => {
-        row[name] = table.cell(r, c);
-      });
-      if (out.line(`${first ? '' : ','}${JSON.stringify(row)}`)) await out.flush();
-      first = false;
-    }
-    out.line(']}');
+    await writeOut(`${k > 0 ? ',' : ''}{"device": ${d.device}, "rows": [\n`);
+    for (const chunk of jsonRowChunks(table, rowsOf(table, opts))) await writeOut(chunk);
+    await writeOut(']}\n');
   }
-  out.line(']}]}');
-}
-
-/**
- * Buffers lines into ~1 MiB writes and waits for stdout to drain when it asks to: a pipe to a
- * slow reader (gzip, less) would otherwise queue the whole table in memory.
- */
-class LineWriter {
-  private parts: string[] = [];
-  private size = 0;
-  /** Returns true when the buffer is full and flush() should be awaited. */
-  line(text: string): boolean {
-    this.parts.push(text);
-    this.size += text.length + 1;
-    return this.size > 1 << 20;
-  }
-  async flush(): Promise<void> {
-    if (this.parts.length === 0) return;
-    const chunk = `${this.parts.join('\n')}\n`;
-    this.parts = [];
-    this.size = 0;
-    await writeOut(chunk);
-  }
+  await writeOut(']}]}\n');
 }
 
 /** Waits for stdout to drain when it asks to, so a slow reader never makes the output queue up. */

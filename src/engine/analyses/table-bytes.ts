@@ -1,0 +1,192 @@
+import type { Cell, RowTable } from './tables.js';
+
+/**
+ * A table's rows as UTF-8 bytes in chunks of about `chunkBytes`, each ending at a row's end, in
+ * a format (CSV, JSON lines) given as the bytes around cells. Per row it allocates nothing:
+ * integers are written digit by digit, and a string cell (an action, a stream, a frame: few
+ * distinct values repeated millions of times) is escaped and encoded once. A table of 10M rows
+ * is then about as fast to print as its columns are to read.
+ */
+export interface RowFormat {
+  /** Bytes before a row's first cell, given the row's device and whether it is the first row. */
+  rowStart(device: number, first: boolean): string;
+  /** Bytes before cell `c` (a separator, a key). */
+  beforeCell(c: number): string;
+  rowEnd: string;
+  /** A null cell, and any other cell that is not a safe integer, as text. */
+  text(v: string | number | null): string;
+}
+
+const MINUS = 45;
+const ZERO = 48;
+/** Room for the longest cell that is not a cached string (a double's text is at most ~25 bytes). */
+const CELL_ROOM = 32;
+/**
+ * Slack past the chunk's end for the row that crosses it: rows are a few hundred bytes, so the
+ * buffer grows only for a row of huge text cells, not once per chunk.
+ */
+const ROW_ROOM = 64 * 1024;
+
+export class RowBytes {
+  private buf: Uint8Array;
+  private pos = 0;
+  private readonly encoded = new Map<string | null, Uint8Array>();
+  private readonly encoder = new TextEncoder();
+  private readonly before: Uint8Array[];
+  private readonly end: Uint8Array;
+  private rows = 0;
+  /** rowStart's bytes for the last device seen (first row, other rows). */
+  private startDevice = Number.NaN;
+  private starts: [Uint8Array, Uint8Array] = [new Uint8Array(0), new Uint8Array(0)];
+
+  constructor(
+    private readonly table: RowTable,
+    private readonly format: RowFormat,
+    private readonly chunkBytes = 1 << 20,
+  ) {
+    this.buf = new Uint8Array(chunkBytes + ROW_ROOM);
+    this.before = table.columns.map((_, c) => this.encoder.encode(format.beforeCell(c)));
+    this.end = this.encoder.encode(format.rowEnd);
+  }
+
+  /** Appends one row; returns a full chunk (to be written out) or undefined. */
+  row(device: number, row: number): Uint8Array | undefined {
+    if (device !== this.startDevice) {
+      this.startDevice = device;
+      this.starts = [true, false].map((first) =>
+        this.encoder.encode(this.format.rowStart(device, first)),
+      ) as [Uint8Array, Uint8Array];
+    }
+    this.bytes(this.starts[this.rows++ === 0 ? 0 : 1]);
+    let buf = this.buf;
+    let pos = this.pos;
+    const n = this.before.length;
+    for (let c = 0; c < n; c++) {
+      const v = this.table.cell(row, c);
+      const sep = this.before[c]!;
+      for (let k = 0; k < sep.length; k++) buf[pos++] = sep[k]!;
+      if (typeof v === 'number' && Number.isSafeInteger(v)) {
+        pos = writeInt(buf, pos, v);
+        if (pos + CELL_ROOM > buf.length) buf = this.grow(pos, CELL_ROOM);
+      } else {
+        const bytes = this.encodedCell(v);
+        if (pos + bytes.length + CELL_ROOM > buf.length) buf = this.grow(pos, bytes.length + CELL_ROOM);
+        buf.set(bytes, pos);
+        pos += bytes.length;
+      }
+    }
+    this.pos = pos;
+    this.bytes(this.end);
+    return this.pos >= this.chunkBytes ? this.take() : undefined;
+  }
+
+  /** Appends text as it stands (a header line, say). */
+  text(line: string): Uint8Array | undefined {
+    this.bytes(this.encoder.encode(line));
+    return this.pos >= this.chunkBytes ? this.take() : undefined;
+  }
+
+  /** What is buffered, as one chunk (empty when nothing is). */
+  take(): Uint8Array {
+    const chunk = this.buf.subarray(0, this.pos);
+    // The chunk is handed to a writer that may hold it until written: never reuse its bytes.
+    this.buf = new Uint8Array(this.chunkBytes + ROW_ROOM);
+    this.pos = 0;
+    return chunk;
+  }
+
+  private encodedCell(v: Cell): Uint8Array {
+    if (typeof v === 'number') return this.encoder.encode(this.format.text(v));
+    let bytes = this.encoded.get(v);
+    if (bytes === undefined) {
+      bytes = this.encoder.encode(this.format.text(v));
+      this.encoded.set(v, bytes);
+    }
+    return bytes;
+  }
+
+  /** Appends bytes, growing the buffer when they do not fit. */
+  private bytes(b: Uint8Array): void {
+    if (this.pos + b.length + CELL_ROOM > this.buf.length) this.grow(this.pos, b.length + CELL_ROOM);
+    this.buf.set(b, this.pos);
+    this.pos += b.length;
+  }
+
+  /** A bigger buffer holding the `used` bytes written so far: a row may run past the chunk's end. */
+  private grow(used: number, need: number): Uint8Array {
+    const bigger = new Uint8Array(Math.max(this.buf.length * 2, used + need));
+    bigger.set(this.buf.subarray(0, used));
+    this.buf = bigger;
+    return bigger;
+  }
+}
+
+/** A header (if any) and the rows as chunks of about `chunkBytes` bytes, split only between rows. */
+export function* rowChunks(
+  table: RowTable,
+  format: RowFormat,
+  device: number,
+  rows: ArrayLike<number>,
+  opts: { header?: string; chunkBytes?: number } = {},
+): Generator<Uint8Array> {
+  const out = new RowBytes(table, format, opts.chunkBytes);
+  if (opts.header !== undefined) {
+    const chunk = out.text(opts.header);
+    if (chunk) yield chunk;
+  }
+  for (let i = 0; i < rows.length; i++) {
+    const chunk = out.row(device, rows[i]!);
+    if (chunk) yield chunk;
+  }
+  const rest = out.take();
+  if (rest.length > 0) yield rest;
+}
+
+/**
+ * Writes a safe integer as String() would, returning the new position: in 8-digit groups so the
+ * arithmetic stays in int32 (a 48-bit address or a microsecond clock has 15-16 digits).
+ */
+function writeInt(buf: Uint8Array, pos: number, v: number): number {
+  if (v < 0) {
+    buf[pos++] = MINUS;
+    v = -v;
+  }
+  if (v < 1e8) return writeSmall(buf, pos, v | 0, 0);
+  const high = Math.floor(v / 1e8);
+  if (high < 1e8) pos = writeSmall(buf, pos, high | 0, 0);
+  else {
+    pos = writeSmall(buf, pos, Math.floor(high / 1e8) | 0, 0);
+    pos = writeSmall(buf, pos, (high % 1e8) | 0, 8);
+  }
+  return writeSmall(buf, pos, (v - high * 1e8) | 0, 8);
+}
+
+/** Writes 0 <= v < 1e8, zero-padded to `width` digits (0: none), two digits a step. */
+function writeSmall(buf: Uint8Array, pos: number, v: number, width: number): number {
+  const end = pos + Math.max(width, digitCount(v));
+  let p = end;
+  while (v >= 100) {
+    const q = (v / 100) | 0;
+    const pair = (v - q * 100) << 1;
+    buf[--p] = DIGIT_PAIRS[pair + 1]!;
+    buf[--p] = DIGIT_PAIRS[pair]!;
+    v = q;
+  }
+  if (v >= 10) {
+    buf[--p] = DIGIT_PAIRS[(v << 1) + 1]!;
+    buf[--p] = DIGIT_PAIRS[v << 1]!;
+  } else buf[--p] = ZERO + v;
+  while (p > pos) buf[--p] = ZERO;
+  return end;
+}
+
+/** "00".."99" as ASCII byte pairs. */
+const DIGIT_PAIRS = Uint8Array.from({ length: 200 }, (_, i) =>
+  i & 1 ? ZERO + ((i >> 1) % 10) : ZERO + Math.floor((i >> 1) / 10),
+);
+
+/** Decimal digits of 0 <= v < 1e8. */
+function digitCount(v: number): number {
+  if (v < 1e4) return v < 10 ? 1 : v < 100 ? 2 : v < 1e3 ? 3 : 4;
+  return v < 1e5 ? 5 : v < 1e6 ? 6 : v < 1e7 ? 7 : 8;
+}
