@@ -210,14 +210,14 @@ function useGestures(
         p.live.set(clamp([d.window[0] + shift, d.window[1] + shift]));
         return;
       }
-      setHover(describeAt(layerRef.current, plot, xOf(e), yOf(e)));
+      setHover(describeAt(layerRef.current, plot, p.live.get(), xOf(e), yOf(e)));
     },
     onMouseUp: (e: React.MouseEvent) => {
       const d = drag.current;
       drag.current = null;
       const layer = layerRef.current;
       if (d?.moved || !layer) return;
-      const hit = columnAt(layer, plot, xOf(e), yOf(e));
+      const hit = columnAt(layer, plot, p.live.get(), xOf(e), yOf(e));
       if (hit === null) return;
       p.live.flush();
       p.client
@@ -240,21 +240,29 @@ function useGestures(
   };
 }
 
+/**
+ * The layer's column under a point of the plot. The layer may be for another window than the one
+ * on screen (stretched while the worker computes the new one): the point's x goes through the
+ * window shown to the layer's own.
+ */
 function columnAt(
   layer: Layer,
   plot: Plot,
+  [w0, w1]: [number, number],
   x: number,
   y: number,
 ): { entry: number; bytes: number; column: number } | null {
-  const column = Math.floor(((x - plot.left) / plot.width) * layer.lod.columns);
+  const [l0, l1] = layer.window;
+  const at = w0 + ((x - plot.left) / plot.width) * (w1 - w0);
+  const column = Math.floor(((at - l0) / (l1 - l0)) * layer.lod.columns);
   if (column < 0 || column >= layer.lod.columns || y < plot.top || y > plot.top + plot.height) return null;
   const bytes = ((plot.top + plot.height - y) / plot.height) * layer.yMax;
   return { entry: layer.lod.sample[column]!, bytes, column };
 }
 
-function describeAt(layer: Layer | null, plot: Plot, x: number, y: number): string {
+function describeAt(layer: Layer | null, plot: Plot, window: [number, number], x: number, y: number): string {
   if (!layer) return '';
-  const hit = columnAt(layer, plot, x, y);
+  const hit = columnAt(layer, plot, window, x, y);
   if (hit === null) return '';
   const lod = layer.lod;
   const active = lod.active[hit.column]!;
