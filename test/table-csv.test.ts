@@ -66,7 +66,7 @@ describe('table rows as bytes (CSV and JSON)', () => {
       'y'.repeat(100_000),
     ];
     const table: RowTable = {
-      columns: ['a', 'b', 'c'],
+      columns: ['a', `long_${'b'.repeat(60)}`, 'c'],
       length: values.length,
       cell: (row, c) => values[(row + c * 7) % values.length]!,
     };

@@ -38,6 +38,8 @@ export class RowBytes {
   /** rowStart's bytes for the last device seen (first row, other rows). */
   private startDevice = Number.NaN;
   private starts: [Uint8Array, Uint8Array] = [new Uint8Array(0), new Uint8Array(0)];
+  /** Free bytes kept after each cell (see startsFor). */
+  private room = CELL_ROOM;
 
   constructor(
     private readonly table: RowTable,
@@ -51,33 +53,37 @@ export class RowBytes {
 
   /** Appends one row; returns a full chunk (to be written out) or undefined. */
   row(device: number, row: number): Uint8Array | undefined {
-    if (device !== this.startDevice) {
-      this.startDevice = device;
-      this.starts = [true, false].map((first) =>
-        this.encoder.encode(this.format.rowStart(device, first)),
-      ) as [Uint8Array, Uint8Array];
-    }
-    this.bytes(this.starts[this.rows++ === 0 ? 0 : 1]);
+    if (device !== this.startDevice) this.startsFor(device);
+    const room = this.room;
     let buf = this.buf;
-    let pos = this.pos;
+    let pos = copy(buf, this.pos, this.starts[this.rows++ === 0 ? 0 : 1]);
     const n = this.before.length;
     for (let c = 0; c < n; c++) {
       const v = this.table.cell(row, c);
-      const sep = this.before[c]!;
-      for (let k = 0; k < sep.length; k++) buf[pos++] = sep[k]!;
+      pos = copy(buf, pos, this.before[c]!);
       if (typeof v === 'number' && Number.isSafeInteger(v)) {
         pos = writeInt(buf, pos, v);
-        if (pos + CELL_ROOM > buf.length) buf = this.grow(pos, CELL_ROOM);
+        if (pos + room > buf.length) buf = this.grow(pos, room);
       } else {
         const bytes = this.encodedCell(v);
-        if (pos + bytes.length + CELL_ROOM > buf.length) buf = this.grow(pos, bytes.length + CELL_ROOM);
+        if (pos + bytes.length + room > buf.length) buf = this.grow(pos, bytes.length + room);
         buf.set(bytes, pos);
         pos += bytes.length;
       }
     }
-    this.pos = pos;
-    this.bytes(this.end);
+    this.pos = copy(buf, pos, this.end);
     return this.pos >= this.chunkBytes ? this.take() : undefined;
+  }
+
+  private startsFor(device: number): void {
+    this.startDevice = device;
+    const [first, rest] = [true, false].map((f) => this.encoder.encode(this.format.rowStart(device, f)));
+    this.starts = [first!, rest!];
+    // The fixed bytes that can follow a cell before the next check: a row's end and the next row's
+    // start, or the next cell's key, then an integer.
+    const longest = Math.max(first!.length + this.end.length, ...this.before.map((b) => b.length));
+    this.room = CELL_ROOM + longest;
+    if (this.pos + this.room > this.buf.length) this.grow(this.pos, this.room);
   }
 
   /** Appends text as it stands (a header line, say). */
@@ -119,6 +125,12 @@ export class RowBytes {
     this.buf = bigger;
     return bigger;
   }
+}
+
+/** Copies `bytes` to `buf` at `pos`; returns the position after them (a loop: they are short). */
+function copy(buf: Uint8Array, pos: number, bytes: Uint8Array): number {
+  for (let k = 0; k < bytes.length; k++) buf[pos++] = bytes[k]!;
+  return pos;
 }
 
 /** A header (if any) and the rows as chunks of about `chunkBytes` bytes, split only between rows. */
