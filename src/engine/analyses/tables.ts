@@ -92,16 +92,16 @@ export function blockTable(s: Snapshot, d: DeviceModel): RowTable {
   return { columns: BLOCK_COLUMNS, length: a.count, cell: (row, c) => cells[c]!(row) };
 }
 
-/** The innermost frame in the user's code, as "name (file:line)"; computed once per stack. */
+/** The innermost frame in the user's code, as "name (file:line)"; computed once per stack id. */
 function frameText(s: Snapshot): (stack: number) => string {
-  const cache = new Map<number, string>();
+  const cache: (string | undefined)[] = new Array(s.stacks.stackCount);
   return (stack) => {
-    let text = cache.get(stack);
+    if (stack < 0) return '';
+    let text = cache[stack];
     if (text === undefined) {
-      const frames = userFrames(s.stacks.frames(stack));
-      const f = frames[0];
+      const f = userFrames(s.stacks.frames(stack))[0];
       text = f ? `${f.name} (${f.filename}:${f.line})` : '';
-      cache.set(stack, text);
+      cache[stack] = text;
     }
     return text;
   };
