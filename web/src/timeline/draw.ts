@@ -182,36 +182,75 @@ function drawMarkers(
   g.font = '10px system-ui, sans-serif';
   g.strokeStyle = 'rgba(0,0,0,0.35)';
   g.setLineDash([3, 3]);
-  const ranges = markers.groups.map((m) => [lowerBound(m.x, window[0]), lowerBound(m.x, window[1] + 1e-9)]);
-  const visible = ranges.reduce((n, [lo, hi]) => n + hi! - lo!, 0);
+  const [x0, x1] = window;
+  const axisAt = (px: number): number => x0 + ((px - plot.left) / plot.width) * (x1 - x0);
+  const right = plot.left + plot.width;
+  const ranges = markers.groups.map((m) => [lowerBound(m.x, x0), lowerBound(m.x, x1 + 1e-9)] as const);
+  const visible = ranges.reduce((n, [lo, hi]) => n + hi - lo, 0);
   // Dense markers would hide the plot: then only the labelled ones get a line.
   const dense = visible > plot.width / 12;
-  const labelled: [number, number][] = [];
-  // Pixel columns under a placed label: a marker there cannot get one, so it is not measured
-  // (a whole 1 GB trace has thousands of steps; measuring each cost ~20 ms a frame).
-  const under = new Uint8Array(Math.ceil(plot.width) + 1);
+  const labels = new LabelRow(g, plot);
+  const line = (x: number): void => {
+    g.beginPath();
+    g.moveTo(x, plot.top);
+    g.lineTo(x, plot.top + plot.height);
+    g.stroke();
+  };
   markers.groups.forEach((m, gi) => {
     const [lo, hi] = ranges[gi]!;
-    for (let i = lo!; i < hi!; i++) {
+    if (!dense) {
+      for (let i = lo; i < hi; i++) {
+        const x = Math.round(toPx(m.x[i]!)) + 0.5;
+        if (x < plot.left || x > right) continue;
+        labels.place(m.name[i]!, x);
+        line(x);
+      }
+      return;
+    }
+    // Thousands of markers (a whole 1 GB trace's steps): walk the free pixels instead of the
+    // markers, jumping over placed labels, so a frame's cost is bounded by the plot's width.
+    for (let px = plot.left; px <= right; ) {
+      const i = lowerBound(m.x, axisAt(px));
+      if (i >= hi) break;
       const x = Math.round(toPx(m.x[i]!)) + 0.5;
-      if (x < plot.left || x > plot.left + plot.width) continue;
-      const c = Math.floor(x - plot.left);
-      const w = under[c] === 1 ? 0 : g.measureText(m.name[i]!).width + 8;
-      const room = w > 0 && labelled.every(([l, lw]) => x + w <= l || x >= l + lw);
-      if (room) {
-        g.fillText(m.name[i]!, x + 2, plot.top + 10);
-        labelled.push([x, w]);
-        under.fill(1, c, c + Math.ceil(w));
-      }
-      if (room || !dense) {
-        g.beginPath();
-        g.moveTo(x, plot.top);
-        g.lineTo(x, plot.top + plot.height);
-        g.stroke();
-      }
+      if (x > right) break;
+      const blocked = x < plot.left ? -1 : labels.place(m.name[i]!, x);
+      if (blocked === PLACED) line(x);
+      px = blocked >= 0 ? plot.left + labels.freeFrom(blocked) : x + 1;
     }
   });
   g.setLineDash([]);
+}
+
+const PLACED = -2;
+
+/** The labels along the plot's top: pixel columns taken by a placed label (labels never overlap). */
+class LabelRow {
+  private readonly taken: Uint8Array;
+  constructor(
+    private readonly g: CanvasRenderingContext2D,
+    private readonly plot: Plot,
+  ) {
+    this.taken = new Uint8Array(Math.ceil(plot.width) + 1);
+  }
+
+  /** Draws the label at x if its columns are free: PLACED, or the first taken column in its way. */
+  place(name: string, x: number): number {
+    const c = Math.floor(x - this.plot.left);
+    if (this.taken[c] === 1) return c;
+    const end = Math.min(this.taken.length, c + Math.ceil(this.g.measureText(name).width + 8));
+    for (let k = c; k < end; k++) if (this.taken[k] === 1) return k;
+    this.g.fillText(name, x + 2, this.plot.top + 10);
+    this.taken.fill(1, c, end);
+    return PLACED;
+  }
+
+  /** The first free column at or after a taken one. */
+  freeFrom(c: number): number {
+    let k = c;
+    while (k < this.taken.length && this.taken[k] === 1) k++;
+    return k;
+  }
 }
 
 function isStep(m: StepMarker): boolean {
