@@ -154,9 +154,10 @@ export const PAGE_SCRIPT = `(() => {
       else w.resolve = () => r(w.result);
     });
   B.frames = frames;
-  /** From the gesture's last input event to the worker's answer for its window, painted. */
+  /** From the gesture's last input event (sent after B.arm) to the worker's answer for its window, painted. */
   B.sharpAfterLast = async () => {
     const t = input?.t ?? now();
+    await frameEnd();
     for (let i = 0; i < 1200; i++) {
       const end = await frameEnd();
       if (canvas().getAttribute('data-ready') === 'true') return end - t;

@@ -142,6 +142,11 @@ async function gesture(page: Page, kind: 'wheel' | 'drag' | 'none', n: number): 
     }
     run.work.push((await taskMs()) - t0);
   }
+  // The gesture ends where it began (in and out, back and forth), whose layer is still there: one
+  // more event moves to a window not seen yet, and sharp times its level of detail.
+  await page.evaluate('window.__bench.arm()');
+  if (kind === 'wheel') await page.mouse.wheel(0, -60);
+  else if (kind === 'drag') await page.mouse.move(dragX(n - 1) + 30, p.y);
   if (kind === 'drag') await page.mouse.up();
   if (kind !== 'none') run.sharp = (await page.evaluate('window.__bench.sharpAfterLast()')) as number;
   await cdp.detach();

@@ -29,6 +29,8 @@ interface Props extends WindowProps {
 }
 
 const HEIGHT = 320;
+/** How long the window must stay still before its level of detail is asked for. */
+const STILL_MS = 80;
 
 /**
  * Active memory over time, every allocation stacked as memory_viz stacks them, reserved memory
@@ -130,14 +132,21 @@ export function Timeline(p: Props) {
   const requestRef = useRef(requestLayer);
   requestRef.current = requestLayer;
 
-  useEffect(
-    () =>
-      p.live.subscribe(() => {
-        draw();
-        requestRef.current();
-      }),
-    [p.live, draw],
-  );
+  // A moving window asks the worker once it has been still for a moment: a level of detail of a
+  // wide window costs the worker up to ~0.8 s (1 GB trace), and computed during a gesture it took
+  // the CPU from the gesture's own frames (2 cores); until then frames stretch the last layer.
+  useEffect(() => {
+    let still: ReturnType<typeof setTimeout> | undefined;
+    const off = p.live.subscribe(() => {
+      draw();
+      clearTimeout(still);
+      still = setTimeout(() => requestRef.current(), STILL_MS);
+    });
+    return () => {
+      off();
+      clearTimeout(still);
+    };
+  }, [p.live, draw]);
   // biome-ignore lint/correctness/useExhaustiveDependencies: these name everything the query reads besides the live window
   useEffect(() => {
     if (measured !== null) requestLayer();
