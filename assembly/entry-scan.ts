@@ -37,6 +37,12 @@ const NO_FRAMES: f64 = -1;
 const MAX_TEXT: i32 = 1024;
 /** First word of an interned str's sequence (then its byte length and bytes, 4 a word). */
 const TEXT_TAG: u32 = 0xffffffff;
+/** Per key: pool offset, length, hash, and where its traceback's bytes were kept (offset, length). */
+const KEY_BYTES: usize = 20;
+/** Tracebacks are looked up by their first 32 bytes in this many 2-way buckets. */
+const HINTS: u32 = 1 << 14;
+/** Longest traceback kept as bytes. */
+const MAX_RAW: i32 = 4096;
 
 let heapTop: usize = 0;
 let shapePtr: usize = 0;
@@ -57,6 +63,12 @@ let poolPtr: usize = 0;
 let poolCap: u32 = 0;
 let poolLen: u32 = 0;
 let scanEnd: i32 = 0;
+let hintPtr: usize = 0;
+let rawPtr: usize = 0;
+let rawCap: u32 = 0;
+let rawLen: u32 = 0;
+/** Per pair, the key + 1 of the inline text it had last (0: none). */
+let lastText: usize = 0;
 let memoized: i32 = 0;
 
 function reserve(bytes: usize): usize {
@@ -73,12 +85,18 @@ function reserve(bytes: usize): usize {
 function init(): void {
   if (shapePtr !== 0) return;
   shapePtr = reserve(MAX_PAIRS * 12);
+  lastText = reserve(MAX_PAIRS * 4);
+  memory.fill(lastText, 0, MAX_PAIRS * 4);
   tabMask = (1 << 12) - 1;
   tabPtr = reserve((<usize>tabMask + 1) * 4);
   keyCap = 1 << 10;
-  keyPtr = reserve(<usize>keyCap * 12);
+  keyPtr = reserve(<usize>keyCap * KEY_BYTES);
   poolCap = 1 << 16;
   poolPtr = reserve(<usize>poolCap * 4);
+  hintPtr = reserve(<usize>HINTS * 8);
+  memory.fill(hintPtr, 0, <usize>HINTS * 8);
+  rawCap = 1 << 16;
+  rawPtr = reserve(rawCap);
 }
 
 /** Where JS writes the learned shape: per pair, key length (2 or 5), key word, kind. */
@@ -140,11 +158,11 @@ export function pool(): usize {
 }
 
 export function keyOffset(k: u32): u32 {
-  return load<u32>(keyPtr + <usize>k * 12);
+  return load<u32>(keyPtr + <usize>k * KEY_BYTES);
 }
 
 export function keyLength(k: u32): u32 {
-  return load<u32>(keyPtr + <usize>k * 12 + 4);
+  return load<u32>(keyPtr + <usize>k * KEY_BYTES + 4);
 }
 
 @inline
@@ -211,7 +229,7 @@ function entry(p: i32, limit: i32, e: i32): i32 {
     const kind = load<i32>(s + 8);
     const slot = slotOf(e, i);
     if (kind === NUM) p = number(p, slot);
-    else if (kind === STR) p = text(p, limit, slot);
+    else if (kind === STR) p = text(p, limit, slot, i);
     else p = frames(p, limit, slot);
     if (p < 0) return -1;
   }
@@ -239,10 +257,10 @@ function number(p: i32, slot: usize): i32 {
   const len = <i32>at(p + 1);
   if (len > 7) return -1;
   const s = p + 2;
-  // Little-endian two's complement of len bytes, sign-extended from the top byte.
-  let v: i64 = 0;
-  for (let k = len - 1; k >= 0; k--) v = (v << 8) | <i64>at(s + k);
-  if (len > 0 && at(s + len - 1) >= 0x80) v -= <i64>1 << (<i64>(8 * len));
+  // Little-endian two's complement of len bytes: load 8, shift the len bytes to the top and
+  // back down with the sign (the bytes past them are within the input's slack).
+  const shift = <i64>(64 - 8 * len);
+  const v: i64 = len === 0 ? 0 : (load<i64>(inPtr + <usize>s) << shift) >> shift;
   if (v >= <i64>1 << 53 || v <= -(<i64>1 << 53)) return -1;
   store<f64>(slot, <f64>v);
   return s + len;
@@ -252,9 +270,9 @@ function number(p: i32, slot: usize): i32 {
  * A str: a memo reference (JS checks it is a str), written as its index; or inline and memoized
  * (`SHORT_BINUNICODE/BINUNICODE bytes MEMOIZE`), interned by its bytes and written as -(key + 1).
  */
-function text(p: i32, limit: i32, slot: usize): i32 {
+function text(p: i32, limit: i32, slot: usize, pair: i32): i32 {
   const op = at(p);
-  if (op === SHORT_BINUNICODE || op === BINUNICODE) return inlineText(p, limit, slot);
+  if (op === SHORT_BINUNICODE || op === BINUNICODE) return inlineText(p, limit, slot, pair);
   if (op === BINGET) {
     store<f64>(slot, <f64>at(p + 1));
     return p + 2;
@@ -285,6 +303,90 @@ function frames(p: i32, limit: i32, slot: usize): i32 {
   if (p + MAX_OP > limit || at(p) !== MEMOIZE) return -1;
   memoized++;
   p++;
+  // A traceback written before is the same bytes again: compare them instead of parsing.
+  const hinted = p + 32 + MAX_OP <= limit;
+  const bucket = hinted ? hintPtr + (<usize>(hash32(p) & (HINTS - 1)) << 3) : 0;
+  if (hinted) {
+    const q = knownTraceback(p, limit, bucket, slot);
+    if (q >= 0) return q;
+  }
+  const q = parseTraceback(p, limit, slot);
+  if (hinted && q >= 0) remember(p, q, bucket, <u32>load<f64>(slot));
+  return q;
+}
+
+/** FNV-1a over the 8 words at p. */
+function hash32(p: i32): u32 {
+  let h: u32 = 0x811c9dc5;
+  for (let i: usize = 0; i < 32; i += 4) h = (h ^ load<u32>(inPtr + <usize>p + i)) * 0x01000193;
+  return h ^ (h >>> 15);
+}
+
+/** The bucket's tracebacks whose kept bytes are at p, ending where a list must end. */
+function knownTraceback(p: i32, limit: i32, bucket: usize, slot: usize): i32 {
+  for (let c: usize = 0; c < 2; c++) {
+    const k1 = load<u32>(bucket + (c << 2));
+    if (k1 === 0) return -1;
+    const e = keyPtr + <usize>(k1 - 1) * KEY_BYTES;
+    const len = <i32>load<u32>(e + 16);
+    if (len === 0 || p + len + MAX_OP > limit) continue;
+    if (!sameBytes(rawPtr + <usize>load<u32>(e + 12), inPtr + <usize>p, len)) continue;
+    if (listGoesOn(p + len, limit)) continue;
+    if (c === 1) {
+      store<u32>(bucket + 4, load<u32>(bucket));
+      store<u32>(bucket, k1);
+    }
+    store<f64>(slot, <f64>(k1 - 1));
+    return p + len;
+  }
+  return -1;
+}
+
+function sameBytes(a: usize, b: usize, len: i32): bool {
+  let i: usize = 0;
+  const n = <usize>len;
+  for (; i + 8 <= n; i += 8) if (load<u64>(a + i) !== load<u64>(b + i)) return false;
+  for (; i < n; i++) if (load<u8>(a + i) !== load<u8>(b + i)) return false;
+  return true;
+}
+
+/** Whether the list parsed so far would go on at q (another batch, or one more frame), or might. */
+function listGoesOn(q: i32, limit: i32): bool {
+  q = skipFrame(q);
+  if (q + MAX_OP > limit) return true; // as the parser, which would stop here
+  const op = at(q);
+  if (op === MARK) return true;
+  if (op !== BINGET && op !== LONG_BINGET) return false;
+  const r = skipFrame(q + (op === BINGET ? 2 : 5));
+  return r + MAX_OP <= limit && at(r) === APPEND;
+}
+
+/** Keeps the bytes p..q of key k (its first occurrence only) and puts k first in the bucket. */
+function remember(p: i32, q: i32, bucket: usize, k: u32): void {
+  const e = keyPtr + <usize>k * KEY_BYTES;
+  const len = q - p;
+  if (load<u32>(e + 16) === 0 && len > 0 && len <= MAX_RAW) {
+    while (rawLen + <u32>len > rawCap) growRaw();
+    memory.copy(rawPtr + <usize>rawLen, inPtr + <usize>p, <usize>len);
+    store<u32>(e + 12, rawLen);
+    store<u32>(e + 16, <u32>len);
+    rawLen += <u32>len;
+  }
+  if (load<u32>(bucket) !== k + 1) {
+    store<u32>(bucket + 4, load<u32>(bucket));
+    store<u32>(bucket, k + 1);
+  }
+}
+
+function growRaw(): void {
+  const bigger = reserve(<usize>rawCap * 2);
+  memory.copy(bigger, rawPtr, <usize>rawCap);
+  rawPtr = bigger;
+  rawCap *= 2;
+}
+
+/** The refs of a traceback list from p (past its MEMOIZE), interned; the position after it. */
+function parseTraceback(p: i32, limit: i32, slot: usize): i32 {
   let n: u32 = 0;
   let h: u32 = 0x811c9dc5;
   for (;;) {
@@ -294,17 +396,18 @@ function frames(p: i32, limit: i32, slot: usize): i32 {
     if (first === MARK) {
       p++;
       for (;;) {
-        p = skipFrame(p);
         if (p + MAX_OP > limit) return -1;
-        const o = at(p);
-        let index: u32 = 0;
-        if (o === BINGET) {
-          index = <u32>at(p + 1);
-          p += 2;
-        } else if (o === LONG_BINGET) {
-          index = load<u32>(inPtr + <usize>p + 1);
-          p += 5;
-        } else break;
+        // BINGET and LONG_BINGET come mixed at random: decode either without a branch.
+        const w = load<u32>(inPtr + <usize>p);
+        const o = w & 0xff;
+        const long = o === LONG_BINGET;
+        if (!long && o !== BINGET) {
+          if (o !== FRAME) break;
+          p += 9;
+          continue;
+        }
+        const index = select<u32>(load<u32>(inPtr + <usize>p + 1), (w >>> 8) & 0xff, long);
+        p += select<i32>(5, 2, long);
         if (poolLen + n === poolCap) growPool();
         store<u32>(poolPtr + (<usize>(poolLen + n) << 2), index);
         h = (h ^ index) * 0x01000193;
@@ -328,11 +431,34 @@ function frames(p: i32, limit: i32, slot: usize): i32 {
   return p;
 }
 
-function inlineText(p: i32, limit: i32, slot: usize): i32 {
+function inlineText(p: i32, limit: i32, slot: usize, pair: i32): i32 {
   const short = at(p) === SHORT_BINUNICODE;
   const len = short ? <i32>at(p + 1) : load<i32>(inPtr + <usize>p + 1);
   const start = p + (short ? 2 : 5);
   if (len < 0 || len > MAX_TEXT || start + len + MAX_OP > limit) return -1;
+  const q = skipFrame(start + len);
+  if (q + MAX_OP > limit || at(q) !== MEMOIZE) return -1;
+  memoized++;
+  // Entries repeat the same text in the same pair ('N/A', ''): try the pair's last one first.
+  const last = lastText + (<usize>pair << 2);
+  const k1 = load<u32>(last);
+  if (k1 !== 0 && sameText(k1 - 1, start, len)) {
+    store<f64>(slot, -<f64>k1);
+    return q + 1;
+  }
+  const k = internText(start, len);
+  store<u32>(last, k + 1);
+  store<f64>(slot, -1 - <f64>k);
+  return q + 1;
+}
+
+function sameText(k: u32, start: i32, len: i32): bool {
+  const at = poolPtr + (<usize>load<u32>(keyPtr + <usize>k * KEY_BYTES) << 2);
+  if (load<u32>(at) !== TEXT_TAG || load<u32>(at + 4) !== <u32>len) return false;
+  return memory.compare(at + 8, inPtr + <usize>start, <usize>len) === 0;
+}
+
+function internText(start: i32, len: i32): u32 {
   const words = <u32>((len + 3) >>> 2) + 2;
   while (poolLen + words >= poolCap) growPool();
   const to = poolPtr + (<usize>poolLen << 2);
@@ -342,11 +468,7 @@ function inlineText(p: i32, limit: i32, slot: usize): i32 {
   memory.copy(to + 8, inPtr + <usize>start, <usize>len);
   let h: u32 = 0x811c9dc5;
   for (let i: u32 = 0; i < words; i++) h = (h ^ load<u32>(to + (<usize>i << 2))) * 0x01000193;
-  const q = skipFrame(start + len);
-  if (q + MAX_OP > limit || at(q) !== MEMOIZE) return -1;
-  memoized++;
-  store<f64>(slot, -1 - <f64>intern(words, finish(h, words)));
-  return q + 1;
+  return intern(words, finish(h, words));
 }
 
 @inline
@@ -365,16 +487,18 @@ function intern(n: u32, h: u32): u32 {
     const k1 = load<u32>(tabPtr + (<usize>slot << 2));
     if (k1 === 0) break;
     const k = k1 - 1;
-    const e = keyPtr + <usize>k * 12;
+    const e = keyPtr + <usize>k * KEY_BYTES;
     if (load<u32>(e + 8) === h && load<u32>(e + 4) === n && sameIndices(load<u32>(e), n)) return k;
     slot = (slot + 1) & tabMask;
   }
   if (keyCount === keyCap) growKeys();
   const k = keyCount++;
-  const e = keyPtr + <usize>k * 12;
+  const e = keyPtr + <usize>k * KEY_BYTES;
   store<u32>(e, poolLen);
   store<u32>(e + 4, n);
   store<u32>(e + 8, h);
+  store<u32>(e + 12, 0);
+  store<u32>(e + 16, 0);
   poolLen += n;
   store<u32>(tabPtr + (<usize>slot << 2), k + 1);
   if (keyCount * 2 > tabMask) growTable();
@@ -398,8 +522,8 @@ function growPool(): void {
 }
 
 function growKeys(): void {
-  const bigger = reserve(<usize>keyCap * 24);
-  memory.copy(bigger, keyPtr, <usize>keyCap * 12);
+  const bigger = reserve(<usize>keyCap * 2 * KEY_BYTES);
+  memory.copy(bigger, keyPtr, <usize>keyCap * KEY_BYTES);
   keyPtr = bigger;
   keyCap *= 2;
 }
@@ -410,7 +534,7 @@ function growTable(): void {
   memory.fill(table, 0, <usize>size * 4);
   const mask = size - 1;
   for (let k: u32 = 0; k < keyCount; k++) {
-    let slot = load<u32>(keyPtr + <usize>k * 12 + 8) & mask;
+    let slot = load<u32>(keyPtr + <usize>k * KEY_BYTES + 8) & mask;
     while (load<u32>(table + (<usize>slot << 2)) !== 0) slot = (slot + 1) & mask;
     store<u32>(table + (<usize>slot << 2), k + 1);
   }

@@ -55,7 +55,8 @@ function pickle(value: PyValue, protocol: 2 | 3 | 4 | 5 = 4): Uint8Array {
 /**
  * A trace of one steady shape (long runs) with rare surprises: frame lists shared with recent
  * entries (memo references into the same run), repeated inline strings (references to strs the
- * run memoized), None and empty and one-frame tracebacks, odd int widths, a key order change.
+ * run memoized), None and empty and one-frame tracebacks, tracebacks of over 1000 frames whose
+ * first batch is another's whole list, odd int widths, a key order change.
  */
 function steadyTrace(seed: number, n: number): PyValue {
   const r = rng(seed);
@@ -75,6 +76,9 @@ function steadyTrace(seed: number, n: number): PyValue {
     if (pick === 0) stack = null;
     else if (pick === 1) stack = [];
     else if (pick === 2) stack = [frames[r(40)]!];
+    // Over 1000 frames (two APPENDS batches) sharing their first batch with another traceback.
+    else if (pick === 3)
+      stack = Array.from({ length: r(2) === 0 ? 1000 : 1000 + r(600) }, (_, k) => frames[k % 40]!);
     else if (pick < 8 && recent.length > 0) stack = recent[r(recent.length)]!;
     else stack = Array.from({ length: 5 + r(30) }, () => frames[r(40)]!);
     recent.push(stack);

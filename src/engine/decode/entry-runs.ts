@@ -60,6 +60,7 @@ export class EntryRuns {
   /** The memo was overwritten: key resolutions may mean other frames now. */
   forget(): void {
     this.resolved.fill(UNRESOLVED);
+    this.refTags.fill(-1);
   }
 
   /** Reads entries from p (just past an EMPTY_DICT); returns how many (rows from `first`). */
@@ -88,22 +89,22 @@ export class EntryRuns {
    * passed and returns how many memo slots those write.
    */
   private check(scanner: WasmEntryScan, n: number): number {
-    const { shape, memoCodes, stackIds, textValues } = this;
-    const memo = this.host.memo;
+    const { memoCodes, stackIds, textValues, refKinds } = this;
     const refs = this.refPairs(scanner, n);
+    const m = refs.length;
     let written = 0;
     let e = 0;
     for (; e < n; e++) {
       const before = written;
       memoCodes[written++] = Memo.ENTRY_CODE;
-      let ok = true;
-      for (let j = 0; j < refs.length && ok; j++) {
+      let j = 0;
+      for (; j < m; j++) {
         const v = refs[j]![e]!;
-        if (shape.kinds[this.refIndex[j]!] === STR) {
-          const code = v >= 0 ? this.refCode(v, written) : this.inlineCode(scanner, v);
+        if (refKinds[j] === STR) {
+          const code = v >= 0 ? this.textRef(v, written) : this.inlineCode(scanner, v);
+          if (code === BAD) break;
           if (v < 0) memoCodes[written++] = code;
-          ok = code > 0 && (code === this.lastText || this.isText(memo, code));
-          textValues[e * 4 + j] = code;
+          textValues[j * MAX_RUN + e] = code;
         } else {
           const id =
             v >= 0
@@ -111,12 +112,12 @@ export class EntryRuns {
               : v === NO_FRAMES
                 ? NO_STACK
                 : this.sharedStack(-2 - v, written);
-          ok = id !== NOT_FRAMES;
+          if (id === NOT_FRAMES) break;
           if (v >= 0) memoCodes[written++] = Memo.stackCode(id);
           stackIds[e] = id;
         }
       }
-      if (!ok) {
+      if (j < m) {
         written = before;
         break;
       }
@@ -125,22 +126,34 @@ export class EntryRuns {
     return written;
   }
 
-  private lastText = 0;
+  // Memo index → code of the strs entries refer to, for slots below the memo's size (fixed).
+  private readonly refTags = new Int32Array(1024).fill(-1);
+  private readonly refCodes = new Int32Array(1024);
 
-  private isText(memo: Memo, code: number): boolean {
-    if (typeof memo.valueOf(code) !== 'string') return false;
-    this.lastText = code;
-    return true;
+  /** The code of the str memo slot `index` holds when the entry is reached, or BAD. */
+  private textRef(index: number, written: number): number {
+    const slot = index & 1023;
+    if (this.refTags[slot] === index) return this.refCodes[slot]!;
+    const memo = this.host.memo;
+    const code = this.refCode(index, written);
+    if (code <= 0 || typeof memo.valueOf(code) !== 'string') return BAD;
+    if (index < memo.size) {
+      this.refTags[slot] = index;
+      this.refCodes[slot] = code;
+    }
+    return code;
   }
 
-  /** Pair indices of the text and traceback pairs (in order), and their columns for this run. */
-  private readonly refIndex = new Int32Array(16);
+  private readonly textOfCode = (code: number): string => this.host.memo.valueOf(code) as string;
+
+  /** Kinds of the text and traceback pairs (in order), and their columns for this run. */
+  private readonly refKinds = new Uint8Array(16);
   private refPairs(scanner: WasmEntryScan, n: number): Float64Array[] {
     const shape = this.shape;
     const columns: Float64Array[] = [];
     for (let i = 0; i < shape.pairs; i++) {
       if (shape.kinds[i] === NUM) continue;
-      this.refIndex[columns.length] = i;
+      this.refKinds[columns.length] = shape.kinds[i]!;
       columns.push(scanner.column(i, n));
     }
     return columns;
@@ -188,10 +201,8 @@ export class EntryRuns {
         trace.stack.set(this.stackIds.subarray(0, n), first);
         j++;
       } else {
-        for (let e = 0; e < n; e++) {
-          const code = this.textValues[e * 4 + j]!;
-          this.texts.set(first + e, field, shape.keyName(i), code, host.memo.valueOf(code) as string);
-        }
+        const tags = this.textValues.subarray(j * MAX_RUN, j * MAX_RUN + n);
+        this.texts.setRows(first, field, shape.keyName(i), tags, n, this.textOfCode);
         j++;
       }
     }
@@ -209,7 +220,8 @@ export class EntryRuns {
 
   /** The stack of traceback key k, resolved through the memo once per key. */
   private stackOf(scanner: WasmEntryScan, k: number): number {
-    if (k < this.resolved.length && this.resolved[k] !== UNRESOLVED) return this.resolved[k]!;
+    const known = k < this.resolved.length ? this.resolved[k]! : UNRESOLVED;
+    if (known !== UNRESOLVED) return known;
     const refs = scanner.refs(k);
     const id = stackOfFrameRefs(this.host.memo, this.host.stacks, refs, refs.length);
     // A key that is not all frames now may be later (slots still empty): do not remember that.

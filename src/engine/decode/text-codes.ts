@@ -22,30 +22,49 @@ export class TextCodes {
     return this.tags[slotOf(field, tag)] === tag;
   }
 
+  /** set() for rows first..first+n-1 with tags[0..n): runs of one tag cost a store each. */
+  setRows(
+    first: number,
+    field: Field,
+    key: string,
+    tags: Int32Array,
+    n: number,
+    text: (tag: number) => string,
+  ): void {
+    let lastTag = -1;
+    let lastCode = 0;
+    let column: Int32Array | Uint8Array | undefined;
+    for (let e = 0; e < n; e++) {
+      const tag = tags[e]!;
+      if (tag === lastTag) {
+        column![first + e] = lastCode;
+        continue;
+      }
+      this.set(first + e, field, key, tag, text(tag));
+      column = this.columnOf(field)!;
+      lastTag = tag;
+      lastCode = column[first + e]!;
+    }
+  }
+
   /** Sets `field` of `row` to `text`, known by `tag` (-1: not cacheable). */
   set(row: number, field: Field, key: string, tag: number, text: string): void {
-    const trace = this.trace;
     const slot = slotOf(field, tag);
-    const column =
-      field === Field.action
-        ? trace.action
-        : field === Field.compile_context
-          ? trace.compileContext
-          : trace.userMetadata;
     if (tag >= 0 && this.tags[slot] === tag) {
-      column![row] = this.codes[slot]!;
+      this.columnOf(field)![row] = this.codes[slot]!;
       return;
     }
-    trace.setField(row, field, key, text);
+    this.trace.setField(row, field, key, text);
     if (tag < 0) return;
     this.tags[slot] = tag;
-    this.codes[slot] = (
-      field === Field.action
-        ? trace.action
-        : field === Field.compile_context
-          ? trace.compileContext
-          : trace.userMetadata
-    )![row]!;
+    this.codes[slot] = this.columnOf(field)![row]!;
+  }
+
+  /** The column of a text field (compile_context and user_metadata exist once first set). */
+  private columnOf(field: Field): Int32Array | Uint8Array | undefined {
+    const trace = this.trace;
+    if (field === Field.action) return trace.action;
+    return field === Field.compile_context ? trace.compileContext : trace.userMetadata;
   }
 }
 
