@@ -43,19 +43,19 @@ export function windowStats(
   end: Record<Pool, PoolEnd>,
 ): Record<Pool, WindowStats> {
   const poolAt = segmentPoolLookup(tables);
-  const cur = { large: { ...end.large }, small: { ...end.small } };
+  // Two plain objects per pool picked by a boolean: a keyed lookup per entry costs more than the undo.
+  const curLarge = { ...end.large };
+  const curSmall = { ...end.small };
   const out = { large: fresh(end.large), small: fresh(end.small) };
+  const { action, size: sizes, addr } = trace;
   for (let i = trace.length - 1; i >= 0; i--) {
-    const a = trace.action[i]!;
-    const size = trace.size[i]!;
+    const a = action[i]!;
+    const size = sizes[i]!;
     const isSegment = a >= Action.segment_alloc && a <= Action.segment_unmap;
     if (!isSegment && a > Action.free_completed && a !== Action.free) continue;
-    const pool: Pool = isSegment
-      ? poolAt(trace.addr[i]!, size)
-      : size <= SMALL_REQUEST_LIMIT
-        ? 'small'
-        : 'large';
-    undo(a, size, cur[pool], out[pool]);
+    const small = isSegment ? poolAt(addr[i]!, size) === 'small' : size <= SMALL_REQUEST_LIMIT;
+    if (small) undo(a, size, curSmall, out.small);
+    else undo(a, size, curLarge, out.large);
   }
   return out;
 }

@@ -70,15 +70,19 @@ export function runningTotals(trace: DeviceTrace, end: Figures): RunningTotals {
   const peak = { ...end };
   let peakAllocatedAt = n - 1;
   let peakReservedAt = n - 1;
+  const { action, size } = trace;
   for (let i = n - 1; i >= 0; i--) {
     allocated[i] = cur.allocated;
     active[i] = cur.active;
     reserved[i] = cur.reserved;
-    undo(trace.action[i]!, trace.size[i]!, cur);
+    const a = action[i]!;
+    // Entries that change no total (snapshot, oom, annotations) leave `peak` as it is.
+    const changes = a <= Action.segment_unmap || a === Action.free;
+    if (changes) undo(a, size[i]!, cur);
     // Ties go to the earliest moment the peak was reached.
     if (cur.allocated >= peak.allocated) peakAllocatedAt = i - 1;
     if (cur.reserved >= peak.reserved) peakReservedAt = i - 1;
-    raise(peak, cur);
+    if (changes) raise(peak, cur);
   }
   if (n === 0) peakAllocatedAt = peakReservedAt = -1;
   return { allocated, active, reserved, start: cur, end, peak, peakAllocatedAt, peakReservedAt };
