@@ -18,6 +18,7 @@ export interface RunHost {
 /** Entries per scan: more than a pickle batch (1000), so a run usually ends at its APPENDS. */
 const MAX_RUN = 1024;
 const UNRESOLVED = -3;
+const BASE_FIELDS = [Field.action, Field.addr, Field.size, Field.stream, Field.time_us, Field.frames];
 /** A memo code that is not a str's nor a stack's: the entry is left to the VM. */
 const BAD = 0;
 
@@ -38,6 +39,8 @@ export class EntryRuns {
   scanned = 0;
   private readonly scanner: WasmEntryScan | undefined;
   private taught = -1;
+  /** The shape has every field beginRows would otherwise default. */
+  private everyColumn = false;
   /** Traceback key → stack id. */
   private resolved = new Int32Array(1024).fill(UNRESOLVED);
   /** Inline str key → memo code of its text. */
@@ -70,6 +73,7 @@ export class EntryRuns {
     if (this.taught !== shape.version) {
       scanner.teach(shape.keyBytes, shape.keyEnds, shape.kinds, shape.pairs);
       this.taught = shape.version;
+      this.everyColumn = BASE_FIELDS.every((f) => shape.fields.subarray(0, shape.pairs).includes(f));
     }
     const n = scanner.scan(this.host.buf, p, limit, MAX_RUN);
     if (n === 0) return 0;
@@ -190,7 +194,7 @@ export class EntryRuns {
   private commit(scanner: WasmEntryScan, n: number, written: number): void {
     const { shape, host } = this;
     const trace = host.trace;
-    const first = trace.beginRows(n);
+    const first = trace.beginRows(n, this.everyColumn);
     this.first = first;
     let j = 0;
     for (let i = 0; i < shape.pairs; i++) {

@@ -118,14 +118,18 @@ export class TraceColumns {
     return row;
   }
 
-  /** begin() for n rows at once (the decoder's runs): returns the first. */
-  beginRows(n: number): number {
+  /**
+   * begin() for n rows at once (the decoder's runs): returns the first. `written`: the caller
+   * writes action, addr, size, stream, time_us and stack of every row itself.
+   */
+  beginRows(n: number, written = false): number {
     const row = this.length;
     let capacity = this.capacity;
     while (row + n > capacity) capacity *= 2;
     if (capacity !== this.capacity) this.resize(capacity);
     const end = row + n;
     this.length = end;
+    if (written) return row;
     this.addr.fill(Number.NaN, row, end);
     this.size.fill(Number.NaN, row, end);
     this.timeUs.fill(Number.NaN, row, end);
