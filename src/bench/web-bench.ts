@@ -9,7 +9,7 @@
  *   npm run bench:web [-- --sizes 100MB,1GB] [--runs 2] [--frames 120] [--selects 6]
  */
 import { Command } from 'commander';
-import type { Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { cachedSnapshot } from './cached-snapshot.js';
 import { loadLine, machineLine } from './machine.js';
 import { openBrowser, startView } from './view-session.js';
@@ -58,10 +58,38 @@ async function runOnce(url: string, opts: Options): Promise<Figures> {
     for (const level of LEVELS) await gestures(page, level, opts.frames, f);
     await page.evaluate('window.__bench.zoomTo(1)');
     await selects(page, opts.selects, f);
+    await deliveryFloor(browser, opts.frames, f);
   } finally {
     await browser.close();
   }
   return f;
+}
+
+/**
+ * The browser's own part of "input created → painted": on a blank page with one canvas and a
+ * non-passive wheel listener (as the timeline has), the time from an event's creation to its
+ * handler, for the same CDP wheel and mouse-move events the gestures send.
+ */
+async function deliveryFloor(browser: Browser, n: number, f: Figures): Promise<void> {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 950 } });
+  await page.setContent('<canvas width="1300" height="300" style="width:1300px;height:300px"></canvas>');
+  await page.evaluate(`(() => {
+    window.__delivery = { wheel: [], mousemove: [] };
+    const c = document.querySelector('canvas');
+    const note = (e) => window.__delivery[e.type].push(performance.now() - e.timeStamp);
+    c.addEventListener('wheel', (e) => { e.preventDefault(); note(e); }, { passive: false });
+    c.addEventListener('mousemove', note);
+  })()`);
+  await page.mouse.move(600, 150);
+  for (let i = 0; i < n; i++) {
+    await page.mouse.wheel(0, i % 2 ? 60 : -60);
+    await page.mouse.move(600 + (i % 2) * 10, 150);
+    await page.waitForTimeout(20);
+  }
+  const d = (await page.evaluate('window.__delivery')) as Record<'wheel' | 'mousemove', number[]>;
+  spread(f, 'blank page: wheel created → handler', d.wheel);
+  spread(f, 'blank page: mouse move created → handler', d.mousemove);
+  await page.close();
 }
 
 /** The load's phases as the page sees them: request to last byte decoded, to model ready, then the first LOD. */
