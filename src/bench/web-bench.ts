@@ -98,7 +98,7 @@ function phases(f: Figures, queries: Query[]): void {
   if (load?.done == null) return;
   if (load.lastByte !== null) {
     f.set('  fetch + decode (to last byte)', load.lastByte - load.sent);
-    f.set('  indexes + summary', load.done - load.lastByte);
+    f.set('  model and indexes (last byte → load answered)', load.done - load.lastByte);
   }
   f.set('  load query (sent → answered)', load.done - load.sent);
   const lod = queries.find((q) => q.query === 'timeline' && q.sent >= load.done! && q.done !== null);
