@@ -13,6 +13,7 @@ import { type PyValue, Shared, shared } from '../src/engine/encode/pickle-values
 import { concatChunks, PickleWriter } from '../src/engine/encode/pickle-writer.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes } from '../src/engine/synth/generate.js';
+import { rng } from './helpers/rng.js';
 import { columns } from './helpers/trace-columns.js';
 
 const CORPUS = join(import.meta.dirname, '..', '..', 'shared', 'corpus');
@@ -34,16 +35,6 @@ function expectSame(bytes: Uint8Array): number {
   expect(js.scanned).toBe(0);
   expect(scanned.result).toEqual(js.result);
   return scanned.scanned;
-}
-
-function rng(seed: number): (n: number) => number {
-  let x = seed >>> 0 || 1;
-  return (n) => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) % n;
-  };
 }
 
 function pickle(value: PyValue, protocol: 2 | 3 | 4 | 5 = 4): Uint8Array {

@@ -7,21 +7,11 @@
 import { describe, expect, it } from 'vitest';
 import type { PyValue } from '../src/engine/encode/pickle-values.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
+import { rng } from './helpers/rng.js';
 import { snapshotOf } from './helpers/snapshot-of.js';
 import { columns } from './helpers/trace-columns.js';
 
 type Entry = Record<string, PyValue>;
-
-/** Deterministic xorshift, so a failure names a reproducible seed. */
-function rng(seed: number): (n: number) => number {
-  let x = seed >>> 0 || 1;
-  return (n) => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) % n;
-  };
-}
 
 const STREAMS = [0, 0x55d0c0ffee00, 7];
 const ACTIONS = ['alloc', 'free_requested', 'free_completed', 'segment_alloc', 'snapshot'];
