@@ -17,7 +17,7 @@ const MAX_SPARSE = 1 << 20;
 export class Memo {
   /** Number of filled slots: Python's len(memo), the index MEMOIZE writes next. */
   size = 0;
-  private slots = new Int32Array(1 << 16);
+  private slots: Int32Array;
   private readonly values: unknown[] = [];
   private readonly stringCodes = new Map<string, number>();
   private sparse: Map<number, number> | undefined;
@@ -26,7 +26,13 @@ export class Memo {
   /** The highest index written so far. */
   private top = -1;
 
-  constructor(private readonly stackRef: (id: number) => StackRef) {}
+  /** @param expectedSlots sizes the slots up front (a big file memoizes a few slots per entry) */
+  constructor(
+    private readonly stackRef: (id: number) => StackRef,
+    expectedSlots = 0,
+  ) {
+    this.slots = new Int32Array(Math.max(1 << 16, expectedSlots));
+  }
 
   /** The value in slot `index`, or undefined if it was never written. */
   get(index: number): unknown {

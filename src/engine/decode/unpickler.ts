@@ -108,7 +108,8 @@ export class Unpickler implements FastHost {
     entryScan = true,
   ) {
     this.trace = new TraceColumns(expectedEntries);
-    this.memo = new Memo((id) => this.stackRef(id));
+    // Each entry memoizes its dict and usually its traceback list.
+    this.memo = new Memo((id) => this.stackRef(id), expectedEntries * 2);
     this.fast = new FastEntryReader(this, entryScan);
   }
 
