@@ -1,5 +1,3 @@
-import { useEffect, useLayoutEffect, useRef, useState } from 'react';
-
 export type Window = [number, number];
 type Listener = (w: Window) => void;
 
@@ -78,29 +76,4 @@ export class LiveWindow {
 
 function same(a: Window, b: Window): boolean {
   return a[0] === b[0] && a[1] === b[1];
-}
-
-/** A LiveWindow that follows the committed window of the page's state and commits back to it. */
-export function useLiveWindow(committed: Window, commit: (w: Window) => void): LiveWindow {
-  const latest = useRef(commit);
-  latest.current = commit;
-  const [live] = useState(() => new LiveWindow(committed, (w) => latest.current(w)));
-  const [a, b] = committed;
-  // Before any passive effect: the views' queries must see the adopted window (an axis switch
-  // must not first query the old axis's numbers on the new axis).
-  useLayoutEffect(() => live.adopt([a, b]), [live, a, b]);
-  useEffect(() => () => live.dispose(), [live]);
-  return live;
-}
-
-/** Calls `draw` once in the next animation frame however many times it is asked for before then. */
-export function frameScheduler(draw: () => void): () => void {
-  let pending = 0;
-  return () => {
-    if (pending !== 0) return;
-    pending = requestAnimationFrame(() => {
-      pending = 0;
-      draw();
-    });
-  };
 }

@@ -4,7 +4,8 @@ import type { EngineClient } from '../worker/client.js';
 import type { DeviceInfo } from '../worker/protocol.js';
 import { sizedContext, useMeasuredWidth } from './canvas.js';
 import { MARGIN, type Plot } from './draw.js';
-import { frameScheduler, type LiveWindow } from './live-window.js';
+import { frameScheduler } from './frame-scheduler.js';
+import type { LiveWindow } from './live-window.js';
 import { clampWindow } from './timeline.js';
 
 /** What the timeline and its minimap share: the data, the axis and the (live) window they show. */

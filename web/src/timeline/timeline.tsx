@@ -11,8 +11,8 @@ import {
   prepareMarkers,
   type Selection,
 } from './draw.js';
+import { frameScheduler } from './frame-scheduler.js';
 import { latestQuery } from './latest-query.js';
-import { frameScheduler } from './live-window.js';
 import type { WindowProps } from './minimap.js';
 import { Y_HEADROOM } from './paint-layer.js';
 

@@ -1,11 +1,11 @@
 import { useCallback, useEffect, useState } from 'react';
 import type { AllocationDetails } from '../../../src/engine/analyses/allocation-details.js';
 import type { Selection } from '../timeline/draw.js';
-import { useLiveWindow } from '../timeline/live-window.js';
 import { Minimap } from '../timeline/minimap.js';
 import { SearchBox } from '../timeline/search-box.js';
 import { StreamSelect } from '../timeline/stream-select.js';
 import { clampWindow, Timeline } from '../timeline/timeline.js';
+import { useLiveWindow } from '../timeline/use-live-window.js';
 import type { ViewState } from '../url-state.js';
 import type { EngineClient } from '../worker/client.js';
 import type { DeviceInfo, EntryInfo } from '../worker/protocol.js';
