@@ -98,7 +98,14 @@ export function App() {
       <LoadStatus state={load} hasFiles={files.length > 0} />
       {ready && device && view.tab === 'overview' && <Overview client={client} device={device.device} />}
       {ready && device && view.tab === 'timeline' && (
-        <TimelinePage client={client} device={device} view={view} update={update} />
+        // One per file and device: its live window, layers and markers belong to that trace.
+        <TimelinePage
+          key={`${view.file}:${device.device}`}
+          client={client}
+          device={device}
+          view={view}
+          update={update}
+        />
       )}
       {ready && device && view.tab === 'flame' && (
         <FlamePage client={client} device={device} view={view} update={update} />
