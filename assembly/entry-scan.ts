@@ -122,11 +122,12 @@ export function input(n: i32): usize {
 
 /**
  * Room for `entries` entries, column by column: pair i of entry e is the double at
- * (i * entries + e), and column `pairs` holds where each entry starts.
+ * (i * entries + e); column `pairs` holds where each entry starts, and column `pairs + 1` how
+ * many MEMOIZEs the run had before it.
  */
 export function output(entries: i32): usize {
   init();
-  const bytes = <usize>entries * <usize>(pairs + 1) * 8;
+  const bytes = <usize>entries * <usize>(pairs + 2) * 8;
   if (bytes > outCap) {
     outCap = bytes;
     outPtr = reserve(outCap);
@@ -197,6 +198,7 @@ export function scan(p: i32, limit: i32, maxEntries: i32): i32 {
     const q = entry(p, limit, count);
     if (q < 0) break;
     store<f64>(slotOf(count, pairs), <f64>start);
+    store<f64>(slotOf(count, pairs + 1), <f64>memo);
     memo += memoized;
     p = q;
     scanEnd = q;

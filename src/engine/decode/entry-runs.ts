@@ -21,6 +21,8 @@ const UNRESOLVED = -3;
 const BASE_FIELDS = [Field.action, Field.addr, Field.size, Field.stream, Field.time_us, Field.frames];
 /** A memo code that is not a str's nor a stack's: the entry is left to the VM. */
 const BAD = 0;
+/** A reference to a memo slot the run itself writes (see check). */
+const IN_RUN = -1e9;
 
 /**
  * Runs of trace entries of the learned shape (EntryShape), read by the WebAssembly scanner and
@@ -50,6 +52,8 @@ export class EntryRuns {
   private readonly memoCodes = new Int32Array(MAX_RUN * 18);
   private readonly stackIds = new Int32Array(MAX_RUN);
   private readonly textValues = new Int32Array(MAX_RUN * 4);
+  /** Per entry, the next memo slot (from the run's first) it writes. */
+  private readonly cursor = new Int32Array(MAX_RUN);
 
   constructor(
     private readonly host: RunHost,
@@ -89,10 +93,65 @@ export class EntryRuns {
   private checked = 0;
 
   /**
-   * Resolves every reference of the first n entries, in order; sets `checked` to how many
-   * passed and returns how many memo slots those write.
+   * Resolves every reference of the first n entries; sets `checked` to how many passed and
+   * returns how many memo slots those write. Column by column, each distinct value resolved
+   * once, unless a reference points into the memo slots of the run itself: then entry by entry
+   * (checkRows), as those slots are only known in file order.
    */
   private check(scanner: WasmEntryScan, n: number): number {
+    const { memoCodes, stackIds, textValues, refKinds, cursor } = this;
+    const size = this.host.memo.size;
+    const before = scanner.memoBefore(n);
+    for (let e = 0; e < n; e++) {
+      memoCodes[before[e]!] = Memo.ENTRY_CODE;
+      cursor[e] = before[e]! + 1;
+    }
+    const refs = this.refPairs(scanner, n);
+    let ok = n;
+    for (let j = 0; j < refs.length; j++) {
+      const column = refs[j]!;
+      const text = refKinds[j] === STR;
+      let last = Number.NaN;
+      let code = 0;
+      for (let e = 0; e < ok; e++) {
+        const v = column[e]!;
+        if (v !== last) {
+          code = text ? this.textCode(scanner, v, size) : this.stackCode(scanner, v, size);
+          if (code === IN_RUN) return this.checkRows(scanner, n);
+          if (text ? code === BAD : code === NOT_FRAMES) {
+            ok = e;
+            break;
+          }
+          last = v;
+        }
+        if (text) {
+          textValues[j * MAX_RUN + e] = code;
+          if (v < 0) memoCodes[cursor[e]++] = code;
+        } else {
+          stackIds[e] = code;
+          if (v >= 0) memoCodes[cursor[e]++] = Memo.stackCode(code);
+        }
+      }
+    }
+    this.checked = ok;
+    return ok === n ? scanner.memoizes : before[ok]!;
+  }
+
+  /** The memo code of text value v (see EntryRuns.check), BAD, or IN_RUN. */
+  private textCode(scanner: WasmEntryScan, v: number, size: number): number {
+    if (v < 0) return this.inlineCode(scanner, v);
+    return v < size ? this.textRef(v, 0) : IN_RUN;
+  }
+
+  /** The stack of traceback value v, NOT_FRAMES, or IN_RUN. */
+  private stackCode(scanner: WasmEntryScan, v: number, size: number): number {
+    if (v >= 0) return this.stackOf(scanner, v);
+    if (v === NO_FRAMES) return NO_STACK;
+    return -2 - v < size ? this.sharedStack(-2 - v, 0) : IN_RUN;
+  }
+
+  /** check() entry by entry, for runs that refer to their own memo slots. */
+  private checkRows(scanner: WasmEntryScan, n: number): number {
     const { memoCodes, stackIds, textValues, refKinds } = this;
     const refs = this.refPairs(scanner, n);
     const m = refs.length;

@@ -111,6 +111,11 @@ export class WasmEntryScan {
     return this.value(e, this.pairs);
   }
 
+  /** Per entry, the MEMOIZEs of the run before it (a view, as refs). */
+  memoBefore(n: number): Float64Array {
+    return this.column(this.pairs + 1, n);
+  }
+
   /** The UTF-8 bytes of interned str -1 - v for a text value v < 0 (a view, as refs). */
   textBytes(v: number): Uint8Array {
     const words = this.refs(-1 - v);
