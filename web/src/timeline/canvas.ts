@@ -27,10 +27,12 @@ export function sizedContext(c: HTMLCanvasElement, width: number, height: number
   const h = Math.round(height * dpr);
   const g = c.getContext('2d')!;
   // Setting a canvas's size reallocates its bitmap even when unchanged: only on a resize. Either
-  // way the caller gets a cleared canvas.
+  // way the caller gets a cleared canvas in the default state (reset(), where the browser has it).
   if (c.width !== w || c.height !== h) {
     c.width = w;
     c.height = h;
+  } else if (typeof g.reset === 'function') {
+    g.reset();
   } else {
     g.setTransform(1, 0, 0, 1, 0, 0);
     g.clearRect(0, 0, w, h);
