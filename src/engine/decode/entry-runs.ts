@@ -278,6 +278,8 @@ export class EntryRuns {
     if (field === Field.addr) trace.addr.set(values, first);
     else if (field === Field.size) trace.size.set(values, first);
     else if (field === Field.time_us) trace.timeUs.set(values, first);
+    else if (field === Field.stream)
+      for (let e = 0; e < n; e++) trace.stream[first + e] = trace.streamCode(values[e]!);
     else for (let e = 0; e < n; e++) trace.setNumber(first + e, field, this.shape.keyName(i), values[e]!);
   }
 
