@@ -86,6 +86,10 @@ describe.skipIf(!ready && process.env.CI === undefined)('web app in headless Chr
       `${expected.devices[0]!.reserved_bytes.toLocaleString('en-US')} bytes`,
     );
     await page.screenshot({ path: join(ARTIFACTS, 'overview.png'), fullPage: true });
+    // The page's CSP lets the worker compile the WebAssembly entry scanner, and it read the trace.
+    const done = page.locator('.load-done');
+    await expect.poll(() => done.textContent()).toMatch(/read in \d+\.\d s/);
+    expect(Number(await done.getAttribute('data-scanned-entries'))).toBeGreaterThan(1000);
     await page.getByRole('tab', { name: /Timeline/ }).click();
     await timelineReady();
     await page.screenshot({ path: join(ARTIFACTS, 'timeline.png') });
@@ -281,6 +285,9 @@ describe.skipIf(!ready && process.env.CI === undefined)('web app in headless Chr
     await local.getByLabel('open a snapshot file').setInputFiles(join(dir, 'generated.pickle'));
     await local.waitForSelector('canvas[data-ready="true"]', { timeout: 30_000 });
     await local.screenshot({ path: join(ARTIFACTS, 'file-protocol.png') });
+    expect(Number(await local.locator('.load-done').getAttribute('data-scanned-entries'))).toBeGreaterThan(
+      1000,
+    );
     expect(errors).toEqual([]);
     await local.close();
   });

@@ -28,6 +28,8 @@ export function App() {
   const open = useCallback(
     async (source: Source, keep: Partial<ViewState> = {}) => {
       const seq = ++loadSeq.current;
+      const started = performance.now();
+      let read = 0;
       setLoad({
         status: 'loading',
         name: source.name,
@@ -45,10 +47,13 @@ export function App() {
       }));
       try {
         const loaded = await client.query('load', { source }, (bytes, total) => {
+          read = bytes;
           if (seq === loadSeq.current) setLoad({ status: 'loading', name: source.name, bytes, total });
         });
         if (seq !== loadSeq.current) return;
-        setLoad({ status: 'ready', name: source.name, loaded });
+        const seconds = (performance.now() - started) / 1000;
+        const bytes = Math.max(read, 'file' in source ? source.file.size : 0);
+        setLoad({ status: 'ready', name: source.name, loaded, bytes, seconds });
         setView((v) => ({
           ...v,
           device: loaded.devices.some((d) => d.device === v.device)

@@ -4,8 +4,23 @@ import type { Loaded } from '../worker/protocol.js';
 export type LoadState =
   | { status: 'idle' }
   | { status: 'loading'; name: string; bytes: number; total: number | null }
-  | { status: 'ready'; name: string; loaded: Loaded }
+  | { status: 'ready'; name: string; loaded: Loaded; bytes: number; seconds: number }
   | { status: 'error'; name: string; message: string };
+
+/** How long the file took to read, and how much of it the WebAssembly scanner read (on hover). */
+function LoadDone({ state }: { state: Extract<LoadState, { status: 'ready' }> }) {
+  const { entries, scannedEntries } = state.loaded;
+  const share = entries > 0 ? `${((100 * scannedEntries) / entries).toFixed(1)}%` : 'none';
+  return (
+    <p
+      className="hint load-done"
+      data-scanned-entries={scannedEntries}
+      title={`${scannedEntries.toLocaleString('en-US')} of ${entries.toLocaleString('en-US')} trace entries (${share}) read by the WebAssembly entry scanner; the rest by the JS decoder`}
+    >
+      {state.name}: {formatBytes(state.bytes)} read in {state.seconds.toFixed(1)} s
+    </p>
+  );
+}
 
 /** What is happening to the file: nothing yet (drop hint), decoding progress, or its one-line error. */
 export function LoadStatus({ state, hasFiles }: { state: LoadState; hasFiles: boolean }) {
@@ -22,7 +37,7 @@ export function LoadStatus({ state, hasFiles }: { state: LoadState; hasFiles: bo
         {state.name}: {state.message}
       </p>
     );
-  if (state.status === 'ready') return null;
+  if (state.status === 'ready') return <LoadDone state={state} />;
   const pct = state.total ? Math.min(100, (100 * state.bytes) / state.total) : null;
   return (
     <div className="loading" role="status">

@@ -129,6 +129,8 @@ function describe(s: Snapshot): Loaded {
       extent: { entry: axisExtent(d, 'entry'), time: axisExtent(d, 'time') },
       streams: deviceStreams(s, d),
     })),
+    entries: s.traceColumns.length,
+    scannedEntries: s.scannedEntries,
   };
 }
 

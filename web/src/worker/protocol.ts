@@ -27,6 +27,9 @@ export interface DeviceInfo {
 /** What the page needs at once; the summary (~0.3 s on a 1 GB trace) is its own query, after the first timeline. */
 export interface Loaded {
   devices: DeviceInfo[];
+  /** Trace entries in the file, and how many the WebAssembly entry scanner read (the rest: JS). */
+  entries: number;
+  scannedEntries: number;
 }
 
 /** One trace entry in words and numbers (the event line above the pool state). */
