@@ -21,8 +21,10 @@ const UNRESOLVED = -3;
 const BASE_FIELDS = [Field.action, Field.addr, Field.size, Field.stream, Field.time_us, Field.frames];
 /** A memo code that is not a str's nor a stack's: the entry is left to the VM. */
 const BAD = 0;
-/** A reference to a memo slot the run itself writes (see check). */
+/** A reference to a memo slot the run itself writes that check cannot resolve column-wise. */
 const IN_RUN = -1e9;
+/** A memo slot of the run not resolved yet (no memo code is 0). */
+const UNSET = 0;
 
 /**
  * Runs of trace entries of the learned shape (EntryShape), read by the WebAssembly scanner and
@@ -99,55 +101,107 @@ export class EntryRuns {
    * (checkRows), as those slots are only known in file order.
    */
   private check(scanner: WasmEntryScan, n: number): number {
-    const { memoCodes, stackIds, textValues, refKinds, cursor } = this;
+    const { memoCodes, refKinds, cursor } = this;
     const size = this.host.memo.size;
     const before = scanner.memoBefore(n);
+    memoCodes.fill(UNSET, 0, scanner.memoizes);
     for (let e = 0; e < n; e++) {
       memoCodes[before[e]!] = Memo.ENTRY_CODE;
       cursor[e] = before[e]! + 1;
     }
     const refs = this.refPairs(scanner, n);
     let ok = n;
-    for (let j = 0; j < refs.length; j++) {
-      const column = refs[j]!;
-      const text = refKinds[j] === STR;
-      let last = Number.NaN;
-      let code = 0;
-      for (let e = 0; e < ok; e++) {
-        const v = column[e]!;
-        if (v !== last) {
-          code = text ? this.textCode(scanner, v, size) : this.stackCode(scanner, v, size);
-          if (code === IN_RUN) return this.checkRows(scanner, n);
-          if (text ? code === BAD : code === NOT_FRAMES) {
-            ok = e;
-            break;
-          }
-          last = v;
-        }
-        if (text) {
-          textValues[j * MAX_RUN + e] = code;
-          if (v < 0) memoCodes[cursor[e]++] = code;
-        } else {
-          stackIds[e] = code;
-          if (v >= 0) memoCodes[cursor[e]++] = Memo.stackCode(code);
-        }
-      }
+    for (let j = 0; j < refs.length && ok > 0; j++) {
+      ok =
+        refKinds[j] === STR
+          ? this.checkTexts(scanner, refs[j]!, j, ok, size, before)
+          : this.checkStacks(scanner, refs[j]!, ok, size, before);
+      if (ok === IN_RUN) return this.checkRows(scanner, n);
     }
     this.checked = ok;
     return ok === n ? scanner.memoizes : before[ok]!;
   }
 
-  /** The memo code of text value v (see EntryRuns.check), BAD, or IN_RUN. */
-  private textCode(scanner: WasmEntryScan, v: number, size: number): number {
+  /** One text column of the first `ok` entries; returns how many pass, or IN_RUN. */
+  private checkTexts(
+    scanner: WasmEntryScan,
+    column: Float64Array,
+    j: number,
+    ok: number,
+    size: number,
+    before: Float64Array,
+  ): number {
+    const { memoCodes, cursor } = this;
+    const codes = this.textValues.subarray(j * MAX_RUN, j * MAX_RUN + ok);
+    let last = Number.NaN;
+    let code = 0;
+    for (let e = 0; e < ok; e++) {
+      const v = column[e]!;
+      if (v !== last) {
+        code = this.textCode(scanner, v, size, before[e]!);
+        if (code === IN_RUN) return IN_RUN;
+        if (code === BAD) return e;
+        last = v;
+      }
+      codes[e] = code;
+      if (v < 0) memoCodes[cursor[e]++] = code;
+    }
+    return ok;
+  }
+
+  /** The traceback column of the first `ok` entries; returns how many pass, or IN_RUN. */
+  private checkStacks(
+    scanner: WasmEntryScan,
+    column: Float64Array,
+    ok: number,
+    size: number,
+    before: Float64Array,
+  ): number {
+    const { memoCodes, cursor, stackIds } = this;
+    let last = Number.NaN;
+    let id = 0;
+    for (let e = 0; e < ok; e++) {
+      const v = column[e]!;
+      if (v !== last) {
+        id = this.stackCode(scanner, v, size, before[e]!);
+        if (id === IN_RUN) return IN_RUN;
+        if (id === NOT_FRAMES) return e;
+        last = v;
+      }
+      stackIds[e] = id;
+      if (v >= 0) memoCodes[cursor[e]++] = Memo.stackCode(id);
+    }
+    return ok;
+  }
+
+  /**
+   * The memo code of text value v (see check), BAD, or IN_RUN. `written`: the run's memo slots
+   * written before this entry.
+   */
+  private textCode(scanner: WasmEntryScan, v: number, size: number, written: number): number {
     if (v < 0) return this.inlineCode(scanner, v);
-    return v < size ? this.textRef(v, 0) : IN_RUN;
+    if (v < size) return this.textRef(v, 0);
+    const code = this.runCode(v - size, written);
+    return code === IN_RUN || (code > 0 && typeof this.host.memo.valueOf(code) === 'string') ? code : BAD;
   }
 
   /** The stack of traceback value v, NOT_FRAMES, or IN_RUN. */
-  private stackCode(scanner: WasmEntryScan, v: number, size: number): number {
+  private stackCode(scanner: WasmEntryScan, v: number, size: number, written: number): number {
     if (v >= 0) return this.stackOf(scanner, v);
     if (v === NO_FRAMES) return NO_STACK;
-    return -2 - v < size ? this.sharedStack(-2 - v, 0) : IN_RUN;
+    if (-2 - v < size) return this.sharedStack(-2 - v, 0);
+    const code = this.runCode(-2 - v - size, written);
+    return code === IN_RUN ? code : code <= -2 ? Memo.stackOfCode(code) : NOT_FRAMES;
+  }
+
+  /**
+   * The code of the run's memo slot r, filled by an earlier entry: the columns go in pair order,
+   * so a slot of an earlier entry is known unless a later column writes it (then IN_RUN, as for
+   * a slot of this entry or a later one).
+   */
+  private runCode(r: number, written: number): number {
+    const code = r < written ? this.memoCodes[r]! : UNSET;
+    return code === UNSET ? IN_RUN : code;
   }
 
   /** check() entry by entry, for runs that refer to their own memo slots. */
