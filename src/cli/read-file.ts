@@ -15,7 +15,11 @@ export async function fileSize(path: string): Promise<number> {
   }
 }
 
-/** Streams a file in 4 MiB chunks straight from its descriptor: no 2 GiB readFile limit. */
+/**
+ * Streams a file in 4 MiB chunks straight from its descriptor (no 2 GiB readFile limit). The
+ * next chunk is read (on libuv's thread pool) while the caller works on this one, into memory
+ * that is not zeroed first, since the read overwrites it.
+ */
 export async function* readChunks(path: string): AsyncGenerator<Uint8Array> {
   let handle: Awaited<ReturnType<typeof open>>;
   try {
@@ -23,16 +27,25 @@ export async function* readChunks(path: string): AsyncGenerator<Uint8Array> {
   } catch (e) {
     throw asInputError(e);
   }
+  const next = async (): Promise<Uint8Array | null> => {
+    const buf = Buffer.allocUnsafe(CHUNK);
+    const { bytesRead } = await handle.read(buf, 0, CHUNK, null);
+    if (bytesRead === 0) return null;
+    return new Uint8Array(buf.buffer, buf.byteOffset, bytesRead);
+  };
+  let pending = next();
+  // Awaited below; this only keeps a read abandoned by an early return from being unhandled.
+  pending.catch(() => {});
   try {
-    for (;;) {
-      const buf = new Uint8Array(CHUNK);
-      const { bytesRead } = await handle.read(buf, 0, CHUNK, null);
-      if (bytesRead === 0) return;
-      yield bytesRead === CHUNK ? buf : buf.subarray(0, bytesRead);
+    for (let chunk = await pending; chunk !== null; chunk = await pending) {
+      pending = next();
+      pending.catch(() => {});
+      yield chunk;
     }
   } catch (e) {
     throw asInputError(e);
   } finally {
+    await pending.catch(() => null);
     await handle.close();
   }
 }
