@@ -1,3 +1,4 @@
+import { entryAtTime, entryTimes } from '../model/entry-times.js';
 import type { Annotation, DeviceModel, Snapshot } from '../model/snapshot.js';
 import { periodicAnchors } from './periodicity.js';
 
@@ -76,21 +77,6 @@ export function iterationAt(it: Iterations, i: number): number {
   return found;
 }
 
-/**
- * For each time (ascending), the first entry at or after it (`after`: strictly after), or the
- * trace length. One forward pass: times in a trace may step back a little between threads.
- */
-export function entriesAt(timeUs: Float64Array, n: number, times: number[], after = false): Int32Array {
-  const out = new Int32Array(times.length);
-  let i = 0;
-  for (let k = 0; k < times.length; k++) {
-    const t = times[k]!;
-    while (i < n && (after ? timeUs[i]! <= t : timeUs[i]! < t)) i++;
-    out[k] = i;
-  }
-  return out;
-}
-
 function none(marker: string): Iterations {
   return {
     source: 'none',
@@ -128,24 +114,11 @@ function fromSpans(
 ): Iterations {
   const t = d.trace;
   if (starts.length === 0 || t.length === 0 || Number.isNaN(t.timeUs[0]!)) return none(marker);
-  const first = entriesAt(
-    t.timeUs,
-    t.length,
-    starts.map((a) => a.timeUs),
-  );
+  const times = entryTimes(d);
+  const first = Int32Array.from(starts, (a) => entryAtTime(times, a.timeUs));
   const closing = starts.map((a) => matchingEnd(a, ends));
   const endTimes = starts.map((_, k) => closing[k] ?? starts[k + 1]?.timeUs ?? Infinity);
-  const order = endTimes.map((_, k) => k).sort((x, y) => endTimes[x]! - endTimes[y]!);
-  const sortedEnds = entriesAt(
-    t.timeUs,
-    t.length,
-    order.map((k) => endTimes[k]!),
-    true,
-  );
-  const last = new Int32Array(starts.length);
-  order.forEach((k, j) => {
-    last[k] = sortedEnds[j]!;
-  });
+  const last = Int32Array.from(endTimes, (t) => entryAtTime(times, t, true));
   const kept: number[] = [];
   for (let k = 0; k < starts.length; k++) {
     const prevEnd = kept.length > 0 ? last[kept[kept.length - 1]!]! : 0;

@@ -1,5 +1,5 @@
 import { SnapshotError } from '../errors.js';
-import { lowerBound } from '../model/lower-bound.js';
+import { entryAtTime, entryTimes } from '../model/entry-times.js';
 import type { DeviceModel } from '../model/snapshot.js';
 
 /** Trace entries [start, end) of one device that a slice keeps. */
@@ -46,8 +46,8 @@ function byTime(devices: DeviceModel[], req: SliceRequest): SliceWindow[] {
         `device ${d.device}: trace entries have no time_us (PyTorch < 2.2); use --range with entry indices`,
       );
     }
-    // Times are recorded in order (same clock, one recorder lock): binary search applies.
-    return { device: d.device, start: lowerBound(t, req.from), end: lowerBound(t, req.to) };
+    const times = entryTimes(d);
+    return { device: d.device, start: entryAtTime(times, req.from), end: entryAtTime(times, req.to) };
   });
   if (windows.every((w) => w.start === w.end)) {
     throw new SnapshotError(`no trace entry has time_us in ${req.from}:${req.to}${timeSpan(devices)}`);

@@ -3,7 +3,7 @@ import type { RowList } from '../decode/row-list.js';
 import { type PyValue, StreamedList } from '../encode/pickle-values.js';
 import { SnapshotError } from '../errors.js';
 import { deviceTrace } from '../model/device-trace.js';
-import { lowerBound } from '../model/lower-bound.js';
+import { entryAtTime, monotoneTimes } from '../model/entry-times.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
 import { FrameLists, keysNotCarried, plainValue, segmentDict, traceEntries } from './slice-dicts.js';
 import { type SliceRequest, type SliceWindow, sliceWindows } from './slice-window.js';
@@ -178,7 +178,8 @@ function entriesInSpan(
   frames: FrameLists,
 ): PyValue {
   const t = deviceTrace(s.traceColumns, rows);
-  const from = lowerBound(t.timeUs, span[0]);
-  const to = span[1] === Infinity ? t.length : lowerBound(t.timeUs, span[1]);
+  const times = monotoneTimes(t.timeUs, t.length);
+  const from = entryAtTime(times, span[0]);
+  const to = span[1] === Infinity ? t.length : entryAtTime(times, span[1]);
   return new StreamedList(traceEntries(t, s.traceColumns, from, to, frames));
 }

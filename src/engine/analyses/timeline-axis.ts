@@ -1,35 +1,22 @@
+import { entryTimes } from '../model/entry-times.js';
 import { lowerBound } from '../model/lower-bound.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
 
 /**
  * The timeline's x axis. On the entry axis entry i spans [i, i+1); on the time axis it spans from
- * its time_us to the next entry's. Times are made non-decreasing (entries on different streams
- * can be recorded slightly out of order; entries without time_us keep the previous time), so
+ * its time_us to the next entry's, times made non-decreasing as everywhere (entry-times.ts), so
  * any x maps to entries by binary search.
  */
 export type TimelineAxis = 'entry' | 'time';
-
-const timeCache = new WeakMap<DeviceModel, Float64Array>();
 
 export function hasTime(d: DeviceModel): boolean {
   for (let i = 0; i < d.trace.length; i++) if (!Number.isNaN(d.trace.timeUs[i]!)) return true;
   return false;
 }
 
-/** Time of every entry, made non-decreasing (computed once per device). */
+/** Time of every entry, made non-decreasing (computed once per device; see entry-times.ts). */
 export function timePositions(d: DeviceModel): Float64Array {
-  let pos = timeCache.get(d);
-  if (pos === undefined) {
-    pos = new Float64Array(d.trace.length);
-    let last = Number.NEGATIVE_INFINITY;
-    for (let i = 0; i < pos.length; i++) {
-      const t = d.trace.timeUs[i]!;
-      if (!Number.isNaN(t) && t > last) last = t;
-      pos[i] = last;
-    }
-    timeCache.set(d, pos);
-  }
-  return pos;
+  return entryTimes(d);
 }
 
 /** First entry whose position is >= x (the trace length when none is). */

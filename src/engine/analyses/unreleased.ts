@@ -1,6 +1,6 @@
 import { SnapshotError } from '../errors.js';
+import { entryAtTime, entryTimes } from '../model/entry-times.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
-import { entriesAt } from './iterations.js';
 import { releasedAt } from './lifetimes.js';
 import { groupBySite, type SiteGroup, Sites } from './sites.js';
 
@@ -73,7 +73,8 @@ export function windowEntries(d: DeviceModel, w: Window): [number, number] {
   const [lo, hi] = w.timeUs;
   if (n > 0 && Number.isNaN(d.trace.timeUs[0]!))
     throw new SnapshotError('its trace has no time_us (PyTorch < 2.2): give the window as entries');
-  const from = entriesAt(d.trace.timeUs, n, [lo])[0]!;
-  const after = entriesAt(d.trace.timeUs, n, [hi], true)[0]!;
+  const times = entryTimes(d);
+  const from = entryAtTime(times, lo);
+  const after = entryAtTime(times, hi, true);
   return [from, after - 1];
 }
