@@ -155,4 +155,22 @@ describe('model on a hand-made trace', () => {
     expect(dev.trace_peak_allocated_bytes).toBe(1450);
     expect(dev.warnings.join(' ')).toMatch(/1 frees in the trace have no alloc/);
   });
+
+  it('pairs a trace of thousands of frees whose allocs fell out of the ring buffer', () => {
+    // More orphan frees than the allocation table starts with room for (allocs + blocks + 1024).
+    const n = 3000;
+    const trace = Array.from({ length: n }, (_, i) => ({
+      action: i % 2 === 0 ? 'free_requested' : 'free_completed',
+      addr: SEG + 512 * Math.floor(i / 2),
+      size: 64,
+      stream: 0,
+      time_us: 2000 + i,
+    }));
+    const d = loadSnapshotBytes(
+      new TextEncoder().encode(JSON.stringify({ segments: [], device_traces: [trace] })),
+    ).devices[0]!;
+    expect(d.allocations.count).toBe(n / 2);
+    expect(d.allocations.facts.orphanFrees).toBe(n / 2);
+    expect(Array.from(d.allocations.end.subarray(0, 3))).toEqual([1, 3, 5]);
+  });
 });

@@ -68,8 +68,9 @@ export class AddrMap {
   }
 
   private slot(key: number): number {
-    const lo = key % 4294967296;
-    const hi = (key - lo) / 4294967296;
+    // Not key % 2^32: a double's % is a call to fmod, the costliest step of pairing a trace.
+    const hi = Math.floor(key / 4294967296);
+    const lo = key - hi * 4294967296;
     const h = Math.imul((lo >>> 9) ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1);
     return (h ^ (h >>> 16)) & this.mask;
   }

@@ -66,14 +66,13 @@ export function pairAllocations(
 }
 
 function capacityFor(trace: DeviceTrace, tables: SegmentTables): number {
-  // Each alloc opens one allocation; a free with no alloc opens one too (at most one per free).
-  let opening = 0;
-  for (let i = 0; i < trace.length; i++) {
-    const a = trace.action[i]!;
-    if (a === Action.alloc || a === Action.free_requested || a === Action.free_completed || a === Action.free)
-      opening++;
-  }
-  return opening + tables.blocks.length + 1;
+  // Each alloc opens one allocation, and so does a free whose alloc is not in the trace: those
+  // are few (the blocks alive when recording began), so room for them grows when needed rather
+  // than doubling every column of a big trace up front.
+  let allocs = 0;
+  const { action } = trace;
+  for (let i = 0; i < trace.length; i++) if (action[i] === Action.alloc) allocs++;
+  return allocs + tables.blocks.length + 1024;
 }
 
 class AllocationBuilder {
@@ -107,6 +106,7 @@ class AllocationBuilder {
   }
 
   add(start: number, addr: number, size: number, stack: number, stream: number): number {
+    if (this.count === this.start.length) this.grow();
     const id = this.count++;
     this.start[id] = start;
     this.freeRequested[id] = -1;
@@ -117,6 +117,18 @@ class AllocationBuilder {
     this.stream[id] = stream;
     this.block[id] = -1;
     return id;
+  }
+
+  private grow(): void {
+    const n = this.start.length * 2;
+    this.start = grown(this.start, new Int32Array(n));
+    this.freeRequested = grown(this.freeRequested, new Int32Array(n));
+    this.end = grown(this.end, new Int32Array(n));
+    this.addr = grown(this.addr, new Float64Array(n));
+    this.size = grown(this.size, new Float64Array(n));
+    this.stack = grown(this.stack, new Int32Array(n));
+    this.stream = grown(this.stream, new Uint16Array(n));
+    this.block = grown(this.block, new Int32Array(n));
   }
 
   onAlloc(t: DeviceTrace, i: number, open: AddrMap): number {
@@ -208,4 +220,9 @@ class AllocationBuilder {
       facts: this.facts,
     };
   }
+}
+
+function grown<T extends Int32Array | Float64Array | Uint16Array>(old: T, bigger: T): T {
+  bigger.set(old);
+  return bigger;
 }
