@@ -149,13 +149,23 @@ function liveExtents(
   const lo = new Float64Array(order.length);
   const hi = new Float64Array(order.length);
   const req = new Float64Array(order.length);
+  const occupied = occupiedBytes(s, d);
   order.forEach((id, i) => {
     req[i] = a.size[id]!;
-    const block = a.block[id]!;
     lo[i] = a.addr[id]!;
-    hi[i] = lo[i]! + (block >= 0 ? s.tables.blocks.size[block]! : roundRequest(a.size[id]!));
+    hi[i] = lo[i]! + occupied(id);
   });
   return { lo, hi, req };
+}
+
+/** Bytes an allocation occupies in the estimate: its dump block's size, else its request rounded to 512. */
+export function occupiedBytes(s: Snapshot, d: DeviceModel): (id: number) => number {
+  const { block, size } = d.allocations;
+  const blockSize = s.tables.blocks.size;
+  return (id) => {
+    const b = block[id]!;
+    return b >= 0 ? blockSize[b]! : roundRequest(size[id]!);
+  };
 }
 
 /** The allocator's 512-byte rounding (round_size without power-of-two divisions). */
