@@ -1,6 +1,6 @@
 import Table from 'cli-table3';
 import type { Command } from 'commander';
-import { SEGMENT_ALLOC_COLUMNS } from '../../engine/analyses/frag-words.js';
+import { nonReleasablePeakWords, SEGMENT_ALLOC_COLUMNS } from '../../engine/analyses/frag-words.js';
 import {
   type DeviceFragmentation,
   type FragOptions,
@@ -60,6 +60,7 @@ function render(f: DeviceFragmentation, top: number): string {
       `  most reserved-but-unallocated in the window: ${formatBytes(m.reserved_minus_allocated_bytes)} after entry ${formatCount(m.after_entry)} (reserved ${formatBytes(m.reserved_bytes)}, allocated ${formatBytes(m.allocated_bytes)})`,
     );
   }
+  lines.push(...renderPeak(f));
   lines.push(...renderSegmentAllocs(f, top));
   for (const n of f.notes) lines.push(pc.dim(`  note: ${n}`));
   return lines.join('\n');
@@ -105,6 +106,14 @@ function renderState(title: string, s: FragState): string[] {
   return lines;
 }
 
+function renderPeak(f: DeviceFragmentation): string[] {
+  const p = f.non_releasable_peak;
+  if (p === null) return [];
+  if (p.inactive_split_bytes === 0)
+    return ['', '  no non-releasable (inactive split) memory at any point of the window.'];
+  return ['', `  ${nonReleasablePeakWords(p, f.curve[0]?.time_us ?? null)}`];
+}
+
 function renderSegmentAllocs(f: DeviceFragmentation, top: number): string[] {
   const n = f.segment_allocs.length;
   if (n === 0) return ['', '  no segment_alloc in the trace.'];
@@ -118,7 +127,7 @@ function renderSegmentAllocs(f: DeviceFragmentation, top: number): string[] {
   const t = new Table({
     head: SEGMENT_ALLOC_COLUMNS,
     style: { head: [], border: [], compact: true },
-    colAligns: ['right', 'right', 'right', 'right', 'right', 'right'],
+    colAligns: ['right', 'right', 'right', 'right', 'right', 'right', 'right'],
   });
   for (const m of shown) {
     const d = m.detail;
@@ -128,6 +137,7 @@ function renderSegmentAllocs(f: DeviceFragmentation, top: number): string[] {
       m.request_bytes === null ? '—' : formatBytes(m.request_bytes),
       formatBytes(m.reserved_before_bytes),
       formatBytes(m.reserved_minus_allocated_before_bytes),
+      formatBytes(m.inactive_split_before_bytes),
       d === null
         ? '—'
         : `${formatBytes(d.same_list_free_bytes)} (${formatBytes(d.same_list_largest_free_block)})`,

@@ -1,6 +1,8 @@
 import { formatBytes, formatCount } from '../format.js';
+import { lowerBound } from '../model/lower-bound.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
 import { Action } from '../model/trace-columns.js';
+import { type FragSweep, fragSweep } from './frag-sweep.js';
 import {
   dumpFreeState,
   estimatedFreeState,
@@ -40,6 +42,10 @@ export interface CurvePoint {
   allocated_bytes: number;
   active_bytes: number;
   reserved_minus_allocated_bytes: number;
+  /** Estimated like `detail` (see frag-sweep.ts): free parts of ranges that hold a tensor. */
+  inactive_split_bytes: number;
+  /** Ranges holding no tensor: what empty_cache() would return. */
+  releasable_bytes: number;
 }
 
 /** The moment before a `segment_alloc`: what was cached but could not serve the request. */
@@ -54,6 +60,9 @@ export interface SegmentAllocMoment {
   reserved_before_bytes: number;
   allocated_before_bytes: number;
   reserved_minus_allocated_before_bytes: number;
+  /** Non-releasable and releasable bytes just before it, estimated for every segment_alloc. */
+  inactive_split_before_bytes: number;
+  releasable_before_bytes: number;
   /** Estimated from the state before the entry; null for moments not looked at in detail. */
   detail: {
     free_bytes: number;
@@ -72,6 +81,8 @@ export interface DeviceFragmentation {
   curve: CurvePoint[];
   /** When reserved − allocated was largest in the recorded window. */
   most_cached: CurvePoint | null;
+  /** When non-releasable (inactive split) memory was largest in the window (first such entry). */
+  non_releasable_peak: CurvePoint | null;
   segment_allocs: SegmentAllocMoment[];
   segment_allocs_detailed: number;
   notes: string[];
@@ -80,12 +91,16 @@ export interface DeviceFragmentation {
 export function fragmentationOf(s: Snapshot, d: DeviceModel, opts: FragOptions = {}): DeviceFragmentation {
   const top = opts.top ?? 10;
   const moments = segmentAllocMoments(s, d, opts.detailed ?? 100);
+  const points = curve(d, opts.samples ?? 24);
+  const most = mostCached(d);
+  const peak = addNonReleasable(s, d, points, most, moments);
   return {
     device: d.device,
     dump: fragState(dumpFreeState(s, d), top),
     at: opts.at === undefined ? null : fragState(freeStateAfter(s, d, opts.at), top),
-    curve: curve(d, opts.samples ?? 24),
-    most_cached: mostCached(d),
+    curve: points,
+    most_cached: most,
+    non_releasable_peak: peak,
     segment_allocs: moments,
     segment_allocs_detailed: moments.filter((m) => m.detail !== null).length,
     notes: notes(s, d),
@@ -160,7 +175,44 @@ function point(d: DeviceModel, i: number): CurvePoint {
     allocated_bytes: allocated,
     active_bytes: i >= 0 ? t.active[i]! : t.start.active,
     reserved_minus_allocated_bytes: reserved - allocated,
+    inactive_split_bytes: 0,
+    releasable_bytes: 0,
   };
+}
+
+/**
+ * Fills in the sweep's figures at every curve point and before every segment_alloc (one pass
+ * over the trace for all of them) and returns the point where non-releasable memory peaked.
+ */
+function addNonReleasable(
+  s: Snapshot,
+  d: DeviceModel,
+  points: CurvePoint[],
+  most: CurvePoint | null,
+  moments: SegmentAllocMoment[],
+): CurvePoint | null {
+  if (d.trace.length === 0) return null;
+  const asked = [...points.map((p) => p.after_entry), ...moments.map((m) => m.entry - 1)];
+  if (most !== null) asked.push(most.after_entry);
+  const after = Int32Array.from(new Set(asked)).sort();
+  const sweep = fragSweep(s, d, after);
+  const at = (k: number) => lowerBound(after, k);
+  for (const p of most === null ? points : [...points, most]) {
+    p.inactive_split_bytes = sweep.inactive_split_bytes[at(p.after_entry)]!;
+    p.releasable_bytes = sweep.releasable_bytes[at(p.after_entry)]!;
+  }
+  for (const m of moments) {
+    m.inactive_split_before_bytes = sweep.inactive_split_bytes[at(m.entry - 1)]!;
+    m.releasable_before_bytes = sweep.releasable_bytes[at(m.entry - 1)]!;
+  }
+  return peakPoint(d, sweep);
+}
+
+function peakPoint(d: DeviceModel, sweep: FragSweep): CurvePoint {
+  const p = point(d, sweep.peak_after);
+  p.inactive_split_bytes = sweep.peak_inactive_split_bytes;
+  p.releasable_bytes = sweep.peak_releasable_bytes;
+  return p;
 }
 
 /** Evenly spaced points of the curves over the trace (the first and last entry included). */
@@ -215,6 +267,8 @@ function segmentAllocMoments(s: Snapshot, d: DeviceModel, detailed: number): Seg
       reserved_before_bytes: before.reserved_bytes,
       allocated_before_bytes: before.allocated_bytes,
       reserved_minus_allocated_before_bytes: before.reserved_minus_allocated_bytes,
+      inactive_split_before_bytes: 0,
+      releasable_before_bytes: 0,
       detail: null,
     });
   }

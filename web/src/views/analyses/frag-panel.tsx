@@ -1,4 +1,4 @@
-import { SEGMENT_ALLOC_COLUMNS } from '../../../../src/engine/analyses/frag-words.js';
+import { nonReleasablePeakWords, SEGMENT_ALLOC_COLUMNS } from '../../../../src/engine/analyses/frag-words.js';
 import type { DeviceFragmentation, FragState } from '../../../../src/engine/analyses/fragmentation.js';
 import { listName } from '../../../../src/engine/analyses/fragmentation.js';
 import { formatCount, hex } from '../../format.js';
@@ -24,6 +24,7 @@ export function FragPanel({ r, select }: { r: DeviceFragmentation; select: Selec
           <Bytes n={m.allocated_bytes} />)
         </p>
       )}
+      <NonReleasablePeak r={r} select={select} />
       <SegmentAllocs r={r} select={select} />
       {r.notes.map((n) => (
         <p key={n} className="dim">
@@ -97,6 +98,19 @@ function State({ title, s, select }: { title: string; s: FragState; select: Sele
   );
 }
 
+/** The CLI's sentence, with a link to the entry. */
+function NonReleasablePeak({ r, select }: { r: DeviceFragmentation; select: Select }) {
+  const p = r.non_releasable_peak;
+  if (p === null) return null;
+  if (p.inactive_split_bytes === 0)
+    return <p>no non-releasable (inactive split) memory at any point of the window.</p>;
+  return (
+    <p>
+      {nonReleasablePeakWords(p, r.curve[0]?.time_us ?? null)} <EntryLink k={p.after_entry} select={select} />
+    </p>
+  );
+}
+
 const TOP = 10;
 
 function SegmentAllocs({ r, select }: { r: DeviceFragmentation; select: Select }) {
@@ -126,6 +140,9 @@ function SegmentAllocs({ r, select }: { r: DeviceFragmentation; select: Select }
             </td>
             <td className="num">
               <Bytes n={m.reserved_minus_allocated_before_bytes} />
+            </td>
+            <td className="num">
+              <Bytes n={m.inactive_split_before_bytes} />
             </td>
             <td className="num">
               {m.detail === null ? (
