@@ -1,3 +1,4 @@
+import { lowerBound } from '../model/lower-bound.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
 import { Action } from '../model/trace-columns.js';
 
@@ -45,39 +46,33 @@ export function reservedPieces(s: Snapshot, d: DeviceModel): ReservedPieces {
   return { byEntry };
 }
 
-/** Disjoint address intervals, each with the release entry that owns it. */
+/** Disjoint address intervals, sorted, each with the release entry that owns it. */
 class IntervalOwners {
   private readonly lo: number[] = [];
   private readonly hi: number[] = [];
   private readonly owner: number[] = [];
 
   assign(lo: number, hi: number, owner: number): void {
-    const keepLo: number[] = [];
-    const keepHi: number[] = [];
-    const keepOwner: number[] = [];
-    for (let j = 0; j < this.lo.length; j++) {
-      const a = this.lo[j]!;
-      const b = this.hi[j]!;
-      const o = this.owner[j]!;
-      if (b <= lo || a >= hi) this.push3(keepLo, keepHi, keepOwner, a, b, o);
-      else {
-        if (a < lo) this.push3(keepLo, keepHi, keepOwner, a, lo, o);
-        if (b > hi) this.push3(keepLo, keepHi, keepOwner, hi, b, o);
-      }
-    }
-    this.push3(keepLo, keepHi, keepOwner, lo, hi, owner);
-    const order = keepLo.map((_, j) => j).sort((x, y) => keepLo[x]! - keepLo[y]!);
-    this.lo.length = this.hi.length = this.owner.length = 0;
-    for (const j of order) this.push3(this.lo, this.hi, this.owner, keepLo[j]!, keepHi[j]!, keepOwner[j]!);
+    const first = lowerBound(this.hi, lo, true);
+    let last = first;
+    while (last < this.lo.length && this.lo[last]! < hi) last++;
+    const put = { lo: [lo], hi: [hi], owner: [owner] };
+    // What the new interval does not cover of the first and last ones it overlaps stays theirs.
+    if (first < last && this.lo[first]! < lo) this.before(put, this.lo[first]!, lo, this.owner[first]!);
+    if (first < last && this.hi[last - 1]! > hi)
+      this.after(put, hi, this.hi[last - 1]!, this.owner[last - 1]!);
+    this.lo.splice(first, last - first, ...put.lo);
+    this.hi.splice(first, last - first, ...put.hi);
+    this.owner.splice(first, last - first, ...put.owner);
   }
 
   /** Calls `f` for every piece of [lo, hi) in order; owner -1 where no release covers it. */
   pieces(lo: number, hi: number, f: (lo: number, hi: number, owner: number) => void): void {
     let cursor = lo;
-    for (let j = 0; j < this.lo.length && cursor < hi; j++) {
+    for (let j = lowerBound(this.hi, lo, true); j < this.lo.length && cursor < hi; j++) {
       const a = Math.max(this.lo[j]!, cursor);
       const b = Math.min(this.hi[j]!, hi);
-      if (b <= a) continue;
+      if (b <= a) break;
       if (a > cursor) f(cursor, a, -1);
       f(a, b, this.owner[j]!);
       cursor = b;
@@ -85,23 +80,31 @@ class IntervalOwners {
     if (cursor < hi) f(cursor, hi, -1);
   }
 
-  private push3(lo: number[], hi: number[], owner: number[], a: number, b: number, o: number): void {
-    lo.push(a);
-    hi.push(b);
-    owner.push(o);
+  private before(put: Record<'lo' | 'hi' | 'owner', number[]>, a: number, b: number, o: number): void {
+    put.lo.unshift(a);
+    put.hi.unshift(b);
+    put.owner.unshift(o);
+  }
+
+  private after(put: Record<'lo' | 'hi' | 'owner', number[]>, a: number, b: number, o: number): void {
+    put.lo.push(a);
+    put.hi.push(b);
+    put.owner.push(o);
   }
 }
 
 /** The device's dump-time segments by address, to clip a never-released piece to them. */
 function dumpSegmentsByAddress(s: Snapshot, d: DeviceModel) {
-  const ids = [...d.segmentIds].sort((x, y) => s.tables.segments[x]!.address - s.tables.segments[y]!.address);
+  const segs = s.tables.segments;
+  const ids = [...d.segmentIds].sort((x, y) => segs[x]!.address - segs[y]!.address);
+  const ends = ids.map((id) => segs[id]!.address + segs[id]!.totalSize);
   return {
     pieces(lo: number, hi: number, out: number[]): void {
-      for (const id of ids) {
-        const seg = s.tables.segments[id]!;
+      for (let j = lowerBound(ends, lo, true); j < ids.length && segs[ids[j]!]!.address < hi; j++) {
+        const seg = segs[ids[j]!]!;
         const a = Math.max(lo, seg.address);
         const b = Math.min(hi, seg.address + seg.totalSize);
-        if (b > a) out.push(a, b, dumpOwner(id));
+        if (b > a) out.push(a, b, dumpOwner(ids[j]!));
       }
     },
   };
