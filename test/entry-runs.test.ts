@@ -7,8 +7,9 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Unpickler } from '../src/engine/decode/unpickler.js';
+import { WasmEntryScan } from '../src/engine/decode/wasm-entry-scan.js';
 import { type PyValue, Shared, shared } from '../src/engine/encode/pickle-values.js';
 import { concatChunks, PickleWriter } from '../src/engine/encode/pickle-writer.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
@@ -135,6 +136,29 @@ describe('the WebAssembly entry scanner', () => {
       const from = Math.floor(b.length / 3);
       for (let m = 0; m <= r(3); m++) b[from + r(b.length - from)] = r(256);
       expectSame(b);
+    }
+  });
+
+  it('reads the rest of the file in JS if the scanner ever fails (a WebAssembly trap)', () => {
+    const { bytes } = generateSnapshotBytes({ events: 3000, seed: 4 });
+    const js = columns(loadSnapshotBytes(bytes, { entryScan: false }));
+    let calls = 0;
+    const original = WasmEntryScan.prototype.scan;
+    const spy = vi.spyOn(WasmEntryScan.prototype, 'scan').mockImplementation(function (
+      this: WasmEntryScan,
+      ...args
+    ) {
+      // Fails on its tenth run, after some entries were read by it.
+      if (++calls === 10) throw new RangeError('WebAssembly.Memory.grow(): Maximum memory size exceeded');
+      return original.apply(this, args);
+    });
+    try {
+      const s = loadSnapshotBytes(bytes);
+      expect(calls).toBe(10);
+      expect(s.scannedEntries).toBeGreaterThan(0);
+      expect(columns(s)).toEqual(js);
+    } finally {
+      spy.mockRestore();
     }
   });
 

@@ -41,7 +41,7 @@ export class EntryRuns {
   end = 0;
   /** Entries read so far. */
   scanned = 0;
-  private readonly scanner: WasmEntryScan | undefined;
+  private scanner: WasmEntryScan | undefined;
   private taught = -1;
   /** The shape has every field beginRows would otherwise default. */
   private everyColumn = false;
@@ -81,7 +81,7 @@ export class EntryRuns {
       this.taught = shape.version;
       this.everyColumn = BASE_FIELDS.every((f) => shape.fields.subarray(0, shape.pairs).includes(f));
     }
-    const n = scanner.scan(this.host.buf, p, limit, MAX_RUN);
+    const n = this.scan(scanner, p, limit);
     if (n === 0) return 0;
     const written = this.check(scanner, n);
     const ok = this.checked;
@@ -89,6 +89,19 @@ export class EntryRuns {
     this.scanned += ok;
     this.end = ok === n ? scanner.end : scanner.start(ok);
     return ok;
+  }
+
+  /**
+   * The scanner only reads, so if it ever fails (its memory cannot grow past 4 GiB on a file
+   * with tens of millions of distinct tracebacks) the JS paths read the rest of the file.
+   */
+  private scan(scanner: WasmEntryScan, p: number, limit: number): number {
+    try {
+      return scanner.scan(this.host.buf, p, limit, MAX_RUN);
+    } catch {
+      this.scanner = undefined;
+      return 0;
+    }
   }
 
   /** Entries that passed the last check. */
