@@ -135,5 +135,14 @@ describe('memlens frag (built CLI)', () => {
     );
     expect(dev.dump.exact).toBe(true);
     expect(dev.segment_allocs[0].request_bytes).toBeGreaterThan(0);
+    // Over time: after the last entry the curve's estimate is the dump's exact figure.
+    const last = dev.curve.at(-1);
+    expect([last.inactive_split_bytes, last.releasable_bytes]).toEqual([
+      dev.dump.inactive_split_bytes,
+      dev.dump.releasable_bytes,
+    ]);
+    for (const m of dev.segment_allocs) expect(m.inactive_split_before_bytes).toBeGreaterThanOrEqual(0);
+    expect(dev.non_releasable_peak.inactive_split_bytes).toBeGreaterThanOrEqual(last.inactive_split_bytes);
+    expect(text.stdout).toMatch(/non-releasable \(inactive split\) memory peaked at .* after entry/);
   });
 });
