@@ -1,9 +1,9 @@
 import { NO_STACK, type StackTable } from '../model/stack-table.js';
 import { Field, type TraceColumns } from '../model/trace-columns.js';
-import { decodeUtf8 } from './byte-strings.js';
 import { type EntryShape, FRAMES, NUM, STR } from './entry-shape.js';
-import { NOT_FRAMES, stackOfFrameRefs } from './frame-refs.js';
+import { NOT_FRAMES } from './frame-refs.js';
 import { Memo } from './memo.js';
+import { BAD, IN_RUN, RunRefs, UNSET } from './run-refs.js';
 import { TextCodes } from './text-codes.js';
 import { NO_FRAMES, WasmEntryScan } from './wasm-entry-scan.js';
 
@@ -17,14 +17,7 @@ export interface RunHost {
 
 /** Entries per scan: more than a pickle batch (1000), so a run usually ends at its APPENDS. */
 const MAX_RUN = 1024;
-const UNRESOLVED = -3;
 const BASE_FIELDS = [Field.action, Field.addr, Field.size, Field.stream, Field.time_us, Field.frames];
-/** A memo code that is not a str's nor a stack's: the entry is left to the VM. */
-const BAD = 0;
-/** A reference to a memo slot the run itself writes that check cannot resolve column-wise. */
-const IN_RUN = -1e9;
-/** A memo slot of the run not resolved yet (no memo code is 0). */
-const UNSET = 0;
 
 /**
  * Runs of trace entries of the learned shape (EntryShape), read by the WebAssembly scanner and
@@ -45,11 +38,8 @@ export class EntryRuns {
   private taught = -1;
   /** The shape has every field beginRows would otherwise default. */
   private everyColumn = false;
-  /** Traceback key → stack id. */
-  private resolved = new Int32Array(1024).fill(UNRESOLVED);
-  /** Inline str key → memo code of its text. */
-  private textCodes = new Int32Array(64);
   private readonly texts: TextCodes;
+  private readonly refs: RunRefs;
   // Per run: the memo codes it writes, and per entry its text codes and stack.
   private readonly memoCodes = new Int32Array(MAX_RUN * 18);
   private readonly stackIds = new Int32Array(MAX_RUN);
@@ -64,12 +54,12 @@ export class EntryRuns {
   ) {
     this.scanner = enabled ? WasmEntryScan.create() : undefined;
     this.texts = new TextCodes(host.trace);
+    this.refs = new RunRefs(host, this.memoCodes);
   }
 
   /** The memo was overwritten: key resolutions may mean other frames now. */
   forget(): void {
-    this.resolved.fill(UNRESOLVED);
-    this.refTags.fill(-1);
+    this.refs.forget();
   }
 
   /** Reads entries from p (just past an EMPTY_DICT); returns how many (rows from `first`). */
@@ -151,7 +141,7 @@ export class EntryRuns {
     for (let e = 0; e < ok; e++) {
       const v = column[e]!;
       if (v !== last) {
-        code = this.textCode(scanner, v, size, before[e]!);
+        code = this.refs.textCode(scanner, v, size, before[e]!);
         if (code === IN_RUN) return IN_RUN;
         if (code === BAD) return e;
         last = v;
@@ -176,7 +166,7 @@ export class EntryRuns {
     for (let e = 0; e < ok; e++) {
       const v = column[e]!;
       if (v !== last) {
-        id = this.stackCode(scanner, v, size, before[e]!);
+        id = this.refs.stackCode(scanner, v, size, before[e]!);
         if (id === IN_RUN) return IN_RUN;
         if (id === NOT_FRAMES) return e;
         last = v;
@@ -185,36 +175,6 @@ export class EntryRuns {
       if (v >= 0) memoCodes[cursor[e]++] = Memo.stackCode(id);
     }
     return ok;
-  }
-
-  /**
-   * The memo code of text value v (see check), BAD, or IN_RUN. `written`: the run's memo slots
-   * written before this entry.
-   */
-  private textCode(scanner: WasmEntryScan, v: number, size: number, written: number): number {
-    if (v < 0) return this.inlineCode(scanner, v);
-    if (v < size) return this.textRef(v, 0);
-    const code = this.runCode(v - size, written);
-    return code === IN_RUN || (code > 0 && typeof this.host.memo.valueOf(code) === 'string') ? code : BAD;
-  }
-
-  /** The stack of traceback value v, NOT_FRAMES, or IN_RUN. */
-  private stackCode(scanner: WasmEntryScan, v: number, size: number, written: number): number {
-    if (v >= 0) return this.stackOf(scanner, v);
-    if (v === NO_FRAMES) return NO_STACK;
-    if (-2 - v < size) return this.sharedStack(-2 - v, 0);
-    const code = this.runCode(-2 - v - size, written);
-    return code === IN_RUN ? code : code <= -2 ? Memo.stackOfCode(code) : NOT_FRAMES;
-  }
-
-  /**
-   * The code of the run's memo slot r, filled by an earlier entry: the columns go in pair order,
-   * so a slot of an earlier entry is known unless a later column writes it (then IN_RUN, as for
-   * a slot of this entry or a later one).
-   */
-  private runCode(r: number, written: number): number {
-    const code = r < written ? this.memoCodes[r]! : UNSET;
-    return code === UNSET ? IN_RUN : code;
   }
 
   /** check() entry by entry, for runs that refer to their own memo slots. */
@@ -231,17 +191,17 @@ export class EntryRuns {
       for (; j < m; j++) {
         const v = refs[j]![e]!;
         if (refKinds[j] === STR) {
-          const code = v >= 0 ? this.textRef(v, written) : this.inlineCode(scanner, v);
+          const code = v >= 0 ? this.refs.textRef(v, written) : this.refs.inlineCode(scanner, v);
           if (code === BAD) break;
           if (v < 0) memoCodes[written++] = code;
           textValues[j * MAX_RUN + e] = code;
         } else {
           const id =
             v >= 0
-              ? this.stackOf(scanner, v)
+              ? this.refs.stackOf(scanner, v)
               : v === NO_FRAMES
                 ? NO_STACK
-                : this.sharedStack(-2 - v, written);
+                : this.refs.sharedStack(-2 - v, written);
           if (id === NOT_FRAMES) break;
           if (v >= 0) memoCodes[written++] = Memo.stackCode(id);
           stackIds[e] = id;
@@ -254,24 +214,6 @@ export class EntryRuns {
     }
     this.checked = e;
     return written;
-  }
-
-  // Memo index → code of the strs entries refer to, for slots below the memo's size (fixed).
-  private readonly refTags = new Int32Array(1024).fill(-1);
-  private readonly refCodes = new Int32Array(1024);
-
-  /** The code of the str memo slot `index` holds when the entry is reached, or BAD. */
-  private textRef(index: number, written: number): number {
-    const slot = index & 1023;
-    if (this.refTags[slot] === index) return this.refCodes[slot]!;
-    const memo = this.host.memo;
-    const code = this.refCode(index, written);
-    if (code <= 0 || typeof memo.valueOf(code) !== 'string') return BAD;
-    if (index < memo.size) {
-      this.refTags[slot] = index;
-      this.refCodes[slot] = code;
-    }
-    return code;
   }
 
   private readonly textOfCode = (code: number): string => this.host.memo.valueOf(code) as string;
@@ -287,33 +229,6 @@ export class EntryRuns {
       columns.push(scanner.column(i, n));
     }
     return columns;
-  }
-
-  /** The code memo slot `index` will hold when the entry is reached (`written` slots into the run). */
-  private refCode(index: number, written: number): number {
-    const memo = this.host.memo;
-    if (index < memo.size) return memo.codeAt(index);
-    return index - memo.size < written ? this.memoCodes[index - memo.size]! : BAD;
-  }
-
-  private sharedStack(index: number, written: number): number {
-    const code = this.refCode(index, written);
-    return code <= -2 ? Memo.stackOfCode(code) : NOT_FRAMES;
-  }
-
-  /** Memo code of the inline str -1 - v, decoded once per distinct text. */
-  private inlineCode(scanner: WasmEntryScan, v: number): number {
-    const k = -1 - v;
-    if (k < this.textCodes.length && this.textCodes[k]! > 0) return this.textCodes[k]!;
-    const bytes = scanner.textBytes(v);
-    const code = this.host.memo.stringCode(decodeUtf8(bytes, 0, bytes.length));
-    if (k >= this.textCodes.length) {
-      const grown = new Int32Array(Math.max(k + 1, this.textCodes.length * 2));
-      grown.set(this.textCodes);
-      this.textCodes = grown;
-    }
-    this.textCodes[k] = code;
-    return code;
   }
 
   /** Writes the rows of the first n entries, column by column, and their memo slots. */
@@ -348,22 +263,5 @@ export class EntryRuns {
     else if (field === Field.stream)
       for (let e = 0; e < n; e++) trace.stream[first + e] = trace.streamCode(values[e]!);
     else for (let e = 0; e < n; e++) trace.setNumber(first + e, field, this.shape.keyName(i), values[e]!);
-  }
-
-  /** The stack of traceback key k, resolved through the memo once per key. */
-  private stackOf(scanner: WasmEntryScan, k: number): number {
-    const known = k < this.resolved.length ? this.resolved[k]! : UNRESOLVED;
-    if (known !== UNRESOLVED) return known;
-    const refs = scanner.refs(k);
-    const id = stackOfFrameRefs(this.host.memo, this.host.stacks, refs, refs.length);
-    // A key that is not all frames now may be later (slots still empty): do not remember that.
-    if (id === NOT_FRAMES) return id;
-    if (k >= this.resolved.length) {
-      const grown = new Int32Array(Math.max(k + 1, this.resolved.length * 2)).fill(UNRESOLVED);
-      grown.set(this.resolved);
-      this.resolved = grown;
-    }
-    this.resolved[k] = id;
-    return id;
   }
 }
