@@ -195,7 +195,7 @@ function addNonReleasable(
   const asked = [...points.map((p) => p.after_entry), ...moments.map((m) => m.entry - 1)];
   if (most !== null) asked.push(most.after_entry);
   const after = Int32Array.from(new Set(asked)).sort();
-  const sweep = fragSweep(s, d, after);
+  const sweep = cachedSweep(s, d, after);
   const at = (k: number) => lowerBound(after, k);
   for (const p of most === null ? points : [...points, most]) {
     p.inactive_split_bytes = sweep.inactive_split_bytes[at(p.after_entry)]!;
@@ -206,6 +206,18 @@ function addNonReleasable(
     m.releasable_before_bytes = sweep.releasable_bytes[at(m.entry - 1)]!;
   }
   return peakPoint(d, sweep);
+}
+
+const sweeps = new WeakMap<DeviceModel, { after: Int32Array; sweep: FragSweep }>();
+
+/** The web panel asks again for each selected entry; the entries swept depend only on the options. */
+function cachedSweep(s: Snapshot, d: DeviceModel, after: Int32Array): FragSweep {
+  const hit = sweeps.get(d);
+  if (hit !== undefined && hit.after.length === after.length && hit.after.every((k, i) => k === after[i]))
+    return hit.sweep;
+  const sweep = fragSweep(s, d, after);
+  sweeps.set(d, { after, sweep });
+  return sweep;
 }
 
 function peakPoint(d: DeviceModel, sweep: FragSweep): CurvePoint {
