@@ -24,6 +24,14 @@ function checkDevice(s: Snapshot, d: DeviceModel): void {
   const exact = dumpFreeState(s, d);
   expect(atEnd(s, d)).toEqual({ inactive: exact.inactive_split_bytes, releasable: exact.releasable_bytes });
   const f = fragmentationOf(s, d, { detailed: Number.POSITIVE_INFINITY });
+  if (d.trace.length > 0) {
+    const last = f.curve.at(-1)!;
+    expect([last.after_entry, last.inactive_split_bytes, last.releasable_bytes]).toEqual([
+      d.trace.length - 1,
+      exact.inactive_split_bytes,
+      exact.releasable_bytes,
+    ]);
+  }
   for (const m of f.segment_allocs) {
     expect(m.inactive_split_before_bytes, `before entry ${m.entry}`).toBe(m.detail!.inactive_split_bytes);
   }

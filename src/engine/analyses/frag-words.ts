@@ -18,5 +18,5 @@ export const SEGMENT_ALLOC_COLUMNS = [
  */
 export function nonReleasablePeakWords(p: CurvePoint, t0: number | null): string {
   const when = p.time_us === null || t0 === null ? '' : ` (${formatDuration(p.time_us - t0)} into the trace)`;
-  return `non-releasable (inactive split) memory peaked at ${formatBytes(p.inactive_split_bytes)} after entry ${formatCount(p.after_entry)}${when}: reserved ${formatBytes(p.reserved_bytes)}, allocated ${formatBytes(p.allocated_bytes)}, ${formatBytes(p.releasable_bytes)} releasable by empty_cache(). Estimated from the trace, like the segment_alloc details.`;
+  return `non-releasable (inactive split) memory peaked at ${formatBytes(p.inactive_split_bytes)} ${p.after_entry < 0 ? 'before the first entry' : `after entry ${formatCount(p.after_entry)}`}${when}: reserved ${formatBytes(p.reserved_bytes)}, allocated ${formatBytes(p.allocated_bytes)}, ${formatBytes(p.releasable_bytes)} releasable by empty_cache(). Estimated from the trace, like the segment_alloc details.`;
 }

@@ -234,7 +234,7 @@ function curve(d: DeviceModel, samples: number): CurvePoint[] {
   const count = Math.min(n, Math.max(2, samples));
   const out: CurvePoint[] = [];
   for (let j = 0; j < count; j++) {
-    const i = Math.round((j * (n - 1)) / (count - 1));
+    const i = count === 1 ? 0 : Math.round((j * (n - 1)) / (count - 1));
     if (out.at(-1)?.after_entry !== i) out.push(point(d, i));
   }
   return out;
