@@ -1,14 +1,14 @@
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nonReleasablePeakWords } from '../src/engine/analyses/frag-words.js';
 import { fragmentationOf } from '../src/engine/analyses/fragmentation.js';
 import { formatCount } from '../src/engine/format.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
-import { CHROMIUM, type RunningView, startView } from './helpers/view-server.js';
+import { CHROMIUM, openBrowser, type RunningView, startView } from './helpers/view-server.js';
 
 /** The web Fragmentation panel shows the CLI's non-releasable figures (same engine call, same words). */
 const APP = join(import.meta.dirname, '..', 'dist', 'web', 'index.html');
@@ -24,11 +24,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('frag panel: non-releasa
   beforeAll(async () => {
     writeFileSync(file, bytes);
     view = await startView(file);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu'],
-    });
-    page = await browser.newPage({ viewport: { width: 1400, height: 950 } });
+    ({ browser, page } = await openBrowser());
   });
 
   afterAll(async () => {

@@ -1,20 +1,19 @@
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { peakOf } from '../src/engine/analyses/peak.js';
 import { formatCount } from '../src/engine/format.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
-import { type RunningView, startView } from './helpers/view-server.js';
+import { CHROMIUM, openBrowser, type RunningView, startView } from './helpers/view-server.js';
 
 /**
  * The flame graph and the analysis panels in headless Chromium, on generated snapshots whose
  * answers were planted: a leak kept every step, and an OOM caused by fragmentation.
  */
 const ROOT = join(import.meta.dirname, '..');
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(ROOT, 'test-artifacts');
 const APP = join(ROOT, 'dist', 'web', 'index.html');
 const ready = existsSync(CHROMIUM) && existsSync(APP);
@@ -40,11 +39,7 @@ describe.skipIf(!ready && process.env.CI === undefined)(
       writeFileSync(leakFile(), leaky.bytes);
       writeFileSync(oomFile(), oom.bytes);
       view = await startView(leakFile(), oomFile());
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ['--headless', '--no-sandbox', '--disable-gpu'],
-      });
-      page = await browser.newPage({ viewport: { width: 1400, height: 950 } });
+      ({ browser, page } = await openBrowser());
     });
 
     afterAll(async () => {

@@ -2,21 +2,20 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { poolStateAfter } from '../src/engine/analyses/pool-state.js';
 import { formatBytes } from '../src/engine/format.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
 import { DENSE_BLOCKS } from '../web/src/views/pool-dense.js';
-import { type RunningView, startView } from './helpers/view-server.js';
+import { CHROMIUM, openBrowser, type RunningView, startView } from './helpers/view-server.js';
 
 /**
  * The web app end to end: `memlens view` serving corpus and generated snapshots to Debian's
  * Chromium, driven by playwright-core. Screenshots of each view go to test-artifacts/.
  */
 const ROOT = join(import.meta.dirname, '..');
-const CHROMIUM = '/usr/bin/chromium';
 const CORPUS = join(ROOT, '..', 'shared', 'corpus');
 const CORPUS_FILE = 'Wedsonlin_assignment2__results_medium_128_training_memory_snapshot__87b0864.pickle';
 const ARTIFACTS = join(ROOT, 'test-artifacts');
@@ -45,11 +44,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('web app in headless Chr
       join(dir, 'truncated.pickle'),
       join(dir, 'larger.pickle'),
     );
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu'],
-    });
-    page = await browser.newPage({ viewport: { width: 1400, height: 950 } });
+    ({ browser, page } = await openBrowser());
     page.on('request', (r) => {
       const url = r.url();
       if (!url.startsWith(`${view.origin}/`) && !url.startsWith('blob:') && !url.startsWith('data:'))
