@@ -21,10 +21,10 @@ const BASE_FIELDS = [Field.action, Field.addr, Field.size, Field.stream, Field.t
 
 /**
  * Runs of trace entries of the learned shape (EntryShape), read by the WebAssembly scanner and
- * committed here column by column. The scanner knows bytes, not the memo, so each entry is
- * checked first, in file order, against the memo as it will be when the entry is reached
- * (including the slots earlier entries of the run write): string references must be strs,
- * traceback references tracebacks, frame references frame dicts. The run is cut before the
+ * committed here column by column. The scanner knows bytes, not the memo, so before anything is
+ * written every reference is checked against the memo as it will be when its entry is reached
+ * (including the slots earlier entries of the run write, see RunRefs): str references must be
+ * strs, traceback references tracebacks, frame references frame dicts. The run is cut before the
  * first entry that fails, and the VM reads that one its own way, with its errors.
  */
 export class EntryRuns {
