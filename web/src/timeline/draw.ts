@@ -23,6 +23,8 @@ export interface Layer {
   lod: TimelineLod;
   bitmap: ImageBitmap;
   window: [number, number];
+  /** The query it answers (window, stream, search, size): a layer for another stream is stale. */
+  key: string;
   /** Top of the y axis in bytes (the level of detail's highest point plus headroom). */
   yMax: number;
 }

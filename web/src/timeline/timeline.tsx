@@ -51,6 +51,8 @@ export function Timeline(p: Props) {
     height: HEIGHT - MARGIN.top - MARGIN.bottom,
   };
   const layerRef = useRef<Layer | null>(null);
+  /** The query of the layer last asked for: the canvas is ready once it shows that one. */
+  const wantedKey = useRef('');
   const props = useRef(p);
   props.current = p;
   const frame = useRef({ plot, markers, width });
@@ -88,7 +90,10 @@ export function Timeline(p: Props) {
       // worker's answer for exactly that window is in it.
       c.dataset.window = `${window[0]}:${window[1]}`;
       c.dataset.ready = String(
-        layer !== null && layer.window[0] === window[0] && layer.window[1] === window[1],
+        layer !== null &&
+          layer.key === wantedKey.current &&
+          layer.window[0] === window[0] &&
+          layer.window[1] === window[1],
       );
     }),
   );
@@ -120,11 +125,13 @@ export function Timeline(p: Props) {
       paint: { width: plot.width, height: plot.height, dpr: devicePixelRatio },
     };
     const key = JSON.stringify(args);
+    wantedKey.current = key;
     request(key, () =>
       q.client.query('timeline', args).then(({ bitmap, ...lod }) => ({
         lod,
         bitmap: bitmap!,
         window: [x0, x1],
+        key,
         yMax: lod.yMax * Y_HEADROOM,
       })),
     );
