@@ -150,10 +150,6 @@ export function memoizes(): i32 {
   return memoized;
 }
 
-export function keys(): u32 {
-  return keyCount;
-}
-
 export function pool(): usize {
   return poolPtr;
 }
@@ -457,7 +453,7 @@ function inlineText(p: i32, limit: i32, slot: usize, pair: i32): i32 {
 function sameText(k: u32, start: i32, len: i32): bool {
   const at = poolPtr + (<usize>load<u32>(keyPtr + <usize>k * KEY_BYTES) << 2);
   if (load<u32>(at) !== TEXT_TAG || load<u32>(at + 4) !== <u32>len) return false;
-  return memory.compare(at + 8, inPtr + <usize>start, <usize>len) === 0;
+  return sameBytes(at + 8, inPtr + <usize>start, len);
 }
 
 function internText(start: i32, len: i32): u32 {

@@ -288,26 +288,6 @@ export class EntryShape {
     else trace.setNumber(row, field, this.keyNames[i]!, v);
   }
 
-  /** Pair i (a text field) of `row` from memo slot `index`; false if the slot holds no str. */
-  setMemoText(row: number, i: number, index: number): boolean {
-    const field = this.fields[i]!;
-    const known = this.textCodes.has(field, index);
-    const v = known ? '' : this.host.memo.get(index);
-    if (typeof v !== 'string') return false;
-    this.textCodes.set(row, field, this.keyNames[i]!, index, v);
-    return true;
-  }
-
-  /** Pair i (a text field) of `row`, a str written inline. */
-  setInlineText(row: number, i: number, text: string): void {
-    this.textCodes.set(row, this.fields[i]!, this.keyNames[i]!, -1, text);
-  }
-
-  /** Whether memo slot `index` holds a str, for pair i. */
-  isMemoText(i: number, index: number): boolean {
-    return this.textCodes.has(this.fields[i]!, index) || typeof this.host.memo.get(index) === 'string';
-  }
-
   /** The key of pair i, as written. */
   keyName(i: number): string {
     return this.keyNames[i]!;

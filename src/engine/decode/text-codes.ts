@@ -17,11 +17,6 @@ export class TextCodes {
     this.tags.fill(-1);
   }
 
-  /** Whether `tag` is cached for `field` (then set() will not read its text). */
-  has(field: Field, tag: number): boolean {
-    return this.tags[slotOf(field, tag)] === tag;
-  }
-
   /** set() for rows first..first+n-1 with tags[0..n): runs of one tag cost a store each. */
   setRows(
     first: number,
