@@ -27,19 +27,21 @@ export async function* readChunks(path: string): AsyncGenerator<Uint8Array> {
   } catch (e) {
     throw asInputError(e);
   }
-  const next = async (): Promise<Uint8Array | null> => {
+  const next = (): Promise<Uint8Array | null> => {
     const buf = Buffer.allocUnsafe(CHUNK);
-    const { bytesRead } = await handle.read(buf, 0, CHUNK, null);
-    if (bytesRead === 0) return null;
-    return new Uint8Array(buf.buffer, buf.byteOffset, bytesRead);
+    const read = handle
+      .read(buf, 0, CHUNK, null)
+      .then(({ bytesRead }) =>
+        bytesRead === 0 ? null : new Uint8Array(buf.buffer, buf.byteOffset, bytesRead),
+      );
+    // Awaited below; this only keeps a read abandoned by an early return from being unhandled.
+    read.catch(() => {});
+    return read;
   };
   let pending = next();
-  // Awaited below; this only keeps a read abandoned by an early return from being unhandled.
-  pending.catch(() => {});
   try {
     for (let chunk = await pending; chunk !== null; chunk = await pending) {
       pending = next();
-      pending.catch(() => {});
       yield chunk;
     }
   } catch (e) {

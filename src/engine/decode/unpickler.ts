@@ -110,7 +110,8 @@ export class Unpickler implements FastHost {
     this.trace = new TraceColumns(expectedEntries);
     // Each entry memoizes its dict and usually its traceback list.
     this.memo = new Memo((id) => this.stackRef(id), expectedEntries * 2);
-    this.fast = new FastEntryReader(this, entryScan);
+    // Generic pickles never read trace entries: no scanner to instantiate for them.
+    this.fast = new FastEntryReader(this, entryScan && snapshotShapes);
   }
 
   push(chunk: Uint8Array): void {
@@ -235,12 +236,13 @@ export class Unpickler implements FastHost {
           break;
         }
         case Op.EMPTY_DICT: {
-          const runs = this.snapshotShapes ? this.fast.runs.read(pos + 1, final ? end : end - LOOKAHEAD) : 0;
+          const limit = final ? end : end - LOOKAHEAD;
+          const runs = this.snapshotShapes ? this.fast.runs.read(pos + 1, limit) : 0;
           if (runs > 0) {
             pos = this.pushRun(runs);
             break;
           }
-          const row = this.snapshotShapes ? this.fast.shape.read(pos + 1, final ? end : end - LOOKAHEAD) : -1;
+          const row = this.snapshotShapes ? this.fast.shape.read(pos + 1, limit) : -1;
           if (row >= 0) {
             stack.push(new OpenEntry(row));
             pos = this.fast.shape.end;
