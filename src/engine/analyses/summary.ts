@@ -116,8 +116,7 @@ function summarizeDevice(s: Snapshot, d: DeviceModel): DeviceSummary {
 }
 
 function countActions(s: Snapshot, d: DeviceModel): Record<string, number> {
-  const counts = new Float64Array(256);
-  for (let i = 0; i < d.trace.length; i++) counts[d.trace.action[i]!]!++;
+  const counts = d.facts.actionCounts;
   const names = s.traceColumns.actionNames;
   const present = [...counts.keys()].filter((a) => counts[a]! > 0);
   return Object.fromEntries(
@@ -125,21 +124,18 @@ function countActions(s: Snapshot, d: DeviceModel): Record<string, number> {
   );
 }
 
+/** The first and last recorded times (entries without time_us skipped). */
 function timeRange(time: Float64Array): [number, number] | null {
-  let first = Number.NaN;
-  let last = Number.NaN;
-  for (let i = 0; i < time.length; i++) {
-    const v = time[i]!;
-    if (Number.isNaN(v)) continue;
-    if (Number.isNaN(first)) first = v;
-    last = v;
-  }
-  return Number.isNaN(first) ? null : [first, last];
+  let first = 0;
+  while (first < time.length && Number.isNaN(time[first]!)) first++;
+  if (first === time.length) return null;
+  let last = time.length - 1;
+  while (Number.isNaN(time[last]!)) last--;
+  return [time[first]!, time[last]!];
 }
 
 function streamsOf(s: Snapshot, d: DeviceModel): string[] {
-  const used = new Uint8Array(s.traceColumns.streams.length);
-  for (let i = 0; i < d.trace.length; i++) used[d.trace.stream[i]!] = 1;
+  const used = d.facts.streamsUsed;
   const seen = new Set<number>(s.traceColumns.streams.filter((_, id) => used[id] === 1));
   for (const id of d.segmentIds) seen.add(s.tables.segments[id]!.stream);
   return [...seen].sort((a, b) => a - b).map(hexStream);

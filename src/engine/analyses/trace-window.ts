@@ -43,78 +43,113 @@ export function windowStats(
   end: Record<Pool, PoolEnd>,
 ): Record<Pool, WindowStats> {
   const poolAt = segmentPoolLookup(tables);
-  // Two plain objects per pool picked by a boolean: a keyed lookup per entry costs more than the undo.
-  const curLarge = { ...end.large };
-  const curSmall = { ...end.small };
-  const out = { large: fresh(end.large), small: fresh(end.small) };
+  // One typed array per pool picked by a boolean: a keyed lookup per entry costs more than the
+  // undo, and object fields that outgrow small integers mid-walk deoptimize the loop.
+  const large = fresh(end.large);
+  const small = fresh(end.small);
   const { action, size: sizes, addr } = trace;
   for (let i = trace.length - 1; i >= 0; i--) {
     const a = action[i]!;
+    // free_completed changes no figure here (requested bytes drop at free_requested)
+    if (a === Action.free_completed || (a > Action.segment_unmap && a !== Action.free)) continue;
     const size = sizes[i]!;
     const isSegment = a >= Action.segment_alloc && a <= Action.segment_unmap;
-    if (!isSegment && a > Action.free_completed && a !== Action.free) continue;
-    const small = isSegment ? poolAt(addr[i]!, size) === 'small' : size <= SMALL_REQUEST_LIMIT;
-    if (small) undo(a, size, curSmall, out.small);
-    else undo(a, size, curLarge, out.large);
+    const isSmall = isSegment ? poolAt(addr[i]!, size) === 'small' : size <= SMALL_REQUEST_LIMIT;
+    undo(a, size, isSmall ? small : large);
   }
-  return out;
+  return { large: stats(large), small: stats(small) };
 }
 
-function fresh(e: PoolEnd): WindowStats {
+// The walk's state per pool: the current figures, then the window's.
+const REQUESTED = 0;
+const ALLOCATIONS = 1;
+const RESERVED = 2;
+const SEGMENTS = 3;
+const PEAK_REQUESTED = 4;
+const PEAK_ALLOCATIONS = 5;
+const PEAK_RESERVED = 6;
+const PEAK_SEGMENTS = 7;
+const ALLOC_BYTES = 8;
+const ALLOC_COUNT = 9;
+const FREED_BYTES = 10;
+const FREE_COUNT = 11;
+const SEGMENT_ALLOC_BYTES = 12;
+const SEGMENT_ALLOC_COUNT = 13;
+const SEGMENT_FREED_BYTES = 14;
+const SEGMENT_FREE_COUNT = 15;
+
+function fresh(e: PoolEnd): Float64Array {
+  const v = new Float64Array(16);
+  v[REQUESTED] = v[PEAK_REQUESTED] = e.requestedBytes;
+  v[ALLOCATIONS] = v[PEAK_ALLOCATIONS] = e.allocations;
+  v[RESERVED] = v[PEAK_RESERVED] = e.reservedBytes;
+  v[SEGMENTS] = v[PEAK_SEGMENTS] = e.segments;
+  return v;
+}
+
+function stats(v: Float64Array): WindowStats {
   return {
-    peakRequestedBytes: e.requestedBytes,
-    allocBytes: 0,
-    freedBytes: 0,
-    peakAllocations: e.allocations,
-    allocCount: 0,
-    freeCount: 0,
-    peakReservedBytes: e.reservedBytes,
-    segmentAllocBytes: 0,
-    segmentFreedBytes: 0,
-    peakSegments: e.segments,
-    segmentAllocCount: 0,
-    segmentFreeCount: 0,
+    peakRequestedBytes: v[PEAK_REQUESTED]!,
+    allocBytes: v[ALLOC_BYTES]!,
+    freedBytes: v[FREED_BYTES]!,
+    peakAllocations: v[PEAK_ALLOCATIONS]!,
+    allocCount: v[ALLOC_COUNT]!,
+    freeCount: v[FREE_COUNT]!,
+    peakReservedBytes: v[PEAK_RESERVED]!,
+    segmentAllocBytes: v[SEGMENT_ALLOC_BYTES]!,
+    segmentFreedBytes: v[SEGMENT_FREED_BYTES]!,
+    peakSegments: v[PEAK_SEGMENTS]!,
+    segmentAllocCount: v[SEGMENT_ALLOC_COUNT]!,
+    segmentFreeCount: v[SEGMENT_FREE_COUNT]!,
   };
 }
 
-function undo(action: number, size: number, cur: PoolEnd, w: WindowStats): void {
+/**
+ * Steps one pool from after an entry to before it. Walking backwards, only undoing a free raises
+ * the requested figures and only undoing a segment release raises the reserved ones, so the
+ * peaks are compared there alone.
+ */
+function undo(action: number, size: number, v: Float64Array): void {
   switch (action) {
     case Action.alloc:
-      cur.requestedBytes -= size;
-      cur.allocations--;
-      w.allocBytes += size;
-      w.allocCount++;
-      break;
+      v[REQUESTED]! -= size;
+      v[ALLOCATIONS]!--;
+      v[ALLOC_BYTES]! += size;
+      v[ALLOC_COUNT]!++;
+      return;
     case Action.free_requested:
     case Action.free: // the viewer's fold of free_requested + free_completed
-      cur.requestedBytes += size;
-      cur.allocations++;
-      w.freedBytes += size;
-      w.freeCount++;
-      break;
+      v[REQUESTED]! += size;
+      v[ALLOCATIONS]!++;
+      v[FREED_BYTES]! += size;
+      v[FREE_COUNT]!++;
+      raise(v, REQUESTED, PEAK_REQUESTED);
+      raise(v, ALLOCATIONS, PEAK_ALLOCATIONS);
+      return;
     case Action.segment_alloc:
     case Action.segment_map:
-      cur.reservedBytes -= size;
-      w.segmentAllocBytes += size;
+      v[RESERVED]! -= size;
+      v[SEGMENT_ALLOC_BYTES]! += size;
       if (action === Action.segment_alloc) {
-        cur.segments--;
-        w.segmentAllocCount++;
+        v[SEGMENTS]!--;
+        v[SEGMENT_ALLOC_COUNT]!++;
       }
-      break;
+      return;
     case Action.segment_free:
     case Action.segment_unmap:
-      cur.reservedBytes += size;
-      w.segmentFreedBytes += size;
+      v[RESERVED]! += size;
+      v[SEGMENT_FREED_BYTES]! += size;
       if (action === Action.segment_free) {
-        cur.segments++;
-        w.segmentFreeCount++;
+        v[SEGMENTS]!++;
+        v[SEGMENT_FREE_COUNT]!++;
       }
-      break;
+      raise(v, RESERVED, PEAK_RESERVED);
+      raise(v, SEGMENTS, PEAK_SEGMENTS);
   }
-  w.peakRequestedBytes = Math.max(w.peakRequestedBytes, cur.requestedBytes);
-  w.peakAllocations = Math.max(w.peakAllocations, cur.allocations);
-  w.peakReservedBytes = Math.max(w.peakReservedBytes, cur.reservedBytes);
-  w.peakSegments = Math.max(w.peakSegments, cur.segments);
+}
+
+function raise(v: Float64Array, cur: number, peak: number): void {
+  if (v[cur]! > v[peak]!) v[peak] = v[cur]!;
 }
 
 function segmentPoolLookup(tables: SegmentTables): (addr: number, size: number) => Pool {

@@ -62,14 +62,10 @@ function extraKeyCounts(s: Snapshot): Map<string, number> {
 
 function unknownActionCounts(s: Snapshot, d: DeviceModel): Map<string, number> {
   const counts = new Map<string, number>();
-  const { action, length } = d.trace;
   const names = s.traceColumns.actionNames;
-  for (let i = 0; i < length; i++) {
-    const a = action[i]!;
-    if (a < KNOWN_ACTIONS.length) continue;
-    const name = names[a] ?? 'missing';
-    counts.set(name, (counts.get(name) ?? 0) + 1);
-  }
+  d.facts.actionCounts.forEach((n, a) => {
+    if (a >= KNOWN_ACTIONS.length && n > 0) counts.set(names[a] ?? 'missing', n);
+  });
   return counts;
 }
 

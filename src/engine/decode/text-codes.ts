@@ -28,17 +28,21 @@ export class TextCodes {
   ): void {
     let lastTag = -1;
     let lastCode = 0;
-    let column: Int32Array | Uint8Array | undefined;
+    let column = this.columnOf(field);
     for (let e = 0; e < n; e++) {
       const tag = tags[e]!;
-      if (tag === lastTag) {
-        column![first + e] = lastCode;
-        continue;
+      if (tag !== lastTag) {
+        // Entries alternate between a few actions: the cache hit is inlined here.
+        const slot = slotOf(field, tag);
+        if (tag >= 0 && this.tags[slot] === tag) lastCode = this.codes[slot]!;
+        else {
+          this.set(first + e, field, key, tag, text(tag));
+          column = this.columnOf(field)!;
+          lastCode = column[first + e]!;
+        }
+        lastTag = tag;
       }
-      this.set(first + e, field, key, tag, text(tag));
-      column = this.columnOf(field)!;
-      lastTag = tag;
-      lastCode = column[first + e]!;
+      column![first + e] = lastCode;
     }
   }
 

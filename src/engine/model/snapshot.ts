@@ -4,11 +4,12 @@ import type { DecodedPickle } from '../decode/unpickler.js';
 import { SnapshotError } from '../errors.js';
 import { type Allocations, pairAllocations } from './allocations.js';
 import { type DeviceTrace, deviceTrace } from './device-trace.js';
+import { type EntryFacts, entryFacts } from './entry-facts.js';
 import { LiveIndex } from './live-index.js';
 import { readSegments, type SegmentTables } from './segments.js';
 import type { StackTable } from './stack-table.js';
 import { endFigures, type RunningTotals, runningTotals } from './totals.js';
-import { Action, type TraceColumns } from './trace-columns.js';
+import type { TraceColumns } from './trace-columns.js';
 
 export interface Annotation {
   name: string;
@@ -20,6 +21,8 @@ export interface Annotation {
 export interface DeviceModel {
   device: number;
   trace: DeviceTrace;
+  /** Of the whole device's trace (a stream view keeps the device's). */
+  facts: EntryFacts;
   totals: RunningTotals;
   allocations: Allocations;
   live: LiveIndex;
@@ -144,7 +147,7 @@ function buildDevice(
   tables: SegmentTables,
 ): DeviceModel {
   const trace = deviceTrace(cols, rows);
-  validateEntries(trace, cols, device);
+  const facts = entryFacts(trace, cols, device);
   const totals = runningTotals(trace, endFigures(tables, device));
   const allocations = pairAllocations(trace, tables, device, (raw) => cols.streamCode(raw));
   const segmentIds: number[] = [];
@@ -152,23 +155,7 @@ function buildDevice(
     if (s.device === device) segmentIds.push(i);
   });
   const live = new LiveIndex(allocations, trace.length);
-  return { device, trace, totals, allocations, live, segmentIds };
-}
-
-/** Entries that change memory must say where and how much; the totals depend on it. */
-function validateEntries(trace: DeviceTrace, cols: TraceColumns, device: number): void {
-  for (let i = 0; i < trace.length; i++) {
-    const a = trace.action[i]!;
-    if (a === 255) throw new SnapshotError(`device ${device} trace entry ${i} has no 'action'`);
-    // snapshot, oom, annotate and unknown actions carry no memory change
-    if (a > Action.segment_unmap && a !== Action.free) continue;
-    if (Number.isNaN(trace.size[i]!) || Number.isNaN(trace.addr[i]!)) {
-      const missing = Number.isNaN(trace.size[i]!) ? 'size' : 'addr';
-      throw new SnapshotError(
-        `device ${device} trace entry ${i} (${cols.actionNames[a]}) has no '${missing}'`,
-      );
-    }
-  }
+  return { device, trace, facts, totals, allocations, live, segmentIds };
 }
 
 function readAnnotations(v: unknown): Annotation[] {

@@ -115,6 +115,7 @@ export class TraceColumns {
     this.stack[row] = NO_STACK;
     this.stream[row] = 0;
     this.action[row] = 255;
+    this.clearOptional(row, row + 1);
     return row;
   }
 
@@ -129,6 +130,7 @@ export class TraceColumns {
     if (capacity !== this.capacity) this.resize(capacity);
     const end = row + n;
     this.length = end;
+    this.clearOptional(row, end);
     if (written) return row;
     this.addr.fill(Number.NaN, row, end);
     this.size.fill(Number.NaN, row, end);
@@ -293,16 +295,27 @@ export class TraceColumns {
     return id;
   }
 
+  /**
+   * Optional columns hold their "absent" value for rows begun so far only: rows are cleared as
+   * they are begun, so the capacity guessed from the file size (often twice the rows) is never
+   * written, nor paged in.
+   */
   private intColumn(fill: number): Int32Array {
-    return new Int32Array(this.capacity).fill(fill);
+    return new Int32Array(this.capacity).fill(fill, 0, this.length);
   }
 
   private floatColumn(fill: number): Float64Array {
-    return new Float64Array(this.capacity).fill(fill);
+    return new Float64Array(this.capacity).fill(fill, 0, this.length);
+  }
+
+  private clearOptional(from: number, to: number): void {
+    this.compileContext?.fill(-1, from, to);
+    this.userMetadata?.fill(-1, from, to);
+    this.deviceFree?.fill(Number.NaN, from, to);
+    this.poolId?.fill(-1, from, to);
   }
 
   private resize(capacity: number): void {
-    const old = this.capacity;
     this.capacity = capacity;
     this.action = resized(this.action, capacity);
     this.addr = resized(this.addr, capacity);
@@ -310,10 +323,10 @@ export class TraceColumns {
     this.stream = resized(this.stream, capacity);
     this.timeUs = resized(this.timeUs, capacity);
     this.stack = resized(this.stack, capacity);
-    if (this.compileContext) this.compileContext = resized(this.compileContext, capacity).fill(-1, old);
-    if (this.userMetadata) this.userMetadata = resized(this.userMetadata, capacity).fill(-1, old);
-    if (this.deviceFree) this.deviceFree = resized(this.deviceFree, capacity).fill(Number.NaN, old);
-    if (this.poolId) this.poolId = resized(this.poolId, capacity).fill(-1, old);
+    if (this.compileContext) this.compileContext = resized(this.compileContext, capacity);
+    if (this.userMetadata) this.userMetadata = resized(this.userMetadata, capacity);
+    if (this.deviceFree) this.deviceFree = resized(this.deviceFree, capacity);
+    if (this.poolId) this.poolId = resized(this.poolId, capacity);
   }
 }
 
