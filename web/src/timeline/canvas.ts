@@ -20,12 +20,20 @@ export function useMeasuredWidth(ref: RefObject<HTMLElement | null>): number | n
   return width;
 }
 
-/** Sizes a canvas for the screen's pixel ratio and returns a context drawing in CSS pixels. */
-export function sizedContext(c: HTMLCanvasElement, width: number, height: number): CanvasRenderingContext2D {
+/**
+ * Sizes a canvas for the screen's pixel ratio and returns a context drawing in CSS pixels.
+ * `options` count only on a canvas's first call (an opaque canvas stays opaque).
+ */
+export function sizedContext(
+  c: HTMLCanvasElement,
+  width: number,
+  height: number,
+  options?: CanvasRenderingContext2DSettings,
+): CanvasRenderingContext2D {
   const dpr = devicePixelRatio;
   const w = Math.round(width * dpr);
   const h = Math.round(height * dpr);
-  const g = c.getContext('2d')!;
+  const g = c.getContext('2d', options)!;
   // Setting a canvas's size reallocates its bitmap even when unchanged: only on a resize. Either
   // way the caller gets a cleared canvas in the default state (reset(), where the browser has it).
   if (c.width !== w || c.height !== h) {
@@ -38,5 +46,27 @@ export function sizedContext(c: HTMLCanvasElement, width: number, height: number
     g.clearRect(0, 0, w, h);
   }
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  return g;
+}
+
+/**
+ * A canvas redrawn every frame of a gesture: sized as sizedContext does, but cleared without
+ * resetting its state, so the font it keeps is not parsed again (parsing a page canvas's font
+ * brings the page's style up to date: ~1 ms in a frame that has just moved a layer), and with its
+ * text direction fixed (the default, inherit, reads the canvas's computed style).
+ */
+export function frameContext(c: HTMLCanvasElement, width: number, height: number): CanvasRenderingContext2D {
+  const dpr = devicePixelRatio;
+  const w = Math.round(width * dpr);
+  const h = Math.round(height * dpr);
+  const g = c.getContext('2d')!;
+  if (c.width !== w || c.height !== h) {
+    c.width = w;
+    c.height = h;
+  }
+  g.setTransform(1, 0, 0, 1, 0, 0);
+  g.clearRect(0, 0, w, h);
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  if (g.direction !== 'ltr') g.direction = 'ltr';
   return g;
 }

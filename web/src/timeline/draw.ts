@@ -5,9 +5,14 @@ import { lowerBound } from '../../../src/engine/model/lower-bound.js';
 import { formatBytes } from '../format.js';
 
 /**
- * Canvas drawing of the timeline. A level of detail is painted once (in the worker, see
- * paint-layer.ts) into a bitmap of plot size; every pan/zoom frame only stretches that bitmap into
- * place and draws the overlays, so a frame costs the same whatever the number of allocations.
+ * Canvas drawing of the timeline, in three parts that change at different rates:
+ * - the layer (painted by the worker, paint-layer.ts) and its marks (search matches, the pinned
+ *   allocation, the cursor, step marker lines), drawn in the layer's own window once per layer or
+ *   selection: a pan/zoom frame only moves and scales them with a CSS transform (compositor work);
+ * - the y axis, drawn once per layer (the plot's border is CSS);
+ * - the window strips (x axis labels, step marker labels), small canvases redrawn every frame so
+ *   text stays sharp and correct while the layer under it is stretched.
+ * Nothing here walks the allocations; a frame's cost is bounded by the plot's width.
  */
 export interface Plot {
   left: number;
@@ -29,18 +34,15 @@ export interface Layer {
   yMax: number;
 }
 
-export interface Frame {
-  window: [number, number];
-  axis: TimelineAxis;
-  layer: Layer | null;
+/** What the marks show, in the layer's own window. */
+export interface Marks {
+  layer: Layer;
   markers: MarkerSet;
   /** x of the selected entry. */
   cursor: number | null;
   selection: Selection | null;
   /** Allocations the timeline search matched (1 = match), indexed by allocation id. */
   matches?: Uint8Array | null;
-  /** Time axis labels count from here. */
-  origin: number;
 }
 
 /** The pinned allocation: x of its alloc and free entries (null: outside the window) and its bytes at the cursor. */
@@ -52,41 +54,116 @@ export interface Selection {
   y1: number;
 }
 
-export function drawFrame(g: CanvasRenderingContext2D, plot: Plot, f: Frame): void {
-  const [x0, x1] = f.window;
-  const toPx = (x: number): number => plot.left + ((x - x0) / (x1 - x0)) * plot.width;
-  g.clearRect(0, 0, g.canvas.width, g.canvas.height);
-  g.save();
-  g.beginPath();
-  g.rect(plot.left, plot.top, plot.width, plot.height);
-  g.clip();
-  if (f.layer) {
-    const [l0, l1] = f.layer.window;
-    // Stretched only until the worker's layer for this window arrives; smoothing a stretched
-    // bitmap cost most of a wheel frame (software raster), nearest-neighbour a fraction of it.
-    g.imageSmoothingEnabled = false;
-    g.drawImage(f.layer.bitmap, toPx(l0), plot.top, toPx(l1) - toPx(l0), plot.height);
-  }
-  if (f.matches && f.layer) drawMatches(g, plot, f.layer, f.matches, toPx);
-  drawMarkers(g, plot, f.markers, f.window, toPx);
-  if (f.selection && f.layer) drawSelection(g, plot, f.layer, f.selection, f.cursor, toPx);
-  if (f.cursor !== null) {
+/** Maps an axis value to a pixel of a plot showing `window`. */
+export function axisToPx(plot: Plot, [x0, x1]: [number, number]): (x: number) => number {
+  return (x) => plot.left + ((x - x0) / (x1 - x0)) * plot.width;
+}
+
+/**
+ * The layer as shown, on a canvas of its size (plot at 0,0) that moves with it: the worker's
+ * bitmap, then what lies at a fixed place on the axis: search matches, the pinned allocation,
+ * step marker lines and the cursor.
+ */
+export function paintShownLayer(g: CanvasRenderingContext2D, plot: Plot, m: Marks): void {
+  g.fillStyle = '#fff';
+  g.fillRect(0, 0, plot.width, plot.height);
+  g.imageSmoothingEnabled = false;
+  g.drawImage(m.layer.bitmap, 0, 0, plot.width, plot.height);
+  const toPx = axisToPx(plot, m.layer.window);
+  if (m.matches) drawMatches(g, plot, m.layer, m.matches, toPx);
+  drawMarkers(g, plot, m.markers, m.layer.window, toPx, 'lines');
+  if (m.selection) drawSelection(g, plot, m.layer, m.selection, m.cursor, toPx);
+  if (m.cursor !== null) {
     g.strokeStyle = '#d00';
     g.lineWidth = 1;
-    const x = Math.round(toPx(f.cursor)) + 0.5;
+    const x = Math.round(toPx(m.cursor)) + 0.5;
     g.beginPath();
     g.moveTo(x, plot.top);
     g.lineTo(x, plot.top + plot.height);
     g.stroke();
   }
-  g.restore();
-  drawAxes(g, plot, f, toPx);
+}
+
+/**
+ * The CSS transform that puts a layer drawn for window `l` (at plot size) where the window `w`
+ * on screen shows it: stretched until the worker's layer for `w` arrives. null: nothing of it is
+ * in view (or the scale is beyond what the compositor draws sensibly).
+ */
+export function layerTransform(
+  plotWidth: number,
+  [l0, l1]: [number, number],
+  [w0, w1]: [number, number],
+): string | null {
+  const scale = (l1 - l0) / (w1 - w0);
+  const shift = ((l0 - w0) / (w1 - w0)) * plotWidth;
+  const visible = shift < plotWidth && shift + scale * plotWidth > 0;
+  if (!visible || !(scale > 0) || scale > 1e6) return null;
+  return `translate(${shift}px, 0) scale(${scale}, 1)`;
+}
+
+/** The y axis's labels, in the left margin: they change only with the layer (its top in bytes). */
+export function drawYAxis(g: CanvasRenderingContext2D, plot: Plot, layer: Layer | null): void {
+  g.fillStyle = '#333';
+  g.font = AXIS_FONT;
+  if (layer === null) return;
+  g.textAlign = 'right';
+  for (const v of niceTicks(0, layer.yMax, 5)) {
+    const y = plot.top + plot.height - (v / layer.yMax) * plot.height;
+    g.fillText(formatBytes(v), plot.left - 4, y + 4);
+  }
+  g.textAlign = 'left';
+}
+
+/** The x axis's labels for the window on screen, on a strip as wide as the canvas below the plot. */
+export function drawXAxis(
+  g: CanvasRenderingContext2D,
+  plot: Plot,
+  window: [number, number],
+  axis: TimelineAxis,
+  origin: number,
+): void {
+  const toPx = axisToPx(plot, window);
+  g.fillStyle = '#333';
+  g.font = AXIS_FONT;
+  g.textAlign = 'center';
+  for (const v of niceTicks(window[0], window[1], Math.max(2, Math.floor(plot.width / 110)))) {
+    const label = axis === 'entry' ? String(v) : formatDuration(Math.round(v - origin));
+    const x = toPx(v);
+    // A label cut by the canvas edge reads as a different number.
+    if (x + textWidth(AXIS_FONT, label) / 2 > plot.left + plot.width + MARGIN.right) continue;
+    g.fillText(label, x, 15);
+  }
+}
+
+/** The step markers' labels for the window on screen, on a strip along the plot's top. */
+export function drawMarkerLabels(
+  g: CanvasRenderingContext2D,
+  plot: Plot,
+  markers: MarkerSet,
+  window: [number, number],
+): void {
+  drawMarkers(g, plot, markers, window, axisToPx(plot, window), 'labels');
+}
+
+const AXIS_FONT = '11px system-ui, sans-serif';
+const MARKER_FONT = '10px system-ui, sans-serif';
+
+let measurer: OffscreenCanvasRenderingContext2D | null = null;
+
+/**
+ * Text width, measured off the page: a page canvas's measureText first brings the page's style
+ * up to date, which in a frame that has just moved the layer cost ~1 ms (software, 2 cores).
+ */
+function textWidth(font: string, text: string): number {
+  measurer ??= new OffscreenCanvas(1, 1).getContext('2d')!;
+  measurer.font = font;
+  return measurer.measureText(text).width;
 }
 
 /** A run's rectangle on screen: x, y, width, height (at least one pixel tall). */
 function runBox(
   plot: Plot,
-  layer: NonNullable<Frame['layer']>,
+  layer: Layer,
   toPx: (x: number) => number,
 ): (r: number) => [number, number, number, number] {
   const { lod, window } = layer;
@@ -106,7 +183,7 @@ function runBox(
 function drawMatches(
   g: CanvasRenderingContext2D,
   plot: Plot,
-  layer: NonNullable<Frame['layer']>,
+  layer: Layer,
   matches: Uint8Array,
   toPx: (x: number) => number,
 ): void {
@@ -128,7 +205,7 @@ function drawMatches(
 function drawSelection(
   g: CanvasRenderingContext2D,
   plot: Plot,
-  layer: NonNullable<Frame['layer']>,
+  layer: Layer,
   sel: Selection,
   cursor: number | null,
   toPx: (x: number) => number,
@@ -173,15 +250,21 @@ export function prepareMarkers(markers: StepMarker[]): MarkerSet {
   return { groups: [group(starts.filter(isStep)), group(starts.filter((m) => !isStep(m)))] };
 }
 
+/**
+ * Step markers: 'lines' on the marks (they move with the layer), 'labels' on their strip (redrawn
+ * each frame). Both place the labels the same way, so when markers are dense the lines drawn are
+ * the labelled ones.
+ */
 function drawMarkers(
   g: CanvasRenderingContext2D,
   plot: Plot,
   markers: MarkerSet,
   window: [number, number],
   toPx: (x: number) => number,
+  what: 'lines' | 'labels',
 ): void {
   g.fillStyle = '#555';
-  g.font = '10px system-ui, sans-serif';
+  g.font = MARKER_FONT;
   g.strokeStyle = 'rgba(0,0,0,0.35)';
   g.setLineDash([3, 3]);
   const [x0, x1] = window;
@@ -191,8 +274,9 @@ function drawMarkers(
   const visible = ranges.reduce((n, [lo, hi]) => n + hi - lo, 0);
   // Dense markers would hide the plot: then only the labelled ones get a line.
   const dense = visible > plot.width / 12;
-  const labels = new LabelRow(g, plot);
+  const labels = new LabelRow(g, plot, what === 'labels');
   const line = (x: number): void => {
+    if (what === 'labels') return;
     g.beginPath();
     g.moveTo(x, plot.top);
     g.lineTo(x, plot.top + plot.height);
@@ -232,6 +316,7 @@ class LabelRow {
   constructor(
     private readonly g: CanvasRenderingContext2D,
     private readonly plot: Plot,
+    private readonly drawn: boolean,
   ) {
     this.taken = new Uint8Array(Math.ceil(plot.width) + 1);
   }
@@ -240,9 +325,9 @@ class LabelRow {
   place(name: string, x: number): number {
     const c = Math.floor(x - this.plot.left);
     if (this.taken[c] === 1) return c;
-    const end = Math.min(this.taken.length, c + Math.ceil(this.g.measureText(name).width + 8));
+    const end = Math.min(this.taken.length, c + Math.ceil(textWidth(MARKER_FONT, name) + 8));
     for (let k = c; k < end; k++) if (this.taken[k] === 1) return k;
-    this.g.fillText(name, x + 2, this.plot.top + 10);
+    if (this.drawn) this.g.fillText(name, x + 2, this.plot.top + 10);
     this.taken.fill(1, c, end);
     return PLACED;
   }
@@ -257,30 +342,6 @@ class LabelRow {
 
 function isStep(m: StepMarker): boolean {
   return m.name.startsWith('ProfilerStep');
-}
-
-function drawAxes(g: CanvasRenderingContext2D, plot: Plot, f: Frame, toPx: (x: number) => number): void {
-  g.fillStyle = '#333';
-  g.strokeStyle = '#999';
-  g.font = '11px system-ui, sans-serif';
-  g.strokeRect(plot.left - 0.5, plot.top - 0.5, plot.width + 1, plot.height + 1);
-  if (f.layer) {
-    g.textAlign = 'right';
-    for (const v of niceTicks(0, f.layer.yMax, 5)) {
-      const y = plot.top + plot.height - (v / f.layer.yMax) * plot.height;
-      g.fillText(formatBytes(v), plot.left - 4, y + 4);
-    }
-  }
-  g.textAlign = 'center';
-  const [x0, x1] = f.window;
-  for (const v of niceTicks(x0, x1, Math.max(2, Math.floor(plot.width / 110)))) {
-    const label = f.axis === 'entry' ? String(v) : formatDuration(Math.round(v - f.origin));
-    const x = toPx(v);
-    // A label cut by the canvas edge reads as a different number.
-    if (x + g.measureText(label).width / 2 > plot.left + plot.width + MARGIN.right) continue;
-    g.fillText(label, x, plot.top + plot.height + 15);
-  }
-  g.textAlign = 'left';
 }
 
 /** Round tick values (1, 2, 5 × 10^k) inside [lo, hi]. */

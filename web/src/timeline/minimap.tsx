@@ -62,7 +62,8 @@ export function Minimap(p: WindowProps & { enabled: boolean }) {
   }, [p.client, p.device.device, p.axis, plot.width, p.stream, measured === null, p.enabled]);
 
   // The trace in miniature changes only with its query; the brush is a box over it, moved every
-  // frame of a pan or zoom without redrawing (or re-uploading) the canvas.
+  // frame of a pan or zoom without redrawing (or re-uploading) the canvas. Its parts move by CSS
+  // transforms (composited): setting its left and width cost a layout and a paint per frame.
   useEffect(() => {
     const g = sizedContext(ref.current!, width, HEIGHT);
     if (layer) g.drawImage(layer, plot.left, 0, plot.width, HEIGHT);
@@ -72,9 +73,12 @@ export function Minimap(p: WindowProps & { enabled: boolean }) {
   place.current = () => {
     const [w0, w1] = p.live.get();
     const a = toPx(w0) - plot.left;
-    const el = brushRef.current!;
-    el.style.left = `${a}px`;
-    el.style.width = `${Math.max(2, toPx(w1) - plot.left - a)}px`;
+    const b = Math.max(a + 2, toPx(w1) - plot.left);
+    const [left, box, right] = brushRef.current!.children as unknown as HTMLElement[];
+    const W = plot.width;
+    left!.style.transform = `scale(${a / W}, 1)`;
+    box!.style.transform = `translate(${a}px, 0) scale(${(b - a) / W}, 1)`;
+    right!.style.transform = `translate(${b}px, 0) scale(${(W - b) / W}, 1)`;
   };
   const [draw] = useState(() => frameScheduler(() => place.current()));
   useEffect(() => p.live.subscribe(draw), [p.live, draw]);
@@ -109,7 +113,13 @@ export function Minimap(p: WindowProps & { enabled: boolean }) {
         }}
       />
       <div className="minimap-plot" style={{ left: plot.left, width: plot.width }}>
-        <div className="minimap-brush" ref={brushRef} />
+        {/* Washed-out left of the window, the window's box, washed-out right of it; each spans
+            the plot and is scaled into place. */}
+        <div ref={brushRef} style={{ width: plot.width }}>
+          <div className="minimap-wash" />
+          <div className="minimap-brush" />
+          <div className="minimap-wash" />
+        </div>
       </div>
     </div>
   );

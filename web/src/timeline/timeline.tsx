@@ -1,13 +1,17 @@
 import { useEffect, useRef, useState } from 'react';
 import type { TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
 import { exactBytes, formatBytes } from '../format.js';
-import { sizedContext, useMeasuredWidth } from './canvas.js';
+import { frameContext, sizedContext, useMeasuredWidth } from './canvas.js';
 import {
-  drawFrame,
+  drawMarkerLabels,
+  drawXAxis,
+  drawYAxis,
   type Layer,
+  layerTransform,
   MARGIN,
   type MarkerSet,
   type Plot,
+  paintShownLayer,
   prepareMarkers,
   type Selection,
 } from './draw.js';
@@ -36,10 +40,14 @@ const STILL_MS = 80;
  * Active memory over time, every allocation stacked as memory_viz stacks them, reserved memory
  * as a line. The worker computes and paints what each pixel column shows; wheel zooms, drag pans,
  * a click picks the exact allocation under the pointer. A pan or zoom frame touches no React
- * state: it moves the live window, and the canvas redraws from refs in the next animation frame.
+ * state: it moves the live window, and in the next animation frame the layer and its marks move
+ * by a CSS transform (composited, not repainted or re-uploaded) while only the thin strips of axis
+ * and marker labels are redrawn. The rest is repainted when a layer, the selection or the markers
+ * change.
  */
 export function Timeline(p: Props) {
   const canvasRef = useRef<HTMLCanvasElement>(null);
+  const parts = useRef<Parts>({ moving: null, layer: null, yAxis: null, labels: null, xAxis: null });
   const hoverRef = useRef<HTMLDivElement>(null);
   const measured = useMeasuredWidth(canvasRef);
   const width = measured ?? 800;
@@ -68,24 +76,51 @@ export function Timeline(p: Props) {
       .then((m) => setMarkers(prepareMarkers(m)));
   }, [p.client, p.device.device, p.axis, drawnOnce]);
 
+  // What was last painted: a frame repaints the layer and the y axis only when what they show changed.
+  const painted = useRef<{ layer: unknown[]; yAxis: unknown[] }>({ layer: [], yAxis: [] });
   const [draw] = useState(() =>
     frameScheduler(() => {
       const c = canvasRef.current;
-      if (c === null) return;
+      const el = parts.current;
+      if (c === null || el.moving === null) return;
       const { plot, markers, width } = frame.current;
       const q = props.current;
       const window = q.live.get();
       const layer = layerRef.current;
-      drawFrame(sizedContext(c, width, HEIGHT), plot, {
-        window,
-        axis: q.axis,
-        layer,
-        markers,
-        cursor: q.cursor,
-        selection: q.selection,
-        matches: q.matches ?? null,
-        origin: q.device.extent.time[0],
-      });
+      const last = painted.current;
+      const yAxis = [layer?.yMax];
+      if (changed(last.yAxis, yAxis)) {
+        drawYAxis(sizedContext(el.yAxis!, MARGIN.left, HEIGHT), plot, layer);
+        last.yAxis = yAxis;
+      }
+      const sel = q.selection;
+      const selKey = sel && `${sel.alloc}:${sel.x0}:${sel.x1}:${sel.y0}:${sel.y1}`;
+      const shown = [layer, markers, q.cursor, selKey, q.matches, plot.width, plot.height];
+      if (layer !== null && changed(last.layer, shown)) {
+        // Opaque: the compositor need not blend what lies under it.
+        const g = sizedContext(el.layer!, plot.width, plot.height, { alpha: false });
+        paintShownLayer(
+          g,
+          { left: 0, top: 0, width: plot.width, height: plot.height },
+          {
+            layer,
+            markers,
+            cursor: q.cursor,
+            selection: sel,
+            matches: q.matches,
+          },
+        );
+        last.layer = shown;
+      }
+      // Every frame: the labels follow the window, then the layer and its marks move (canvases
+      // first: their text needs the page's style, which moving the layer makes dirty).
+      const strip = { left: 0, top: 0, width: plot.width, height: LABELS_HEIGHT };
+      drawMarkerLabels(frameContext(el.labels!, plot.width, LABELS_HEIGHT), strip, markers, window);
+      drawXAxis(frameContext(el.xAxis!, width, MARGIN.bottom), plot, window, q.axis, q.device.extent.time[0]);
+      const transform = layer === null ? null : layerTransform(plot.width, layer.window, window);
+      const visibility = transform === null ? 'hidden' : 'visible';
+      if (el.moving.style.visibility !== visibility) el.moving.style.visibility = visibility;
+      if (transform !== null) el.moving.style.transform = transform;
       // What the canvas shows, for tests and the benchmark: the window drawn, and whether the
       // worker's answer for exactly that window is in it.
       c.dataset.window = `${window[0]}:${window[1]}`;
@@ -176,20 +211,63 @@ export function Timeline(p: Props) {
     c.addEventListener('wheel', onWheel, { passive: false });
     return () => c.removeEventListener('wheel', onWheel);
   }, []);
+  const part = (k: keyof Parts) => (e: HTMLElement | null) => {
+    parts.current[k] = e as HTMLCanvasElement & HTMLDivElement;
+  };
   return (
     <div className="timeline">
-      <canvas
-        ref={canvasRef}
-        style={{ width: '100%', height: HEIGHT }}
-        tabIndex={0}
-        aria-label="active memory timeline"
-        {...gestures}
-      />
+      <div className="timeline-plot" style={{ height: HEIGHT }}>
+        <canvas ref={part('yAxis')} style={{ width: MARGIN.left, height: HEIGHT }} />
+        <div
+          className="plot-clip"
+          style={{ left: plot.left, top: plot.top, width: plot.width, height: plot.height }}
+        >
+          <div
+            className="plot-moving"
+            ref={part('moving')}
+            style={{ width: plot.width, height: plot.height }}
+          >
+            <canvas ref={part('layer')} style={{ width: plot.width, height: plot.height }} />
+          </div>
+          <canvas ref={part('labels')} style={{ width: plot.width, height: LABELS_HEIGHT }} />
+        </div>
+        <canvas ref={part('xAxis')} style={{ top: plot.top + plot.height, width, height: MARGIN.bottom }} />
+        {/* The pointer and keyboard target, over the others: never drawn on, it paints nothing. */}
+        <canvas
+          ref={canvasRef}
+          className="plot-target"
+          width={0}
+          height={0}
+          style={{ width: '100%', height: HEIGHT }}
+          tabIndex={0}
+          aria-label="active memory timeline"
+          {...gestures}
+        />
+      </div>
       <div className="hover" aria-live="off" ref={hoverRef}>
         {HINT}
       </div>
     </div>
   );
+}
+
+/**
+ * The timeline's canvases: the layer with its marks (moved as one composited layer), the y axis
+ * in the left margin, and the strips of labels redrawn each frame.
+ */
+interface Parts {
+  moving: HTMLDivElement | null;
+  layer: HTMLCanvasElement | null;
+  yAxis: HTMLCanvasElement | null;
+  labels: HTMLCanvasElement | null;
+  xAxis: HTMLCanvasElement | null;
+}
+
+/** Height of the step markers' label strip along the plot's top. */
+const LABELS_HEIGHT = 14;
+
+function changed(a: unknown[], b: unknown[]): boolean {
+  return a.length !== b.length || a.some((v, i) => v !== b[i]);
 }
 
 const HINT = 'wheel: zoom · drag: pan · click: pin an allocation · +/−/0 on the focused plot';
