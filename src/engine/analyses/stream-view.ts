@@ -28,8 +28,13 @@ export function allocationStreams(s: Snapshot, d: DeviceModel): Float64Array {
 
 /** The streams a device's trace or segments use, ascending. */
 export function deviceStreams(s: Snapshot, d: DeviceModel): number[] {
+  // Flags per stream code, not a raw value per allocation: one pass over a Uint16 column.
+  const used = new Uint8Array(s.traceColumns.streams.length);
+  const codes = d.allocations.stream;
+  for (let id = 0; id < d.allocations.count; id++) used[codes[id]!] = 1;
   const seen = new Set<number>();
-  for (const raw of allocationStreams(s, d)) seen.add(raw);
+  for (let code = 0; code < used.length; code++)
+    if (used[code] === 1) seen.add(s.traceColumns.streams[code]!);
   for (const id of d.segmentIds) seen.add(s.tables.segments[id]!.stream);
   return [...seen].sort((x, y) => x - y);
 }

@@ -42,8 +42,10 @@ export function TimelinePage({ client, device, view, update }: Props) {
       .query('axisWindow', { device: device.device, window: live.get(), from: axis, to })
       .then((w) => update({ axis: to, window: clampWindow(w, device.extent[to], to) }));
   };
-  // A stream the device does not have (a link from another file) shows every stream.
-  const stream = view.stream !== null && device.streams.includes(view.stream) ? view.stream : null;
+  // A stream the device does not have (a link from another file) shows every stream. The list
+  // comes after the first timeline; until then a linked stream is taken at its word.
+  const streams = useStreams(client, device.device, drawnKey !== null);
+  const stream = view.stream !== null && (streams?.includes(view.stream) ?? true) ? view.stream : null;
   const [info, setInfo] = useState<EntryInfo | null>(null);
   const [details, setDetails] = useState<(AllocationDetails & { offset: number }) | null>(null);
   const [matches, setMatches] = useState<Uint8Array | null>(null);
@@ -91,7 +93,7 @@ export function TimelinePage({ client, device, view, update }: Props) {
         >
           whole trace
         </button>
-        <StreamSelect streams={device.streams} stream={stream} onStream={(s) => update({ stream: s })} />
+        <StreamSelect streams={streams ?? []} stream={stream} onStream={(s) => update({ stream: s })} />
         <SearchBox
           client={client}
           device={device.device}
@@ -136,6 +138,15 @@ export function TimelinePage({ client, device, view, update }: Props) {
       </div>
     </main>
   );
+}
+
+/** The device's CUDA streams, asked for once enabled (null until answered). */
+function useStreams(client: EngineClient, device: number, enabled: boolean): number[] | null {
+  const [streams, setStreams] = useState<number[] | null>(null);
+  useEffect(() => {
+    if (enabled) client.query('streams', { device }).then(setStreams);
+  }, [client, device, enabled]);
+  return streams;
 }
 
 function selectionOf(

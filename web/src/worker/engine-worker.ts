@@ -48,6 +48,7 @@ const handlers: { [K in QueryName]: Handler<K> } = {
     return paint ? { ...lod, bitmap: paintLayer(lod, paint) } : lod;
   },
   markers: ({ device, axis }) => stepMarkers(current(), deviceOf(device), axis),
+  streams: ({ device }) => deviceStreams(current(), deviceOf(device)),
   axisWindow: ({ device, window, from, to }) => convertWindow(deviceOf(device), window, from, to),
   pick: ({ device, entry, bytes, stream }) => allocationAt(viewOf(device, stream), entry, bytes),
   details: ({ device, alloc, entry, stream }) => {
@@ -127,7 +128,6 @@ function describe(s: Snapshot): Loaded {
       entries: d.trace.length,
       hasTime: hasTime(d),
       extent: { entry: axisExtent(d, 'entry'), time: axisExtent(d, 'time') },
-      streams: deviceStreams(s, d),
     })),
     entries: s.traceColumns.length,
     scannedEntries: s.scannedEntries,

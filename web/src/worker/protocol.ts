@@ -20,11 +20,9 @@ export interface DeviceInfo {
   hasTime: boolean;
   /** Whole trace on each axis. */
   extent: Record<TimelineAxis, [number, number]>;
-  /** Raw CUDA stream ids of its allocations and segments, ascending. */
-  streams: number[];
 }
 
-/** What the page needs at once; the summary (~0.3 s on a 1 GB trace) is its own query, after the first timeline. */
+/** What the page needs at once; the summary (~0.3 s on a 1 GB trace) and each device's streams are their own queries, after the first timeline. */
 export interface Loaded {
   devices: DeviceInfo[];
   /** Trace entries in the file, and how many the WebAssembly entry scanner read (the rest: JS). */
@@ -66,6 +64,8 @@ export interface Queries extends TableQueries, AnalysisQueries, WhatIfQueries {
     result: TimelineLod & { bitmap?: ImageBitmap };
   };
   markers: { args: { device: number; axis: TimelineAxis }; result: StepMarker[] };
+  /** Raw CUDA stream ids of the device's allocations and segments, ascending (after the first timeline, not in load's answer). */
+  streams: { args: { device: number }; result: number[] };
   /** The same stretch of the trace on the other axis (axis-window.ts). */
   axisWindow: {
     args: { device: number; window: [number, number]; from: TimelineAxis; to: TimelineAxis };
