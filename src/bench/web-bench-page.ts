@@ -188,7 +188,7 @@ export const PAGE_SCRIPT = `(() => {
       entry: Number(pool()?.getAttribute('data-entry')),
       segments: Number(pool()?.getAttribute('data-segments')),
       blocks: Number(pool()?.getAttribute('data-blocks')),
-      poolQuery: lastQuery('pool'),
+      poolQuery: lastQuery('select'),
     };
   };
 })();`;

@@ -194,12 +194,15 @@ async function selects(page: Page, n: number, f: Figures): Promise<void> {
   const step = (await page.evaluate(`window.__bench.selectEntry('ArrowRight')`)) as Select;
   for (const c of [...clicks, step])
     process.stderr.write(
-      `  entry ${c.entry}: ${c.segments} segments, ${c.blocks} blocks, ${fmt(c.ms)} (pool query ${fmt(c.poolQuery)})\n`,
+      `  entry ${c.entry}: ${c.segments} segments, ${c.blocks} blocks, ${fmt(c.ms)} (select query ${fmt(c.poolQuery)})\n`,
     );
   const ms = clicks.map((c) => c.ms ?? Number.POSITIVE_INFINITY).sort((a, b) => a - b);
   f.set('pool: click → pool shown, median', quantile(ms, 0.5));
   f.set('pool: click → pool shown, max', ms[ms.length - 1]!);
-  f.set('pool: worker pool query, max', Math.max(...clicks.map((c) => c.poolQuery ?? Number.NaN)));
+  f.set(
+    'pool: worker select query (pick, entry, details, pool), max',
+    Math.max(...clicks.map((c) => c.poolQuery ?? Number.NaN)),
+  );
   f.set('pool: → key → pool shown', step.ms ?? Number.POSITIVE_INFINITY);
 }
 

@@ -27,7 +27,8 @@ interface Props extends WindowProps {
   /** Search matches by allocation id (1 = match), and the term (the worker colours merged runs by it). */
   matches?: Uint8Array | null;
   search?: string;
-  onPick: (entry: number, alloc: number) => void;
+  /** A click at `bytes` (of the stack drawn) after `entry`: the page picks the allocation there. */
+  onPick: (entry: number, bytes: number) => void;
   /** Called when a level of detail has been drawn (or could not be computed). */
   onLayer?: () => void;
 }
@@ -314,16 +315,7 @@ function useGestures(
       const hit = columnAt(layer, plot, p.live.get(), xOf(e), yOf(e));
       if (hit === null) return;
       p.live.flush();
-      p.client
-        .query('pick', {
-          device: p.device.device,
-          entry: hit.entry,
-          bytes: hit.bytes,
-          stream: p.stream ?? null,
-        })
-        .then((alloc) => {
-          p.onPick(hit.entry, alloc);
-        });
+      p.onPick(hit.entry, hit.bytes);
     },
     onKeyDown: (e: React.KeyboardEvent) => {
       const mid = plot.left + plot.width / 2;

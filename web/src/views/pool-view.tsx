@@ -1,15 +1,12 @@
 import { memo, useEffect, useMemo, useRef, useState } from 'react';
 import type { PoolSegment, PoolStateReport } from '../../../src/engine/analyses/pool-state.js';
 import { exactBytes, formatBytes, formatCount, hex } from '../format.js';
-import type { EngineClient } from '../worker/client.js';
 import type { EntryInfo } from '../worker/protocol.js';
 import { SegmentBar } from './pool-bar.js';
 
 interface Props {
-  /** false: not queried yet (the timeline's first level of detail goes first). */
-  enabled: boolean;
-  client: EngineClient;
-  device: number;
+  /** The pool state (the page asks for it with the rest of the selection); null until answered. */
+  pool: PoolStateReport | null;
   entry: number;
   info: EntryInfo | null;
   alloc: number | null;
@@ -24,10 +21,7 @@ interface Props {
  * Memoized: it can hold thousands of blocks, and a timeline pan or zoom must not redraw them.
  */
 export const PoolView = memo(function PoolView(p: Props) {
-  const [pool, setPool] = useState<PoolStateReport | null>(null);
-  useEffect(() => {
-    if (p.enabled) p.client.query('pool', { device: p.device, entry: p.entry }).then(setPool);
-  }, [p.client, p.device, p.entry, p.enabled]);
+  const pool = p.pool;
   return (
     <section
       className="pool"

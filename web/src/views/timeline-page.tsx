@@ -8,9 +8,10 @@ import { clampWindow, Timeline } from '../timeline/timeline.js';
 import { useLiveWindow } from '../timeline/use-live-window.js';
 import type { ViewState } from '../url-state.js';
 import type { EngineClient } from '../worker/client.js';
-import type { DeviceInfo, EntryInfo } from '../worker/protocol.js';
+import type { DeviceInfo } from '../worker/protocol.js';
 import { Details } from './details.js';
 import { PoolView } from './pool-view.js';
+import { useSelection } from './use-selection.js';
 
 interface Props {
   client: EngineClient;
@@ -46,20 +47,16 @@ export function TimelinePage({ client, device, view, update }: Props) {
   // comes after the first timeline; until then a linked stream is taken at its word.
   const streams = useStreams(client, device.device, drawnKey !== null);
   const stream = view.stream !== null && (streams?.includes(view.stream) ?? true) ? view.stream : null;
-  const [info, setInfo] = useState<EntryInfo | null>(null);
-  const [details, setDetails] = useState<(AllocationDetails & { offset: number }) | null>(null);
   const [matches, setMatches] = useState<Uint8Array | null>(null);
-
-  useEffect(() => {
-    client.query('entry', { device: device.device, entry }).then(setInfo);
-  }, [client, device.device, entry]);
-  useEffect(() => {
-    if (view.alloc === null) setDetails(null);
-    else
-      client
-        .query('details', { device: device.device, alloc: view.alloc, entry, stream })
-        .then(setDetails, () => setDetails(null));
-  }, [client, device.device, view.alloc, entry, stream]);
+  // The entry line, details and pool state come in one answer, after the first timeline.
+  const { shown, pick } = useSelection(
+    client,
+    device.device,
+    { entry, alloc: view.alloc, stream, enabled: drawnKey !== null },
+    (k, alloc) => update({ entry: k, alloc }),
+  );
+  const info = shown?.entry ?? null;
+  const details = shown?.details ?? null;
   useArrowKeys(entry, n, (k) => update({ entry: k }));
   // Stable, so the memoized pool view skips the renders of a pan or zoom.
   const selectAlloc = useCallback((alloc: number) => update({ alloc }), [update]);
@@ -113,7 +110,7 @@ export function TimelinePage({ client, device, view, update }: Props) {
         matches={matches}
         search={view.search}
         stream={stream}
-        onPick={(k, alloc) => update({ entry: k, alloc: alloc >= 0 ? alloc : null })}
+        onPick={pick}
       />
       <Minimap
         client={client}
@@ -125,9 +122,7 @@ export function TimelinePage({ client, device, view, update }: Props) {
       />
       <div className="below">
         <PoolView
-          enabled={drawnKey !== null}
-          client={client}
-          device={device.device}
+          pool={shown?.pool ?? null}
           entry={entry}
           info={info}
           alloc={view.alloc}

@@ -50,15 +50,19 @@ const handlers: { [K in QueryName]: Handler<K> } = {
   markers: ({ device, axis }) => stepMarkers(current(), deviceOf(device), axis),
   streams: ({ device }) => deviceStreams(current(), deviceOf(device)),
   axisWindow: ({ device, window, from, to }) => convertWindow(deviceOf(device), window, from, to),
-  pick: ({ device, entry, bytes, stream }) => allocationAt(viewOf(device, stream), entry, bytes),
-  details: ({ device, alloc, entry, stream }) => {
+  details: ({ device, alloc, entry, stream }) => detailsOf(device, alloc, entry, stream),
+  select: ({ device, entry, alloc, stream, pool, pick }) => {
     const d = deviceOf(device);
+    const chosen = pick === null ? alloc : allocationAt(viewOf(device, stream), entry, pick.bytes);
+    const id = chosen !== null && chosen >= 0 ? chosen : null;
     return {
-      ...allocationDetails(current(), d, alloc),
-      offset: offsetOf(viewOf(device, stream), entry, alloc),
+      entry: entryInfo(current(), d, entry),
+      alloc: id,
+      // An allocation a link names may not exist in this file: no details, not a failed answer.
+      details: id === null ? null : attempt(() => detailsOf(device, id, entry, stream)),
+      pool: pool ? poolStateAfter(current(), d, entry) : null,
     };
   },
-  pool: ({ device, entry }) => poolStateAfter(current(), deviceOf(device), entry),
   entry: ({ device, entry }) => entryInfo(current(), deviceOf(device), entry),
   ...tableHandlers(current, deviceOf),
   ...analysisHandlers(current, deviceOf),
@@ -132,6 +136,21 @@ function describe(s: Snapshot): Loaded {
     entries: s.traceColumns.length,
     scannedEntries: s.scannedEntries,
   };
+}
+
+function detailsOf(device: number, alloc: number, entry: number, stream?: number | null) {
+  return {
+    ...allocationDetails(current(), deviceOf(device), alloc),
+    offset: offsetOf(viewOf(device, stream), entry, alloc),
+  };
+}
+
+function attempt<T>(f: () => T): T | null {
+  try {
+    return f();
+  } catch {
+    return null;
+  }
 }
 
 function current(): Snapshot {

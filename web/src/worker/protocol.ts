@@ -45,6 +45,19 @@ export interface EntryInfo {
   alloc: number;
 }
 
+/**
+ * What a selected entry and allocation show, in one answer (a click must not wait for four
+ * queries one after another): the entry line, the allocation (picked under the pointer when
+ * asked), its details with its offset in the stack drawn, and the pool state after the entry.
+ */
+export interface Selected {
+  entry: EntryInfo | null;
+  alloc: number | null;
+  details: (AllocationDetails & { offset: number }) | null;
+  /** null when not asked for (the entry did not change). */
+  pool: PoolStateReport | null;
+}
+
 export interface Queries extends TableQueries, AnalysisQueries, WhatIfQueries {
   load: { args: { source: Source }; result: Loaded };
   summary: { args: Record<string, never>; result: SnapshotSummary };
@@ -71,13 +84,26 @@ export interface Queries extends TableQueries, AnalysisQueries, WhatIfQueries {
     args: { device: number; window: [number, number]; from: TimelineAxis; to: TimelineAxis };
     result: [number, number];
   };
-  pick: { args: { device: number; entry: number; bytes: number; stream?: number | null }; result: number };
   details: {
     /** offset: bytes below it in the stack drawn for `stream` (null: the whole device). */
     args: { device: number; alloc: number; entry: number; stream?: number | null };
     result: AllocationDetails & { offset: number };
   };
-  pool: { args: { device: number; entry: number }; result: PoolStateReport };
+  /**
+   * pick: choose the allocation drawn at `bytes` after the entry (as `pick`) instead of `alloc`;
+   * pool: also the pool state. stream: the stream the timeline draws (null: the whole device).
+   */
+  select: {
+    args: {
+      device: number;
+      entry: number;
+      alloc: number | null;
+      stream: number | null;
+      pool: boolean;
+      pick: { bytes: number } | null;
+    };
+    result: Selected;
+  };
   entry: { args: { device: number; entry: number }; result: EntryInfo | null };
 }
 

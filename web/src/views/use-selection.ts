@@ -1,0 +1,67 @@
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { latestQuery } from '../timeline/latest-query.js';
+import type { EngineClient } from '../worker/client.js';
+import type { Selected } from '../worker/protocol.js';
+
+/** What a selected entry and allocation show, and the selection it answers. */
+export interface SelectionView extends Selected {
+  key: { entry: number; alloc: number | null; stream: number | null };
+  /** The entry the pool state is for (it is asked for only when the entry changes). */
+  poolEntry: number | null;
+}
+
+/**
+ * The selected entry and pinned allocation, answered in one worker round trip (`select`): the
+ * entry line, the allocation's details and the pool state, or for a click on the timeline also
+ * which allocation lies under the pointer. The latest selection wins: holding an arrow key skips
+ * the entries the worker had no time for instead of queueing them.
+ */
+export function useSelection(
+  client: EngineClient,
+  device: number,
+  want: { entry: number; alloc: number | null; stream: number | null; enabled: boolean },
+  onPicked: (entry: number, alloc: number | null) => void,
+): { shown: SelectionView | null; pick: (entry: number, bytes: number) => void } {
+  const [shown, setShown] = useState<SelectionView | null>(null);
+  const latest = useRef(shown);
+  latest.current = shown;
+  const picked = useRef(onPicked);
+  picked.current = onPicked;
+  const [ask] = useState(() =>
+    latestQuery<{ answer: Selected; entry: number; stream: number | null; pool: boolean; pick: boolean }>(
+      ({ answer, entry, stream, pool, pick }) => {
+        const before = latest.current;
+        const next: SelectionView = {
+          ...answer,
+          // Only asked for when the entry changed: otherwise the one on show is still right.
+          pool: pool ? answer.pool : (before?.pool ?? null),
+          poolEntry: pool ? entry : (before?.poolEntry ?? null),
+          key: { entry, alloc: answer.alloc, stream },
+        };
+        latest.current = next;
+        setShown(next);
+        if (pick) picked.current(entry, answer.alloc);
+      },
+    ),
+  );
+  const run = useCallback(
+    (entry: number, alloc: number | null, stream: number | null, bytes: number | null) => {
+      const pool = latest.current?.poolEntry !== entry;
+      const args = { device, entry, alloc, stream, pool, pick: bytes === null ? null : { bytes } };
+      ask(JSON.stringify(args), () =>
+        client
+          .query('select', args)
+          .then((answer) => ({ answer, entry, stream, pool, pick: bytes !== null })),
+      );
+    },
+    [client, device, ask],
+  );
+  const { entry, alloc, stream, enabled } = want;
+  useEffect(() => {
+    const k = latest.current?.key;
+    if (!enabled || (k && k.entry === entry && k.alloc === alloc && k.stream === stream)) return;
+    run(entry, alloc, stream, null);
+  }, [run, entry, alloc, stream, enabled]);
+  const pick = useCallback((k: number, bytes: number) => run(k, null, stream, bytes), [run, stream]);
+  return { shown, pick };
+}
