@@ -3,7 +3,7 @@ import { AddrMap } from '../src/engine/model/addr-map.js';
 import { rng } from '../src/testing/fuzz.js';
 
 describe('AddrMap', () => {
-  it('agrees with a JS Map over 200k random set/get/delete of CUDA-like addresses', () => {
+  it('agrees with a JS Map over 200k random set/put/get/delete/take of CUDA-like addresses', () => {
     const r = rng(42);
     const ours = new AddrMap(4);
     const ref = new Map<number, number>();
@@ -12,11 +12,17 @@ describe('AddrMap', () => {
     for (let step = 0; step < 200_000; step++) {
       const key = keys[Math.floor(r() * keys.length)]!;
       const op = r();
-      if (op < 0.45) {
+      if (op < 0.25) {
         ours.set(key, step);
         ref.set(key, step);
-      } else if (op < 0.8) {
+      } else if (op < 0.45) {
+        expect(ours.put(key, step)).toBe(ref.get(key));
+        ref.set(key, step);
+      } else if (op < 0.6) {
         ours.delete(key);
+        ref.delete(key);
+      } else if (op < 0.8) {
+        expect(ours.take(key)).toBe(ref.get(key));
         ref.delete(key);
       } else {
         expect(ours.get(key)).toBe(ref.get(key));

@@ -38,6 +38,8 @@ export class EntryRuns {
   private taught = -1;
   /** The shape has every field beginRows would otherwise default. */
   private everyColumn = false;
+  /** Bits (1 << Field) of the shape's fields, for beginRows. */
+  private fieldBits = 0;
   private readonly texts: TextCodes;
   private readonly refs: RunRefs;
   // Per run: the memo codes it writes, and per entry its text codes and stack.
@@ -69,7 +71,9 @@ export class EntryRuns {
     if (this.taught !== shape.version) {
       scanner.teach(shape.keyBytes, shape.keyEnds, shape.kinds, shape.pairs);
       this.taught = shape.version;
-      this.everyColumn = BASE_FIELDS.every((f) => shape.fields.subarray(0, shape.pairs).includes(f));
+      const fields = shape.fields.subarray(0, shape.pairs);
+      this.everyColumn = BASE_FIELDS.every((f) => fields.includes(f));
+      this.fieldBits = fields.reduce((bits, f) => (f < 31 ? bits | (1 << f) : bits), 0);
     }
     const n = this.scan(scanner, p, limit);
     if (n === 0) return 0;
@@ -235,7 +239,7 @@ export class EntryRuns {
   private commit(scanner: WasmEntryScan, n: number, written: number): void {
     const { shape, host } = this;
     const trace = host.trace;
-    const first = trace.beginRows(n, this.everyColumn);
+    const first = trace.beginRows(n, this.everyColumn, this.fieldBits);
     this.first = first;
     let j = 0;
     for (let i = 0; i < shape.pairs; i++) {

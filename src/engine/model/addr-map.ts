@@ -29,27 +29,38 @@ export class AddrMap {
 
   /** `value` must be ≥ 0. */
   set(key: number, value: number): void {
+    this.put(key, value);
+  }
+
+  /** set() that returns the value it replaced: one probe where get() then set() take two. */
+  put(key: number, value: number): number | undefined {
     for (let i = this.slot(key); ; i = (i + 1) & this.mask) {
       const v = this.values[i]!;
       if (v === EMPTY) {
         this.keys[i] = key;
         this.values[i] = value;
         if (++this.size * 2 > this.mask) this.grow();
-        return;
+        return undefined;
       }
       if (this.keys[i] === key) {
         this.values[i] = value;
-        return;
+        return v;
       }
     }
   }
 
   delete(key: number): void {
+    this.take(key);
+  }
+
+  /** delete() that returns the value it removed: one probe where get() then delete() take two. */
+  take(key: number): number | undefined {
     let i = this.slot(key);
     for (; ; i = (i + 1) & this.mask) {
-      if (this.values[i] === EMPTY) return;
+      if (this.values[i] === EMPTY) return undefined;
       if (this.keys[i] === key) break;
     }
+    const taken = this.values[i]!;
     this.size--;
     // Backward shift: pull later entries of the probe run into the hole.
     for (let j = (i + 1) & this.mask; this.values[j] !== EMPTY; j = (j + 1) & this.mask) {
@@ -61,6 +72,7 @@ export class AddrMap {
       i = j;
     }
     this.values[i] = EMPTY;
+    return taken;
   }
 
   forEachValue(f: (value: number) => void): void {

@@ -43,36 +43,40 @@ export interface AllocationFacts {
   doubleAllocs: number;
 }
 
-/** `streamCode`: the trace's id for a raw stream, for blocks only the dump shows (their segment's stream). */
+/**
+ * `streamCode`: the trace's id for a raw stream, for blocks only the dump shows (their segment's
+ * stream). `allocs`: the trace's alloc entries (counted when not given).
+ */
 export function pairAllocations(
   trace: DeviceTrace,
   tables: SegmentTables,
   device: number,
   streamCode: (raw: number) => number,
+  allocs = countAllocs(trace),
 ): Allocations {
   const n = trace.length;
-  const b = new AllocationBuilder(capacityFor(trace, tables));
+  // Each alloc opens one allocation, and so does a free whose alloc is not in the trace: those
+  // are few (the blocks alive when recording began), so room for them grows when needed rather
+  // than doubling every column of a big trace up front.
+  const b = new AllocationBuilder(allocs + tables.blocks.length + 1024);
   const ofEntry = new Int32Array(n).fill(-1);
   const open = new AddrMap();
   for (let i = 0; i < n; i++) {
     const action = trace.action[i]!;
     if (action === Action.alloc) ofEntry[i] = b.onAlloc(trace, i, open);
-    else if (action === Action.free_requested) ofEntry[i] = b.onFree(trace, i, open, false);
-    else if (action === Action.free_completed) ofEntry[i] = b.onFree(trace, i, open, true);
-    else if (action === Action.free) ofEntry[i] = b.onFoldedFree(trace, i, open);
+    else if (action === Action.free_requested) ofEntry[i] = b.onFree(trace, i, open);
+    else if (action === Action.free_completed) ofEntry[i] = b.onFreeCompleted(trace, i, open, false);
+    else if (action === Action.free) ofEntry[i] = b.onFreeCompleted(trace, i, open, true);
   }
   b.linkBlocks(tables, device, open, n, streamCode);
   return b.result(ofEntry);
 }
 
-function capacityFor(trace: DeviceTrace, tables: SegmentTables): number {
-  // Each alloc opens one allocation, and so does a free whose alloc is not in the trace: those
-  // are few (the blocks alive when recording began), so room for them grows when needed rather
-  // than doubling every column of a big trace up front.
+function countAllocs(trace: DeviceTrace): number {
   let allocs = 0;
   const { action } = trace;
   for (let i = 0; i < trace.length; i++) if (action[i] === Action.alloc) allocs++;
-  return allocs + tables.blocks.length + 1024;
+  return allocs;
 }
 
 class AllocationBuilder {
@@ -133,42 +137,45 @@ class AllocationBuilder {
 
   onAlloc(t: DeviceTrace, i: number, open: AddrMap): number {
     const addr = t.addr[i]!;
-    const prev = open.get(addr);
+    const id = this.add(i, addr, t.size[i]!, t.stack[i]!, t.stream[i]!);
+    const prev = open.put(addr, id);
     if (prev !== undefined) {
       this.facts.doubleAllocs++;
       this.end[prev] = i;
     }
-    const id = this.add(i, addr, t.size[i]!, t.stack[i]!, t.stream[i]!);
-    open.set(addr, id);
     return id;
   }
 
-  onFree(t: DeviceTrace, i: number, open: AddrMap, completed: boolean): number {
+  /** free_requested (the block stays open until its free_completed). */
+  onFree(t: DeviceTrace, i: number, open: AddrMap): number {
     const addr = t.addr[i]!;
     let id = open.get(addr);
     if (id === undefined) {
-      this.facts.orphanFrees++;
-      this.facts.orphanFreeBytes += t.size[i]!;
-      id = this.add(-1, addr, t.size[i]!, NO_STACK, t.stream[i]!);
+      id = this.orphan(t, i);
       open.set(addr, id);
-      // Completed with no free_requested seen: the user freed it before the window began.
-      if (completed) this.freeRequested[id] = FREED_BEFORE_WINDOW;
     }
-    if (completed) {
-      this.end[id] = i;
-      open.delete(addr);
-    } else {
-      this.freeRequested[id] = i;
-    }
+    this.freeRequested[id] = i;
     return id;
   }
 
-  /** `free`: a free requested and completed in the same entry. */
-  onFoldedFree(t: DeviceTrace, i: number, open: AddrMap): number {
-    const id = this.onFree(t, i, open, false);
+  /** free_completed, or (`folded`) `free`: a free requested and completed in the same entry. */
+  onFreeCompleted(t: DeviceTrace, i: number, open: AddrMap, folded: boolean): number {
+    let id = open.take(t.addr[i]!);
+    if (id === undefined) {
+      id = this.orphan(t, i);
+      // Completed with no free_requested seen: the user freed it before the window began.
+      this.freeRequested[id] = FREED_BEFORE_WINDOW;
+    }
+    if (folded) this.freeRequested[id] = i;
     this.end[id] = i;
-    open.delete(t.addr[i]!);
     return id;
+  }
+
+  /** An allocation known only by its free: its alloc is not in the trace. */
+  private orphan(t: DeviceTrace, i: number): number {
+    this.facts.orphanFrees++;
+    this.facts.orphanFreeBytes += t.size[i]!;
+    return this.add(-1, t.addr[i]!, t.size[i]!, NO_STACK, t.stream[i]!);
   }
 
   linkBlocks(

@@ -9,7 +9,7 @@ import { LiveIndex } from './live-index.js';
 import { readSegments, type SegmentTables } from './segments.js';
 import type { StackTable } from './stack-table.js';
 import { endFigures, type RunningTotals, runningTotals } from './totals.js';
-import type { TraceColumns } from './trace-columns.js';
+import { Action, type TraceColumns } from './trace-columns.js';
 
 export interface Annotation {
   name: string;
@@ -149,7 +149,8 @@ function buildDevice(
   const trace = deviceTrace(cols, rows);
   const facts = entryFacts(trace, cols, device);
   const totals = runningTotals(trace, endFigures(tables, device));
-  const allocations = pairAllocations(trace, tables, device, (raw) => cols.streamCode(raw));
+  const allocs = facts.actionCounts[Action.alloc]!;
+  const allocations = pairAllocations(trace, tables, device, (raw) => cols.streamCode(raw), allocs);
   const segmentIds: number[] = [];
   tables.segments.forEach((s, i) => {
     if (s.device === device) segmentIds.push(i);

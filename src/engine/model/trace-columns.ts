@@ -121,16 +121,17 @@ export class TraceColumns {
 
   /**
    * begin() for n rows at once (the decoder's runs): returns the first. `written`: the caller
-   * writes action, addr, size, stream, time_us and stack of every row itself.
+   * writes action, addr, size, stream, time_us and stack of every row itself; `optionalWritten`:
+   * the bits (1 << Field) of the optional fields it writes too.
    */
-  beginRows(n: number, written = false): number {
+  beginRows(n: number, written = false, optionalWritten = 0): number {
     const row = this.length;
     let capacity = this.capacity;
     while (row + n > capacity) capacity *= 2;
     if (capacity !== this.capacity) this.resize(capacity);
     const end = row + n;
     this.length = end;
-    this.clearOptional(row, end);
+    this.clearOptional(row, end, optionalWritten);
     if (written) return row;
     this.addr.fill(Number.NaN, row, end);
     this.size.fill(Number.NaN, row, end);
@@ -308,11 +309,11 @@ export class TraceColumns {
     return new Float64Array(this.capacity).fill(fill, 0, this.length);
   }
 
-  private clearOptional(from: number, to: number): void {
-    this.compileContext?.fill(-1, from, to);
-    this.userMetadata?.fill(-1, from, to);
-    this.deviceFree?.fill(Number.NaN, from, to);
-    this.poolId?.fill(-1, from, to);
+  private clearOptional(from: number, to: number, skip = 0): void {
+    if (!(skip & (1 << Field.compile_context))) this.compileContext?.fill(-1, from, to);
+    if (!(skip & (1 << Field.user_metadata))) this.userMetadata?.fill(-1, from, to);
+    if (!(skip & (1 << Field.device_free))) this.deviceFree?.fill(Number.NaN, from, to);
+    if (!(skip & (1 << Field.pool_id))) this.poolId?.fill(-1, from, to);
   }
 
   private resize(capacity: number): void {
