@@ -30,15 +30,23 @@ describe.skipIf(!ready && process.env.CI === undefined)(
     const leak = 3 * MiB + 512;
     const leaky = generateSnapshotBytes({ events: 12_000, seed: 71, leakBytes: leak });
     const oom = generateSnapshotBytes({ events: 3000, seed: 61, oomCause: 'fragmentation' });
+    const cycles = generateSnapshotBytes({
+      events: 12_000,
+      seed: 51,
+      cycleBytes: [2 * MiB, 3 * MiB + 100],
+      gcEvery: 4,
+    });
     const leakFile = () => join(dir, 'leak.pickle');
     const oomFile = () => join(dir, 'oom-fragmentation.pickle');
+    const gcFile = () => join(dir, 'gc-cycles.pickle');
 
     beforeAll(async () => {
       dir = mkdtempSync(join(tmpdir(), 'memlens-web-analyses-'));
       mkdirSync(ARTIFACTS, { recursive: true });
       writeFileSync(leakFile(), leaky.bytes);
       writeFileSync(oomFile(), oom.bytes);
-      view = await startView(leakFile(), oomFile());
+      writeFileSync(gcFile(), cycles.bytes);
+      view = await startView(leakFile(), oomFile(), gcFile());
       ({ browser, page } = await openBrowser());
     });
 
@@ -188,6 +196,56 @@ describe.skipIf(!ready && process.env.CI === undefined)(
       await expect.poll(() => page.getByLabel('pool state').getAttribute('data-entry')).toBe(entry);
       await expect.poll(() => page.locator(`.segment.focused[data-address="${address}"]`).count()).toBe(1);
       await page.getByLabel('pool state').screenshot({ path: join(ARTIFACTS, 'pool-segment-linked.png') });
+    });
+
+    it("a worst fragmented segment's blocks link opens the Blocks table on the blocks in its address range", async () => {
+      await open(oomFile(), 'tab=analyses&panel=frag');
+      const link = page.locator('section[aria-label="fragmentation"] button[data-segment-blocks]').first();
+      await expect.poll(() => link.count()).toBe(1);
+      const address = Number(await link.getAttribute('data-segment-blocks'));
+      const size = Number(
+        await page.locator(`button[data-segment="${address}"]`).first().getAttribute('data-size'),
+      );
+      await link.click();
+      await expect.poll(() => hash().get('tab')).toBe('blocks');
+      expect(hash().get('addr')).toBe(`0x${address.toString(16)}..0x${(address + size).toString(16)}`);
+      // Independently of the page: the model's allocations whose address lies in the segment.
+      const a = loadSnapshotBytes(oom.bytes).devices[0]!.allocations;
+      let inside = 0;
+      for (let id = 0; id < a.count; id++)
+        if (a.addr[id]! >= address && a.addr[id]! < address + size) inside++;
+      expect(inside).toBeGreaterThan(0);
+      const table = page.getByLabel('blocks table');
+      await expect.poll(() => table.getAttribute('data-count'), { timeout: 30_000 }).toBe(String(inside));
+      await page.screenshot({ path: join(ARTIFACTS, 'blocks-segment-linked.png') });
+    });
+
+    it('a GC burst links the Events table on its entries and the Blocks table through its sites', async () => {
+      await open(gcFile(), 'tab=analyses&panel=gc');
+      const link = page.locator('section[aria-label="gc bursts"] button[data-events]').first();
+      await expect.poll(() => link.count()).toBe(1);
+      const [first, last] = (await link.getAttribute('data-events'))!.split('..').map(Number);
+      await page.screenshot({ path: join(ARTIFACTS, 'analyses-gc-links.png'), fullPage: true });
+      await link.click();
+      await expect.poll(() => hash().get('tab')).toBe('events');
+      expect([hash().get('rcol'), hash().get('min'), hash().get('max')]).toEqual([
+        'id',
+        String(first),
+        String(last),
+      ]);
+      const table = page.getByLabel('events table');
+      await expect
+        .poll(() => table.getAttribute('data-count'), { timeout: 30_000 })
+        .toBe(String(last! - first! + 1));
+      // A site of what the burst freed: the Blocks table through its innermost frame.
+      await page.getByRole('tab', { name: 'Analyses' }).click();
+      const through = page
+        .locator('section[aria-label="gc bursts"] button', { hasText: 'blocks through' })
+        .first();
+      const frame = (await through.textContent())!.replace('blocks through ', '');
+      await through.click();
+      await expect.poll(() => hash().get('tab')).toBe('blocks');
+      expect(hash().get('frame')).toBe(frame);
     });
 
     it('the oom panel on a planted fragmentation OOM says fragmentation; its entry link selects the entry', async () => {

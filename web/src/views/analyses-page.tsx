@@ -1,4 +1,5 @@
 import type { ReactNode } from 'react';
+import { hex } from '../format.js';
 import { PANELS, type Panel, type ViewState } from '../url-state.js';
 import type { EngineClient } from '../worker/client.js';
 import type { DeviceInfo, Queries, QueryName } from '../worker/protocol.js';
@@ -41,6 +42,20 @@ export function AnalysesPage({ client, device, view, update }: Props) {
     segment: (segment, entry) => update({ segment, entry, tab: 'timeline' }),
     blocksThrough: (frame) =>
       update({ tab: 'blocks', table: { kind: 'blocks', form: { ...EMPTY_FORM, frame }, sort: null } }),
+    blocksIn: (from, to) =>
+      update({
+        tab: 'blocks',
+        table: { kind: 'blocks', form: { ...EMPTY_FORM, address: `${hex(from)}..${hex(to)}` }, sort: null },
+      }),
+    eventsIn: (first, last) =>
+      update({
+        tab: 'events',
+        table: {
+          kind: 'events',
+          form: { ...EMPTY_FORM, rangeColumn: 'id', min: String(first), max: String(last) },
+          sort: null,
+        },
+      }),
   };
   return (
     <main className="analyses-page">

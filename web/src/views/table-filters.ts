@@ -31,7 +31,8 @@ export const EMPTY_FORM: FilterForm = {
 export const CATEGORY_COLUMN: Record<TableKind, string> = { events: 'action', blocks: 'state' };
 
 export const RANGE_COLUMNS: Record<TableKind, string[]> = {
-  events: ['size', 'allocated_bytes', 'active_bytes', 'reserved_bytes'],
+  // id: the entry itself (a span of the trace, such as a GC burst).
+  events: ['size', 'allocated_bytes', 'active_bytes', 'reserved_bytes', 'id'],
   blocks: ['size', 'block_size'],
 };
 
@@ -49,12 +50,23 @@ export function filtersOf(kind: TableKind, form: FilterForm): { filter: string[]
     filter.push(`${form.rangeColumn}${op}${bytes}`);
   }
   if (form.address.trim() !== '') {
-    const address = parseAddress(form.address.trim());
-    if (address === null) return { error: `cannot read address '${form.address}' (0x hex or decimal)` };
-    filter.push(`address=${address}`);
+    const range = addressRange(form.address);
+    if (range === null)
+      return { error: `cannot read address '${form.address}' (0x hex or decimal, or a range FROM..TO)` };
+    filter.push(...range);
   }
   if (form.frame.trim() !== '') filter.push(`frame~${form.frame.trim()}`);
   return { filter };
+}
+
+/** "0x7f00" (that address) or "0x7f00..0x8000" (from, to exclusive: a segment's blocks). */
+function addressRange(text: string): string[] | null {
+  const [from, to, ...rest] = text.split('..').map((t) => t.trim());
+  const a = parseAddress(from!);
+  if (a === null || rest.length > 0) return null;
+  if (to === undefined) return [`address=${a}`];
+  const b = parseAddress(to);
+  return b === null ? null : [`address>=${a}`, `address<${b}`];
 }
 
 const UNITS: Record<string, number> = { '': 1, b: 1, k: 2 ** 10, m: 2 ** 20, g: 2 ** 30, t: 2 ** 40 };

@@ -60,7 +60,7 @@ export function TableToolbar(p: Props) {
       </select>
       {text('min', '≥', 'e.g. 1 MiB')}
       {text('max', '≤', 'e.g. 2G')}
-      {text('address', 'address', '0x…')}
+      {text('address', 'address', '0x… or 0x…..0x…')}
       {text('frame', 'frame', 'name or file')}
       {kind === 'blocks' && (
         <label title="allocations made in the timeline's current window and not freed by its end">

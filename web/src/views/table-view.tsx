@@ -36,8 +36,10 @@ const remembered = new Map<TableKind, TableState>();
  * elsewhere scrolls here to its row.
  */
 export function TableView({ client, device, kind, view, update }: Props) {
-  // This session's last state of the tab, else the URL's (a reload or a shared link).
-  const [initial] = useState(() => remembered.get(kind) ?? (view.table?.kind === kind ? view.table : null));
+  // The view state's table when it is this tab's (the table's own last write, a reload, a shared
+  // link or a link from an analysis: all at least as new as what this session remembers), else
+  // this session's last state of the tab (the view state holds the other tab's).
+  const [initial] = useState(() => (view.table?.kind === kind ? view.table : (remembered.get(kind) ?? null)));
   const [form, setForm] = useState<FilterForm>(initial?.form ?? EMPTY_FORM);
   const [sort, setSort] = useState<string | null>(initial?.sort ?? null);
   const [selected, setSelected] = useState<TableSelected | null>(null);

@@ -11,6 +11,21 @@ export interface Select {
   segment: (address: number, entry: number) => void;
   /** Opens the Blocks table on the blocks whose stack passes through a frame. */
   blocksThrough: (frame: string) => void;
+  /** Opens the Blocks table on the blocks whose address lies in [from, to) (a segment's). */
+  blocksIn: (from: number, to: number) => void;
+  /** Opens the Events table on the entries first..last. */
+  eventsIn: (first: number, last: number) => void;
+}
+
+/** "blocks through FRAME": the Blocks table on the blocks whose stack passes through a site's innermost frame. */
+export function BlocksThrough({ frames, select }: { frames: Frame[]; select: Select }) {
+  if (frames.length === 0) return null;
+  const name = frames[0]!.name;
+  return (
+    <button type="button" className="link" onClick={() => select.blocksThrough(name)}>
+      blocks through {name}
+    </button>
+  );
 }
 
 /** "allocation #12 (entry 1,234)" as a link that pins the allocation everywhere. */

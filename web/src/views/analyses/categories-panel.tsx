@@ -20,6 +20,9 @@ export function CategoriesPanel({ r, select }: { r: DeviceCategories; select: Se
     <section aria-label="categories">
       <Legend />
       <StackedChart curve={r.curve} select={select} />
+      <p>
+        peak of the live bytes below: <EntryLink k={r.peak_after_entry} select={select} />
+      </p>
       <Table
         head={[
           'Category',

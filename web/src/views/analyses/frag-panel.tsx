@@ -71,12 +71,22 @@ function State({ title, s, select }: { title: string; s: FragState; select: Sele
                     type="button"
                     className="link"
                     data-segment={g.address}
+                    data-size={g.size}
                     title="show this segment in the pool state after this entry"
                     onClick={() => select.segment(g.address, s.after_entry)}
                   >
                     {hex(g.address)}
                   </button>
-                  {g.expandable && ' (exp.)'}
+                  {g.expandable && ' (exp.)'}{' '}
+                  <button
+                    type="button"
+                    className="link"
+                    data-segment-blocks={g.address}
+                    title="the Blocks table on the allocations made in this segment's address range"
+                    onClick={() => select.blocksIn(g.address, g.address + g.size)}
+                  >
+                    blocks
+                  </button>
                 </td>
                 <td>{g.private_pool === null ? g.pool : `${g.pool} ${g.private_pool}`}</td>
                 {[g.size, g.used_bytes, g.gap_bytes].map((b, i) => (

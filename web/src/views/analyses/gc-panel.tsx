@@ -2,7 +2,7 @@ import type { DeviceGc, GcBurst } from '../../../../src/engine/analyses/gc-burst
 import { burstLivedText } from '../../../../src/engine/analyses/gc-words.js';
 import { formatDuration } from '../../../../src/engine/format.js';
 import { formatCount } from '../../format.js';
-import { Bytes, EntryLink, Frames, type Select, Table } from './bits.js';
+import { BlocksThrough, Bytes, EntryLink, Frames, type Select, Table } from './bits.js';
 import { Header } from './leaks-panel.js';
 
 /** `memlens gc`: bursts of frees of long-lived allocations, each linked to its first entry. */
@@ -22,8 +22,17 @@ function Burst({ b, select }: { b: GcBurst; select: Select }) {
   return (
     <div className="burst">
       <p>
-        burst at <EntryLink k={b.entry} select={select} />
-        {b.time_us !== null && `, time_us ${b.time_us}`}
+        burst at <EntryLink k={b.entry} select={select} /> (
+        <button
+          type="button"
+          className="link"
+          data-events={`${b.entry}..${b.last_entry}`}
+          title="the Events table on the burst's entries"
+          onClick={() => select.eventsIn(b.entry, b.last_entry)}
+        >
+          entries {formatCount(b.entry)}–{formatCount(b.last_entry)}
+        </button>
+        ){b.time_us !== null && `, time_us ${b.time_us}`}
         {b.iteration_name !== null && `, in ${b.iteration_name}`}:{' '}
         <strong>
           {formatCount(b.count)} allocations, <Bytes n={b.bytes} />
@@ -47,6 +56,7 @@ function Burst({ b, select }: { b: GcBurst; select: Select }) {
             <td className="num">{formatCount(g.count)}</td>
             <td>
               <Frames frames={g.frames} />
+              <BlocksThrough frames={g.frames} select={select} />
             </td>
           </tr>
         ))}

@@ -2,7 +2,7 @@ import type { IterationSummary } from '../../../../src/engine/analyses/iteration
 import { leakIterationsSpan, leakKind } from '../../../../src/engine/analyses/leak-words.js';
 import type { DeviceLeaks } from '../../../../src/engine/analyses/leaks.js';
 import { formatCount } from '../../format.js';
-import { AllocLink, Bytes, EntryLink, Frames, type Select, Table } from './bits.js';
+import { AllocLink, BlocksThrough, Bytes, EntryLink, Frames, type Select, Table } from './bits.js';
 
 /** `memlens leaks`: the iterations used, the verdict, and the sites whose allocations outlived their iteration. */
 export function LeaksPanel({ r, select }: { r: DeviceLeaks; select: Select }) {
@@ -49,15 +49,7 @@ export function LeaksPanel({ r, select }: { r: DeviceLeaks; select: Select }) {
                 </td>
                 <td>
                   <Frames frames={g.frames} />
-                  {g.frames.length > 0 && (
-                    <button
-                      type="button"
-                      className="link"
-                      onClick={() => select.blocksThrough(g.frames[0]!.name)}
-                    >
-                      blocks through {g.frames[0]!.name}
-                    </button>
-                  )}
+                  <BlocksThrough frames={g.frames} select={select} />
                 </td>
               </tr>
             ))}
