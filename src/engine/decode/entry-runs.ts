@@ -59,6 +59,11 @@ export class EntryRuns {
     this.refs = new RunRefs(host, this.memoCodes);
   }
 
+  /** The VM reads another buffer (or the same one refilled): the scanner must copy it again. */
+  inputChanged(): void {
+    this.scanner?.unload();
+  }
+
   /** The memo was overwritten: key resolutions may mean other frames now. */
   forget(): void {
     this.refs.forget();

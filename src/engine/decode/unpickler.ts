@@ -162,6 +162,8 @@ export class Unpickler implements FastHost {
   }
 
   private setBuffer(buf: Uint8Array, base: number): void {
+    // A caller may hand the same array back refilled: the scanner's copy is stale either way.
+    this.fast.runs.inputChanged();
     this.buf = buf;
     this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
     this.end = buf.length;

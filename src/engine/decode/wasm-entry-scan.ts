@@ -69,6 +69,10 @@ export class WasmEntryScan {
     }
     this.x.setPairs(pairs);
     this.pairs = pairs;
+  }
+
+  /** Forgets the input copied in: the next scan copies its buffer again. */
+  unload(): void {
     this.loaded = undefined;
   }
 
