@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
 import { allocationStreams, deviceStreams, streamView } from '../src/engine/analyses/stream-view.js';
 import { blockTable, eventTable, selectRows } from '../src/engine/analyses/tables.js';
-import { unreleasedIn } from '../src/engine/analyses/unreleased.js';
+import { unreleasedIds, unreleasedIn } from '../src/engine/analyses/unreleased.js';
+import { formatCount } from '../src/engine/format.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
 import { CLI, type RunningView, startView } from './helpers/view-server.js';
@@ -186,6 +187,16 @@ describe.skipIf(!ready && process.env.CI === undefined)(
       await page.getByLabel('unreleased in range').check();
       await poll(() => count('blocks')).toBe(expected);
       expect(hash().get('unrel')).toBe('1');
+      // MindStudio's Unreleased Total / Max / Min Block, from the model's sizes of those allocations.
+      const sizes = [...unreleasedIds(device, 10_000, 11_999)].map((id) => device.allocations.size[id]!);
+      const exact = (n: number) => `${formatCount(n)} bytes`;
+      const figures = [sizes.reduce((x, y) => x + y, 0), Math.max(...sizes), Math.min(...sizes)].map(exact);
+      await poll(() =>
+        page
+          .getByLabel('blocks bytes')
+          .locator('span[title]')
+          .evaluateAll((s) => s.map((e) => e.title)),
+      ).toEqual(figures);
       await page.getByLabel('unreleased in range').uncheck();
       await poll(() => count('blocks')).toBe(blocks.length);
     });

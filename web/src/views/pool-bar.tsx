@@ -7,6 +7,12 @@ import { DENSE_BLOCKS } from './pool-dense.js';
 
 const HEIGHT = 22;
 const COLOURS: Record<string, string> = { allocated: '#4e79a7', pending_free: '#e15759' };
+/** The block's bytes beyond the request (the allocator's rounding), where the dump gives the block's size. */
+const WASTE = '#f1ce63';
+
+function wasteOf(b: PoolBlock): number {
+  return b.block_size === null ? 0 : Math.max(0, b.block_size - b.size);
+}
 
 interface BarProps {
   s: PoolSegment;
@@ -53,12 +59,18 @@ function BlockBox({
       }}
       title={blockTitle(b)}
       onClick={() => onSelect(b.alloc)}
-    />
+    >
+      {wasteOf(b) > 0 && <span className="waste" style={{ width: `${(wasteOf(b) / extent) * 100}%` }} />}
+    </button>
   );
 }
 
 function blockTitle(b: PoolBlock): string {
-  const rounded = b.block_size === null ? '' : `, block ${exactBytes(b.block_size)}`;
+  const waste = wasteOf(b);
+  const rounded =
+    b.block_size === null
+      ? ''
+      : `, block ${exactBytes(b.block_size)}${waste > 0 ? `: ${exactBytes(waste)} lost to rounding` : ''}`;
   return `allocation #${b.alloc} at ${hex(b.address)}: ${formatBytes(b.size)} requested (${exactBytes(b.size)}${rounded}), ${b.state.replace('_', ' ')}`;
 }
 
@@ -77,9 +89,16 @@ function DenseBar({ s, selected, onSelect }: BarProps) {
     const scale = width / s.size;
     for (const b of sorted) {
       g.fillStyle = COLOURS[b.state] ?? '#888';
+      const x = (b.address - s.address) * scale;
       const w = (b.block_size ?? b.size) * scale;
       // A pixel's gap between blocks wide enough to spare it, as the buttons' borders draw.
-      g.fillRect((b.address - s.address) * scale, 0, w >= 3 ? w - 1 : Math.max(1, w), HEIGHT);
+      const drawn = w >= 3 ? w - 1 : Math.max(1, w);
+      g.fillRect(x, 0, drawn, HEIGHT);
+      const waste = wasteOf(b) * scale;
+      if (waste >= 1) {
+        g.fillStyle = WASTE;
+        g.fillRect(x + drawn - waste, 0, waste, HEIGHT);
+      }
     }
   }, [sorted, s, width]);
   const at = (e: React.MouseEvent): PoolBlock | null => {

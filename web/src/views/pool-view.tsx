@@ -42,7 +42,8 @@ export const PoolView = memo(function PoolView(p: Props) {
             `; ${pool.outside.length} live allocations lie outside any known segment`}
           <span className="legend">
             <i className="swatch allocated" /> allocated <i className="swatch pending_free" /> pending free{' '}
-            <i className="swatch free" /> free
+            <i className="swatch waste" /> rounding waste (blocks in the dump) <i className="swatch free" />{' '}
+            free
           </span>
         </p>
       )}
@@ -149,7 +150,10 @@ function SegmentRow({
       data-address={s.address}
       style={{ position: 'absolute', top, left: 0, right: 0, height: ROW - 4 }}
     >
-      <div className="seg-label" title={`segment ${hex(s.address)}: ${exactBytes(s.size)}`}>
+      <div
+        className="seg-label"
+        title={`segment ${hex(s.address)}: ${exactBytes(s.size)}, ${formatCount(s.blocks.length)} blocks live`}
+      >
         {hex(s.address)} · {formatBytes(s.size)}
         {s.pool ? ` · ${s.pool}` : ''}
         <br />

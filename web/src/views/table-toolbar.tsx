@@ -1,5 +1,6 @@
 import { formatCount } from '../format.js';
-import type { TableKind } from '../worker/table-protocol.js';
+import type { TableKind, TableSelected } from '../worker/table-protocol.js';
+import { Bytes } from './analyses/bits.js';
 import type { ExportMode } from './table-export.js';
 import { CATEGORY_COLUMN, type FilterForm, RANGE_COLUMNS } from './table-filters.js';
 
@@ -12,6 +13,8 @@ interface Props {
   categories: string[];
   count: number | null;
   total: number | null;
+  /** Blocks: requested bytes of the rows selected (total, largest, smallest). */
+  bytes: TableSelected['bytes'];
   onExport: (mode: ExportMode) => void;
 }
 
@@ -77,6 +80,12 @@ export function TableToolbar(p: Props) {
         {busy && 'selecting… '}
         {count !== null && total !== null && `${formatCount(count)} of ${formatCount(total)} rows`}
       </span>
+      {p.bytes && (
+        <output className="table-bytes" aria-label={`${kind} bytes`}>
+          requested: <Bytes n={p.bytes.total} /> in all, largest <Bytes n={p.bytes.max} />, smallest{' '}
+          <Bytes n={p.bytes.min} />
+        </output>
+      )}
       <button type="button" onClick={() => onExport('download')} disabled={count === null}>
         export CSV
       </button>

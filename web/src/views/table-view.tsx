@@ -180,6 +180,7 @@ export function TableView({ client, device, kind, view, update }: Props) {
         categories={selected?.categories ?? []}
         count={selected?.count ?? null}
         total={selected?.total ?? null}
+        bytes={selected?.bytes ?? null}
         onExport={(mode) => selected && exportCsv(client, device.device, kind, selected.version, mode)}
       />
       <SpanPager spans={spans} count={count} />

@@ -11,7 +11,7 @@ import {
 import { unreleasedIds, windowEntries } from '../../../src/engine/analyses/unreleased.js';
 import { SnapshotError } from '../../../src/engine/errors.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
-import type { TableKind, TableQueries, TableSpec } from './table-protocol.js';
+import type { TableKind, TableQueries, TableSelected, TableSpec } from './table-protocol.js';
 
 /**
  * The worker's side of the tables: the engine's own event/block tables and row selection
@@ -65,6 +65,7 @@ export function tableHandlers(current: () => Snapshot, deviceOf: (device: number
         total: table.length,
         count: rows.length,
         categories: [...categories],
+        bytes: spec.kind === 'blocks' ? requestedBytes(d, rows) : null,
       };
     },
     tableRows: ({ device, kind, version, from, to }) => {
@@ -79,6 +80,22 @@ export function tableHandlers(current: () => Snapshot, deviceOf: (device: number
     },
     search: ({ device, term }) => ({ term, ids: searchAllocations(current(), deviceOf(device), term) }),
   };
+}
+
+/** Requested bytes of the selected blocks (a block row's id is its allocation's): one pass over the rows. */
+function requestedBytes(d: DeviceModel, rows: Int32Array): TableSelected['bytes'] {
+  if (rows.length === 0) return null;
+  const size = d.allocations.size;
+  let total = 0;
+  let max = Number.NEGATIVE_INFINITY;
+  let min = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < rows.length; i++) {
+    const b = size[rows[i]!]!;
+    total += b;
+    if (b > max) max = b;
+    if (b < min) min = b;
+  }
+  return { total, max, min };
 }
 
 /** A timeline window (entry i spans [i, i+1) on the entry axis) as the unreleased allocations' ids. */

@@ -23,6 +23,12 @@ export interface TableSelected {
   count: number;
   /** Values of the table's category column (events: action, blocks: state) for its filter. */
   categories: string[];
+  /**
+   * Blocks: the selected rows' requested bytes in all, the largest and the smallest (with
+   * "unreleased in range", MindStudio Insight's Unreleased Total / Max / Min Block); null for
+   * events or no rows.
+   */
+  bytes: { total: number; max: number; min: number } | null;
 }
 
 export interface TableQueries {
