@@ -149,15 +149,23 @@ const AXIS_FONT = '11px system-ui, sans-serif';
 const MARKER_FONT = '10px system-ui, sans-serif';
 
 let measurer: OffscreenCanvasRenderingContext2D | null = null;
+/** Widths by font and text: a frame places the same labels (steps, ticks) as the one before. */
+const widths = new Map<string, number>();
 
 /**
  * Text width, measured off the page: a page canvas's measureText first brings the page's style
  * up to date, which in a frame that has just moved the layer cost ~1 ms (software, 2 cores).
  */
 function textWidth(font: string, text: string): number {
-  measurer ??= new OffscreenCanvas(1, 1).getContext('2d')!;
-  measurer.font = font;
-  return measurer.measureText(text).width;
+  const key = `${font}\n${text}`;
+  let w = widths.get(key);
+  if (w === undefined) {
+    measurer ??= new OffscreenCanvas(1, 1).getContext('2d')!;
+    measurer.font = font;
+    w = measurer.measureText(text).width;
+    widths.set(key, w);
+  }
+  return w;
 }
 
 /** A run's rectangle on screen: x, y, width, height (at least one pixel tall). */
