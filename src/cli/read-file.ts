@@ -17,20 +17,25 @@ export async function fileSize(path: string): Promise<number> {
 
 /**
  * Streams a file in 4 MiB chunks straight from its descriptor (no 2 GiB readFile limit). The
- * next chunk is read (on libuv's thread pool) while the caller works on this one, into memory
- * that is not zeroed first, since the read overwrites it.
+ * next chunk is read (on libuv's thread pool) while the caller works on this one. Three buffers
+ * take turns, so a big file costs no fresh memory per chunk (each one was a page-faulted
+ * allocation and a garbage collection for its external memory): a chunk stays intact until the
+ * caller asks for the one after next, which is all loadSnapshot's sinks rely on.
  */
-export async function* readChunks(path: string): AsyncGenerator<Uint8Array> {
+export async function* readChunks(path: string, chunkBytes = CHUNK): AsyncGenerator<Uint8Array> {
   let handle: Awaited<ReturnType<typeof open>>;
   try {
     handle = await open(path, 'r');
   } catch (e) {
     throw asInputError(e);
   }
+  // Not zeroed first: every read overwrites what it returns.
+  const ring = [0, 1, 2].map(() => Buffer.allocUnsafe(chunkBytes));
+  let turn = 0;
   const next = (): Promise<Uint8Array | null> => {
-    const buf = Buffer.allocUnsafe(CHUNK);
+    const buf = ring[turn++ % ring.length]!;
     const read = handle
-      .read(buf, 0, CHUNK, null)
+      .read(buf, 0, chunkBytes, null)
       .then(({ bytesRead }) =>
         bytesRead === 0 ? null : new Uint8Array(buf.buffer, buf.byteOffset, bytesRead),
       );

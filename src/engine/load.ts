@@ -26,7 +26,8 @@ export function sniffFormat(head: Uint8Array): InputFormat {
 
 /**
  * Loads a snapshot from a stream of chunks: pickle (protocol 0-5), JSON, or either one gzipped.
- * Works the same in Node and in a Web Worker; the caller only supplies the bytes.
+ * Works the same in Node and in a Web Worker; the caller only supplies the bytes. A chunk must
+ * stay intact only until the chunk after next is asked for: the source may refill its memory then.
  */
 export async function loadSnapshot(
   chunks: AsyncIterable<Uint8Array>,
@@ -117,7 +118,8 @@ class JsonSink implements Sink {
         'JSON snapshots over 512 MiB are not supported (a JS string cannot hold them); use the pickle',
       );
     }
-    this.parts.push(chunk);
+    // Kept to the end, past the source's reuse of its memory.
+    this.parts.push(chunk.slice());
   }
   finish(): Snapshot {
     const all = new Uint8Array(this.bytes);
@@ -138,7 +140,8 @@ async function* gunzip(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8A
     async pull(controller) {
       const r = await source.next();
       if (r.done) controller.close();
-      else controller.enqueue(r.value);
+      // A copy: the inflater may still hold it when the source refills its memory.
+      else controller.enqueue(r.value.slice());
     },
   }).pipeThrough(new DecompressionStream('gzip') as unknown as GzipPair);
   const reader = stream.getReader();
