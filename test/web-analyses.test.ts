@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { peakOf } from '../src/engine/analyses/peak.js';
-import { formatCount } from '../src/engine/format.js';
+import { formatBytes, formatCount } from '../src/engine/format.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
 import { CHROMIUM, openBrowser, type RunningView, startView } from './helpers/view-server.js';
@@ -265,6 +265,17 @@ describe.skipIf(!ready && process.env.CI === undefined)(
       await expect.poll(() => hash().get('entry')).toBe(String(entry));
       await expect.poll(() => page.getByLabel('pool state').getAttribute('data-entry')).toBe(String(entry));
       await expect.poll(() => page.locator('.event b').textContent()).toBe('oom');
+      // The entry line says what memory_viz says of an oom: the request, and what CUDA had free.
+      const free = t.deviceFree![entry]!;
+      const line = (await page.locator('.event').textContent())!;
+      expect(line).toContain(`requested ${formatBytes(t.size[entry]!)}`);
+      expect(line).toContain(`CUDA had ${formatBytes(free)} free`);
+      await expect
+        .poll(() =>
+          page.locator('.event span[title]').evaluateAll((s) => s.map((e) => e.getAttribute('title'))),
+        )
+        .toContain(bytesTitle(free));
+      await page.getByLabel('pool state').screenshot({ path: join(ARTIFACTS, 'pool-at-oom.png') });
     });
   },
 );

@@ -2,6 +2,7 @@ import { memo, useEffect, useMemo, useRef, useState } from 'react';
 import type { PoolSegment, PoolStateReport } from '../../../src/engine/analyses/pool-state.js';
 import { exactBytes, formatBytes, formatCount, hex } from '../format.js';
 import type { EntryInfo } from '../worker/protocol.js';
+import { Bytes } from './analyses/bits.js';
 import { SegmentBar } from './pool-bar.js';
 
 interface Props {
@@ -121,12 +122,25 @@ function SegmentList({
 
 function EntryLine({ info }: { info: EntryInfo | null }) {
   if (info === null) return <p className="event">before the first entry</p>;
+  const free = info.device_free_bytes;
   return (
     <p className="event">
       <b>{info.action}</b>
-      {info.size !== null && <> {formatBytes(info.size)}</>}
-      {info.address !== null && <> at {hex(info.address)}</>} · allocated {formatBytes(info.allocated_bytes)},
-      active {formatBytes(info.active_bytes)}, reserved {formatBytes(info.reserved_bytes)} · ←/→ step entries
+      {info.size !== null && (
+        <>
+          {' '}
+          {info.action === 'oom' && 'requested '}
+          <Bytes n={info.size} />
+        </>
+      )}
+      {info.address !== null && <> at {hex(info.address)}</>}
+      {free !== null && (
+        <>
+          , CUDA had <Bytes n={free} /> free
+        </>
+      )}{' '}
+      · allocated <Bytes n={info.allocated_bytes} />, active <Bytes n={info.active_bytes} />, reserved{' '}
+      <Bytes n={info.reserved_bytes} /> · ←/→ step entries
     </p>
   );
 }

@@ -179,6 +179,7 @@ function entryInfo(s: Snapshot, d: DeviceModel, k: number): EntryInfo | null {
     active_bytes: d.totals.active[k]!,
     reserved_bytes: d.totals.reserved[k]!,
     alloc: d.allocations.ofEntry[k]!,
+    device_free_bytes: num(t.deviceFree?.[k] ?? Number.NaN),
   };
 }
 

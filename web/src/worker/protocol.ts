@@ -43,6 +43,8 @@ export interface EntryInfo {
   reserved_bytes: number;
   /** The allocation this entry opened or closed, -1 for segment and other entries. */
   alloc: number;
+  /** An `oom` entry: the bytes CUDA said were free (its `device_free`), else null. */
+  device_free_bytes: number | null;
 }
 
 /**
