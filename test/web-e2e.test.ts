@@ -158,6 +158,24 @@ describe.skipIf(!ready && process.env.CI === undefined)('web app in headless Chr
     await page.screenshot({ path: join(ARTIFACTS, 'timeline-minimap.png') });
   });
 
+  it('the focused plot zooms and pans from the keyboard: 0 whole trace, W halves, D pans a fifth, S doubles', async () => {
+    const plot = page.getByLabel('active memory timeline');
+    const drawn = async () => (await plot.getAttribute('data-window'))!.split(':').map(Number);
+    const n = loadSnapshotBytes(new Uint8Array(readFileSync(join(CORPUS, CORPUS_FILE)))).devices[0]!.trace
+      .length;
+    await plot.focus();
+    await plot.press('0');
+    await expect.poll(drawn).toEqual([0, n]);
+    await plot.press('w');
+    await expect.poll(drawn).toEqual([n / 4, (3 * n) / 4]);
+    await plot.press('d');
+    await expect.poll(drawn).toEqual([n / 4 + n / 10, (3 * n) / 4 + n / 10]);
+    await plot.press('s');
+    // Doubled around its middle, then kept inside the trace.
+    await expect.poll(drawn).toEqual([0, n]);
+    await timelineReady();
+  });
+
   it('a generated snapshot chosen from the file list shows its planted figures, on the time axis too', async () => {
     await page.getByLabel('file', { exact: true }).selectOption({ label: join(dir, 'generated.pickle') });
     await timelineReady();

@@ -271,7 +271,8 @@ function changed(a: unknown[], b: unknown[]): boolean {
   return a.length !== b.length || a.some((v, i) => v !== b[i]);
 }
 
-const HINT = 'wheel: zoom · drag: pan · click: pin an allocation · +/−/0 on the focused plot';
+const HINT =
+  'wheel: zoom · drag: pan · click: pin an allocation · on the focused plot: +/− or W/S zoom, A/D pan, 0 whole trace';
 const NO_MARKERS = prepareMarkers([]);
 
 function useGestures(
@@ -317,11 +318,18 @@ function useGestures(
       p.live.flush();
       p.onPick(hit.entry, hit.bytes);
     },
+    // Perfetto's keys too: W/S zoom, A/D pan a fifth of the window.
     onKeyDown: (e: React.KeyboardEvent) => {
       const mid = plot.left + plot.width / 2;
-      if (e.key === '+' || e.key === '=') zoom(0.5, mid);
-      else if (e.key === '-') zoom(2, mid);
-      else if (e.key === '0') p.live.set(p.device.extent[p.axis]);
+      const key = e.key.toLowerCase();
+      if (key === '+' || key === '=' || key === 'w') zoom(0.5, mid);
+      else if (key === '-' || key === 's') zoom(2, mid);
+      else if (key === '0') p.live.set(p.device.extent[p.axis]);
+      else if (key === 'a' || key === 'd') {
+        const [x0, x1] = p.live.get();
+        const shift = ((key === 'a' ? -1 : 1) * (x1 - x0)) / 5;
+        p.live.set(clamp([x0 + shift, x1 + shift]));
+      }
     },
   };
 }
