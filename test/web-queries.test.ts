@@ -131,3 +131,38 @@ describe('timeline, picking and pool state on a generated training loop', () => 
     expect(allocationAt(d, k, d.totals.active[k]!)).toBe(-1);
   });
 });
+
+/** The pinned allocation's pool: its dump segment's (a planted private pool), else the allocator's size rule. */
+describe('allocation details: pool, private pool', () => {
+  const s = loadSnapshotBytes(generateSnapshotBytes({ events: 6000, seed: 23, privatePool: true }).bytes);
+  const d = s.devices[0]!;
+  const a = d.allocations;
+
+  it("an allocation alive at dump has its segment's pool and private pool id", () => {
+    let privates = 0;
+    for (const g of s.tables.segments) {
+      for (let b = g.firstBlock; b < g.firstBlock + g.blockCount; b++) {
+        const id = a.block.indexOf(b);
+        if (id < 0) continue;
+        const info = allocationDetails(s, d, id);
+        expect([info.pool, info.pool_exact]).toEqual([g.pool, true]);
+        const planted = g.poolId[0] !== 0 || g.poolId[1] !== 0;
+        expect(info.private_pool).toEqual(planted ? [...g.poolId] : null);
+        if (planted) privates++;
+      }
+    }
+    // The generator's private pool is segment_pool_id (0, 1) (synth/options.ts).
+    expect(privates).toBeGreaterThan(0);
+  });
+
+  it('an allocation freed before the dump gets its pool by size: at most 1 MiB is the small pool', () => {
+    let freed = 0;
+    for (let id = 0; id < a.count && freed < 200; id++) {
+      if (a.block[id]! >= 0) continue;
+      const info = allocationDetails(s, d, id);
+      expect([info.pool, info.pool_exact]).toEqual([a.size[id]! <= 1024 * 1024 ? 'small' : 'large', false]);
+      freed++;
+    }
+    expect(freed).toBe(200);
+  });
+});

@@ -1,6 +1,7 @@
 import { FREED_BEFORE_WINDOW } from '../model/allocations.js';
 import { BlockState } from '../model/segments.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
+import { SMALL_REQUEST_LIMIT } from './trace-window.js';
 import { userFrames } from './user-frames.js';
 
 /** Everything the file says about one allocation: what a click on it pins. */
@@ -22,6 +23,17 @@ export interface AllocationDetails {
   lifetime_entries: number | null;
   lifetime_us: number | null;
   state_at_dump: 'active_allocated' | 'active_pending_free' | 'freed';
+  /**
+   * The allocator pool that served it: its dump segment's when the block is in the dump
+   * (`pool_exact`), else by the allocator's rule (requests of at most 1 MiB come from the small pool).
+   */
+  pool: string;
+  pool_exact: boolean;
+  /** A private pool's id (CUDA graphs, MemPool): its dump segment's, else the alloc entry's `pool_id`; null for the default pool. */
+  private_pool: [number, number] | null;
+  /** The alloc entry's `user_metadata` and `compile_context` (torch.compile), when recorded. */
+  user_metadata: string | null;
+  compile_context: string | null;
   /** The whole stack, innermost first; `user` marks the frames peak groups by (user-frames.ts). */
   frames: { filename: string; line: number; name: string; user: boolean }[];
 }
@@ -54,8 +66,37 @@ export function allocationDetails(s: Snapshot, d: DeviceModel, id: number): Allo
     lifetime_entries: start >= 0 ? Math.min(end, n) - start : null,
     lifetime_us: allocTime !== null && freeTime !== null ? freeTime - allocTime : null,
     state_at_dump: end < n ? 'freed' : stateAtDump(s, b),
+    ...poolOf(s, d, id),
+    user_metadata: textAt(s, t.userMetadata, start),
+    compile_context: textAt(s, t.compileContext, start),
     frames: frames.map((f) => ({ filename: f.filename, line: f.line, name: f.name, user: user.has(f) })),
   };
+}
+
+type PoolFields = Pick<AllocationDetails, 'pool' | 'pool_exact' | 'private_pool'>;
+
+function poolOf(s: Snapshot, d: DeviceModel, id: number): PoolFields {
+  const a = d.allocations;
+  const b = a.block[id]!;
+  const seg =
+    b < 0 ? undefined : s.tables.segments.find((g) => b >= g.firstBlock && b < g.firstBlock + g.blockCount);
+  if (seg !== undefined) {
+    const [x, y] = seg.poolId;
+    return { pool: seg.pool, pool_exact: true, private_pool: x === 0 && y === 0 ? null : [x, y] };
+  }
+  const code = a.start[id]! >= 0 ? (d.trace.poolId?.[a.start[id]!] ?? -1) : -1;
+  const traced = code >= 0 ? s.traceColumns.pools[code]! : null;
+  return {
+    pool: a.size[id]! <= SMALL_REQUEST_LIMIT ? 'small' : 'large',
+    pool_exact: false,
+    private_pool: traced === null || (traced[0] === 0 && traced[1] === 0) ? null : [traced[0], traced[1]],
+  };
+}
+
+/** A text column's value at an entry (compile_context, user_metadata), null when not recorded. */
+function textAt(s: Snapshot, column: Int32Array | undefined, k: number): string | null {
+  const code = k >= 0 ? (column?.[k] ?? -1) : -1;
+  return code >= 0 ? s.traceColumns.texts[code]! : null;
 }
 
 function stateAtDump(s: Snapshot, block: number): AllocationDetails['state_at_dump'] {

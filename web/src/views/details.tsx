@@ -47,6 +47,10 @@ export function Details({
           />
           <Row k="address" v={hex(d.address)} />
           <Row k="stream" v={d.stream === 0 ? '0 (default)' : hex(d.stream)} />
+          <Row
+            k="pool"
+            v={`${d.pool}${d.private_pool === null ? '' : `, private pool (${d.private_pool.join(', ')})`}${d.pool_exact ? '' : ' (by size: the block is not in the dump)'}`}
+          />
           <Row k="allocated" v={entry(d.alloc_entry, '—')} />
           <Row k="free requested" v={entry(d.free_requested_entry, 'not freed')} />
           <Row k="free completed" v={entry(d.free_completed_entry, 'alive at dump')} />
@@ -59,6 +63,8 @@ export function Details({
             }
           />
           <Row k="state at dump" v={d.state_at_dump} />
+          {d.user_metadata !== null && <Row k="user metadata" v={d.user_metadata} />}
+          {d.compile_context !== null && <Row k="compile context" v={d.compile_context} />}
         </tbody>
       </table>
       <h4>Stack (innermost first; your code in bold)</h4>
