@@ -269,8 +269,22 @@ export class EntryRuns {
     if (field === Field.addr) trace.addr.set(values, first);
     else if (field === Field.size) trace.size.set(values, first);
     else if (field === Field.time_us) trace.timeUs.set(values, first);
-    else if (field === Field.stream)
-      for (let e = 0; e < n; e++) trace.stream[first + e] = trace.streamCode(values[e]!);
+    else if (field === Field.stream) commitStreams(trace, values, first, n);
     else for (let e = 0; e < n; e++) trace.setNumber(first + e, field, this.shape.keyName(i), values[e]!);
+  }
+}
+
+/** Streams change rarely within a run: a raw value is interned once per change. */
+function commitStreams(trace: TraceColumns, values: Float64Array, first: number, n: number): void {
+  const column = trace.stream;
+  let last = Number.NaN;
+  let code = 0;
+  for (let e = 0; e < n; e++) {
+    const v = values[e]!;
+    if (v !== last) {
+      code = trace.streamCode(v);
+      last = v;
+    }
+    column[first + e] = code;
   }
 }

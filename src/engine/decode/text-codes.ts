@@ -26,6 +26,26 @@ export class TextCodes {
     n: number,
     text: (tag: number) => string,
   ): void {
+    // compile_context and user_metadata are one text for a whole run: one set, then a fill.
+    let same = 1;
+    while (same < n && tags[same] === tags[0]) same++;
+    if (same < n) {
+      this.writeRows(first, field, key, tags, n, text);
+      return;
+    }
+    this.writeRows(first, field, key, tags, 1, text);
+    const column = this.columnOf(field)!;
+    column.fill(column[first]!, first + 1, first + n);
+  }
+
+  private writeRows(
+    first: number,
+    field: Field,
+    key: string,
+    tags: Int32Array,
+    n: number,
+    text: (tag: number) => string,
+  ): void {
     let lastTag = -1;
     let lastCode = 0;
     let column = this.columnOf(field);
