@@ -81,8 +81,10 @@ export class AddrMap {
 
   private slot(key: number): number {
     // Not key % 2^32: a double's % is a call to fmod, the costliest step of pairing a trace.
-    const hi = Math.floor(key / 4294967296);
-    const lo = key - hi * 4294967296;
+    // `| 0` is ToInt32, i.e. modulo 2^32: the low word in one truncation; the division by 2^32
+    // is exact, so truncating it gives the high word.
+    const lo = key | 0;
+    const hi = (key / 4294967296) | 0;
     const h = Math.imul((lo >>> 9) ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1);
     return (h ^ (h >>> 16)) & this.mask;
   }
