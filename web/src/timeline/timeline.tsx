@@ -34,8 +34,16 @@ interface Props extends WindowProps {
 }
 
 const HEIGHT = 320;
-/** How long the window must stay still before its level of detail is asked for. */
-const STILL_MS = 80;
+/**
+ * How long the window must stay still before its level of detail is asked for: 80 ms, or half
+ * what the last one cost the worker, up to 400 ms. A wheel spin pauses between notches; a whole
+ * 1 GB trace's level of detail (0.5-0.9 s) started in such a pause was thrown away by the next
+ * notch and held one of the 2 cores through the gesture (3 in a 2.4 s spin: frames p95 up to
+ * 79 ms). A cheap one (a zoomed window: tens of ms) still comes 80 ms after the window stops.
+ */
+function stillMs(lastCostMs: number): number {
+  return Math.min(400, Math.max(80, lastCostMs / 2));
+}
 
 /**
  * Active memory over time, every allocation stacked as memory_viz stacks them, reserved memory
@@ -162,28 +170,29 @@ export function Timeline(p: Props) {
     };
     const key = JSON.stringify(args);
     wantedKey.current = key;
-    request(key, () =>
-      q.client.query('timeline', args).then(({ bitmap, ...lod }) => ({
-        lod,
-        bitmap: bitmap!,
-        window: [x0, x1],
-        key,
-        yMax: lod.yMax * Y_HEADROOM,
-      })),
-    );
+    request(key, () => {
+      const sent = performance.now();
+      return q.client.query('timeline', args).then(({ bitmap, ...lod }) => {
+        lastCost.current = performance.now() - sent;
+        return { lod, bitmap: bitmap!, window: [x0, x1], key, yMax: lod.yMax * Y_HEADROOM };
+      });
+    });
   };
+  /** What the last level of detail cost, asked to answered (sets how long a window must be still). */
+  const lastCost = useRef(0);
   const requestRef = useRef(requestLayer);
   requestRef.current = requestLayer;
 
-  // A moving window asks the worker once it has been still for a moment: a level of detail of a
-  // wide window costs the worker up to ~0.8 s (1 GB trace), and computed during a gesture it took
-  // the CPU from the gesture's own frames (2 cores); until then frames stretch the last layer.
+  // A moving window asks the worker once it has been still for a moment (stillMs): a level of
+  // detail of a wide window costs the worker up to ~0.9 s (1 GB trace), and computed during a
+  // gesture it took the CPU from the gesture's own frames (2 cores); until then frames stretch
+  // the last layer.
   useEffect(() => {
     let still: ReturnType<typeof setTimeout> | undefined;
     const off = p.live.subscribe(() => {
       draw();
       clearTimeout(still);
-      still = setTimeout(() => requestRef.current(), STILL_MS);
+      still = setTimeout(() => requestRef.current(), stillMs(lastCost.current));
     });
     return () => {
       off();
