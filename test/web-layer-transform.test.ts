@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { layerTransform } from '../web/src/timeline/draw.js';
+import { layerTransform } from '../web/src/timeline/layer-transform.js';
 
 /**
  * A pan/zoom frame moves the last layer with a CSS transform instead of repainting it: the

@@ -7,7 +7,6 @@ import {
   drawXAxis,
   drawYAxis,
   type Layer,
-  layerTransform,
   MARGIN,
   type MarkerSet,
   type Plot,
@@ -17,6 +16,7 @@ import {
 } from './draw.js';
 import { frameScheduler } from './frame-scheduler.js';
 import { latestQuery } from './latest-query.js';
+import { layerTransform } from './layer-transform.js';
 import type { WindowProps } from './minimap.js';
 import { Y_HEADROOM } from './paint-layer.js';
 
