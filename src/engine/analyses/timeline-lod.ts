@@ -101,10 +101,7 @@ function sampleColumns(d: DeviceModel, req: TimelineRequest, columns: number) {
  * a new allocation always goes on top (it is the newest), a freed one is unlinked from anywhere.
  */
 class LiveStack {
-  private readonly next: Int32Array;
-  private readonly prev: Int32Array;
-  private head = -1;
-  private tail = -1;
+  private readonly list: StackList;
   private at: number;
 
   constructor(
@@ -112,10 +109,8 @@ class LiveStack {
     from: number,
     private readonly marked?: Uint8Array,
   ) {
-    const n = d.allocations.count;
-    this.next = new Int32Array(n);
-    this.prev = new Int32Array(n);
-    for (const id of stackAfter(d, from)) this.push(id);
+    this.list = new StackList(d.allocations.count);
+    for (const id of stackAfter(d, from)) this.list.push(id);
     this.at = from;
   }
 
@@ -124,56 +119,30 @@ class LiveStack {
     for (let i = this.at + 1; i <= k; i++) {
       const id = a.ofEntry[i]!;
       if (id < 0) continue;
-      if (a.start[id] === i) this.push(id);
-      if (a.end[id] === i) this.unlink(id);
+      if (a.start[id] === i) this.list.push(id);
+      if (a.end[id] === i) this.list.unlink(id);
     }
     this.at = Math.max(this.at, k);
   }
 
   emit(column: number, minBytes: number, runs: RunBuilder): void {
-    const size = this.d.allocations.size;
-    const marked = this.marked;
-    let y = 0;
-    // The open merged run: where it starts (-1: none), its largest member, how many it holds.
-    let from = -1;
-    let tone = -1;
-    let largest = 0;
-    let count = 0;
-    let toneMarked = false;
-    runs.beginColumn(column);
-    for (let id = this.head; id !== -1; id = this.next[id]!) {
-      const s = size[id]!;
-      if (s >= minBytes) {
-        if (from >= 0) runs.add(from, y, -1, tone, count);
-        from = -1;
-        runs.add(y, y + s, id, id, 1);
-      } else {
-        if (from < 0) {
-          from = y;
-          largest = -1;
-          count = 0;
-          toneMarked = false;
-        }
-        const isMarked = marked !== undefined && marked[id] === 1;
-        if ((isMarked && !toneMarked) || (isMarked === toneMarked && s > largest)) {
-          tone = id;
-          largest = s;
-          toneMarked = isMarked;
-        }
-        count++;
-        runs.mergedPlacements++;
-      }
-      y += s;
-      if (from >= 0 && y - from >= minBytes) {
-        runs.add(from, y, -1, tone, count);
-        from = -1;
-      }
-    }
-    if (from >= 0) runs.add(from, y, -1, tone, count);
-    runs.endColumn();
+    emitColumn(this.list, this.d.allocations.size, column, minBytes, runs, this.marked);
+  }
+}
+
+/** Ids in stacking order, bottom first, as a doubly linked list: push on top, unlink anywhere. */
+export class StackList {
+  readonly next: Int32Array;
+  private readonly prev: Int32Array;
+  head = -1;
+  private tail = -1;
+
+  constructor(ids: number) {
+    this.next = new Int32Array(ids);
+    this.prev = new Int32Array(ids);
   }
 
-  private push(id: number): void {
+  push(id: number): void {
     this.prev[id] = this.tail;
     this.next[id] = -1;
     if (this.tail >= 0) this.next[this.tail] = id;
@@ -181,7 +150,7 @@ class LiveStack {
     this.tail = id;
   }
 
-  private unlink(id: number): void {
+  unlink(id: number): void {
     const p = this.prev[id]!;
     const n = this.next[id]!;
     if (p >= 0) this.next[p] = n;
@@ -192,11 +161,64 @@ class LiveStack {
 }
 
 /**
+ * One column's runs from a stack bottom-up: an id at least `minBytes` tall gets its own run,
+ * consecutive smaller ones merge into runs of about `minBytes` coloured after their largest
+ * (marked first) member.
+ */
+export function emitColumn(
+  stack: StackList,
+  size: Float64Array,
+  column: number,
+  minBytes: number,
+  runs: RunBuilder,
+  marked?: Uint8Array,
+): void {
+  let y = 0;
+  // The open merged run: where it starts (-1: none), its largest member, how many it holds.
+  let from = -1;
+  let tone = -1;
+  let largest = 0;
+  let count = 0;
+  let toneMarked = false;
+  runs.beginColumn(column);
+  for (let id = stack.head; id !== -1; id = stack.next[id]!) {
+    const s = size[id]!;
+    if (s >= minBytes) {
+      if (from >= 0) runs.add(from, y, -1, tone, count);
+      from = -1;
+      runs.add(y, y + s, id, id, 1);
+    } else {
+      if (from < 0) {
+        from = y;
+        largest = -1;
+        count = 0;
+        toneMarked = false;
+      }
+      const isMarked = marked !== undefined && marked[id] === 1;
+      if ((isMarked && !toneMarked) || (isMarked === toneMarked && s > largest)) {
+        tone = id;
+        largest = s;
+        toneMarked = isMarked;
+      }
+      count++;
+      runs.mergedPlacements++;
+    }
+    y += s;
+    if (from >= 0 && y - from >= minBytes) {
+      runs.add(from, y, -1, tone, count);
+      from = -1;
+    }
+  }
+  if (from >= 0) runs.add(from, y, -1, tone, count);
+  runs.endColumn();
+}
+
+/**
  * Growable run columns. A run identical to one that ended at the previous column (same
  * allocation, same bytes) is extended instead of repeated; both columns list runs bottom-up,
  * so one pointer walks the previous column's open runs alongside.
  */
-class RunBuilder {
+export class RunBuilder {
   count = 0;
   mergedPlacements = 0;
   private readonly drawn = new Set<number>();
