@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { poolStateAfter } from '../src/engine/analyses/pool-state.js';
+import { segmentPieces } from '../src/engine/analyses/segment-timeline.js';
 import { formatBytes } from '../src/engine/format.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
@@ -174,6 +175,32 @@ describe.skipIf(!ready && process.env.CI === undefined)('web app in headless Chr
     // Doubled around its middle, then kept inside the trace.
     await expect.poll(drawn).toEqual([0, n]);
     await timelineReady();
+  });
+
+  it('the segment timeline stacks reserved memory; a click outlines the segment under it in the pool state', async () => {
+    await openFile(join(dir, 'generated.pickle'), '&tab=timeline&stack=segments');
+    const plot = page.getByLabel('active memory timeline');
+    const box = (await plot.boundingBox())!;
+    await page.mouse.click(box.x + box.width * 0.5, box.y + box.height - 40);
+    await expect.poll(() => hash().get('seg')).not.toBeNull();
+    const address = Number(hash().get('seg'));
+    const entry = Number(hash().get('entry'));
+    // Independently of the page: a piece of reserved memory at that address is live after that entry.
+    const s = loadSnapshotBytes(generated.bytes);
+    const p = segmentPieces(s, s.devices[0]!);
+    const live = [...p.address.keys()].filter(
+      (id) => p.address[id] === address && p.start[id]! <= entry && entry < p.end[id]!,
+    );
+    expect(live.length).toBe(1);
+    await expect.poll(() => page.getByLabel('pool state').getAttribute('data-entry')).toBe(String(entry));
+    const focused = page.locator('.segment.focused');
+    await expect.poll(() => focused.count()).toBe(1);
+    const base = Number(await focused.getAttribute('data-address'));
+    expect(base).toBeLessThanOrEqual(address);
+    expect(hash().get('stack')).toBe('segments');
+    await page.screenshot({ path: join(ARTIFACTS, 'timeline-segments.png') });
+    await page.getByRole('radio', { name: 'allocations', exact: true }).check();
+    await expect.poll(() => hash().get('stack')).toBeNull();
   });
 
   it('a generated snapshot chosen from the file list shows its planted figures, on the time axis too', async () => {

@@ -27,6 +27,8 @@ export interface ViewState {
   search: string;
   /** Timeline shows only this CUDA stream (raw id); null = every stream. */
   stream: number | null;
+  /** Timeline stacks allocations (active memory) or segments (reserved memory, memory_viz's segment timeline). */
+  stack: TimelineStack;
   /** Filters and sort of the Events or Blocks tab on show. */
   table: TableState | null;
   /** What-if panel: allocator settings tried (PYTORCH_CUDA_ALLOC_CONF syntax); '' = none. */
@@ -38,6 +40,8 @@ export interface ViewState {
   /** Pool state: the segment (its address) a link pointed at; null = none. */
   segment: number | null;
 }
+
+export type TimelineStack = 'allocations' | 'segments';
 
 export interface FlameState {
   /** Live memory at the peak (true) or at the selected entry (false); null = the peak until an entry is selected. */
@@ -59,6 +63,7 @@ const DEFAULTS: ViewState = {
   panel: 'leaks',
   search: '',
   stream: null,
+  stack: 'allocations',
   table: null,
   set: '',
   compare: null,
@@ -85,6 +90,7 @@ export function readUrlState(hash: string = location.hash): ViewState {
     panel: oneOf(PANELS, p.get('panel')) ?? DEFAULTS.panel,
     search: p.get('q') ?? '',
     stream: int('stream'),
+    stack: p.get('stack') === 'segments' ? 'segments' : 'allocations',
     table: readTableState(p, p.get('tab') ?? ''),
     set: p.get('set') ?? '',
     compare: p.get('cmp'),
@@ -111,6 +117,7 @@ export function writeUrlState(s: ViewState): void {
   if (s.compare !== null) p.set('cmp', s.compare);
   if (s.search !== '') p.set('q', s.search);
   if (s.stream !== null) p.set('stream', String(s.stream));
+  if (s.stack === 'segments') p.set('stack', 'segments');
   if (s.table !== null && s.table.kind === s.tab) writeTableState(p, s.table);
   if (s.tab === 'flame') writeFlameState(p, s.flame);
   p.set('axis', s.axis);

@@ -132,7 +132,8 @@ export function segmentTimelineLod(d: DeviceModel, p: SegmentPieces, req: Timeli
     }
     emitColumn(stack, p.size, c, minBytes, runs);
   }
-  return { columns, yMax, sample, active: reserved, reserved, ...runs.result() };
+  // The stack top is the reserved curve; its own array, as consumers take each column separately.
+  return { columns, yMax, sample, active: reserved.slice(), reserved, ...runs.result() };
 }
 
 /** The piece drawn at `bytes` above the baseline after entry `k` (-1 above the stack top). */

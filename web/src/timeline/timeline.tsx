@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import type { TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
 import { exactBytes, formatBytes } from '../format.js';
+import type { TimelineStack } from '../url-state.js';
 import { frameContext, sizedContext, useMeasuredWidth } from './canvas.js';
 import {
   drawMarkerLabels,
@@ -27,7 +28,12 @@ interface Props extends WindowProps {
   /** Search matches by allocation id (1 = match), and the term (the worker colours merged runs by it). */
   matches?: Uint8Array | null;
   search?: string;
-  /** A click at `bytes` (of the stack drawn) after `entry`: the page picks the allocation there. */
+  /**
+   * What is stacked: allocations (active memory) or segments (reserved memory). With segments,
+   * the pinned allocation and search matches are not drawn (runs name pieces of reserved memory).
+   */
+  stack: TimelineStack;
+  /** A click at `bytes` (of the stack drawn) after `entry`: the page picks what lies there. */
   onPick: (entry: number, bytes: number) => void;
   /** Called when a level of detail has been drawn (or could not be computed). */
   onLayer?: () => void;
@@ -102,9 +108,11 @@ export function Timeline(p: Props) {
         drawYAxis(sizedContext(el.yAxis!, MARGIN.left, HEIGHT), plot, layer);
         last.yAxis = yAxis;
       }
-      const sel = q.selection;
+      const segments = q.stack === 'segments';
+      const sel = segments ? null : q.selection;
+      const matches = segments ? null : (q.matches ?? null);
       const selKey = sel && `${sel.alloc}:${sel.x0}:${sel.x1}:${sel.y0}:${sel.y1}`;
-      const shown = [layer, markers, q.cursor, selKey, q.matches, plot.width, plot.height];
+      const shown = [layer, markers, q.cursor, selKey, matches, plot.width, plot.height];
       if (layer !== null && changed(last.layer, shown)) {
         // Opaque: the compositor need not blend what lies under it.
         const g = sizedContext(el.layer!, plot.width, plot.height, { alpha: false });
@@ -116,7 +124,7 @@ export function Timeline(p: Props) {
             markers,
             cursor: q.cursor,
             selection: sel,
-            matches: q.matches,
+            matches,
           },
         );
         last.layer = shown;
@@ -164,9 +172,8 @@ export function Timeline(p: Props) {
     const args = {
       device: q.device.device,
       request: { axis: q.axis, x0, x1, columns: plot.width, rows: plot.height },
-      stream: q.stream ?? null,
-      search: q.search ?? '',
       paint: { width: plot.width, height: plot.height, dpr: devicePixelRatio },
+      ...(q.stack === 'segments' ? { stack: q.stack } : { stream: q.stream ?? null, search: q.search ?? '' }),
     };
     const key = JSON.stringify(args);
     wantedKey.current = key;
@@ -202,12 +209,12 @@ export function Timeline(p: Props) {
   // biome-ignore lint/correctness/useExhaustiveDependencies: these name everything the query reads besides the live window
   useEffect(() => {
     if (measured !== null) requestLayer();
-  }, [measured, plot.width, p.device.device, p.axis, p.stream, p.search]);
+  }, [measured, plot.width, p.device.device, p.axis, p.stream, p.search, p.stack]);
   // Every render (selection, search matches, markers, size) redraws in the next frame.
   useEffect(draw);
 
   const { zoom, ...gestures } = useGestures(p, plot, layerRef, (s) => {
-    if (hoverRef.current) hoverRef.current.textContent = s || HINT;
+    if (hoverRef.current) hoverRef.current.textContent = s || hintFor(p.stack);
   });
   const zoomRef = useRef(zoom);
   zoomRef.current = zoom;
@@ -255,7 +262,7 @@ export function Timeline(p: Props) {
         />
       </div>
       <div className="hover" aria-live="off" ref={hoverRef}>
-        {HINT}
+        {hintFor(p.stack)}
       </div>
     </div>
   );
@@ -280,8 +287,10 @@ function changed(a: unknown[], b: unknown[]): boolean {
   return a.length !== b.length || a.some((v, i) => v !== b[i]);
 }
 
-const HINT =
-  'wheel: zoom · drag: pan · click: pin an allocation · on the focused plot: +/− or W/S zoom, A/D pan, 0 whole trace';
+function hintFor(stack: TimelineStack): string {
+  const click = stack === 'segments' ? 'click: its segment in the pool state' : 'click: pin an allocation';
+  return `wheel: zoom · drag: pan · ${click} · on the focused plot: +/− or W/S zoom, A/D pan, 0 whole trace`;
+}
 const NO_MARKERS = prepareMarkers([]);
 
 function useGestures(
@@ -315,7 +324,7 @@ function useGestures(
         p.live.set(clamp([d.window[0] + shift, d.window[1] + shift]));
         return;
       }
-      setHover(describeAt(layerRef.current, plot, p.live.get(), xOf(e), yOf(e)));
+      setHover(describeAt(layerRef.current, plot, p.live.get(), xOf(e), yOf(e), p.stack));
     },
     onMouseUp: (e: React.MouseEvent) => {
       const d = drag.current;
@@ -363,7 +372,14 @@ function columnAt(
   return { entry: layer.lod.sample[column]!, bytes, column };
 }
 
-function describeAt(layer: Layer | null, plot: Plot, window: [number, number], x: number, y: number): string {
+function describeAt(
+  layer: Layer | null,
+  plot: Plot,
+  window: [number, number],
+  x: number,
+  y: number,
+  stack: TimelineStack,
+): string {
   if (!layer) return '';
   const hit = columnAt(layer, plot, window, x, y);
   if (hit === null) return '';
@@ -374,12 +390,17 @@ function describeAt(layer: Layer | null, plot: Plot, window: [number, number], x
     if (lod.runX0[r]! > hit.column || lod.runX1[r]! <= hit.column) continue;
     if (hit.bytes < lod.runY0[r]! || hit.bytes >= lod.runY1[r]!) continue;
     const bytes = lod.runY1[r]! - lod.runY0[r]!;
+    const [one, many] =
+      stack === 'segments' ? ['reserved piece', 'reserved pieces'] : ['allocation', 'allocations'];
     under =
       lod.runAlloc[r]! >= 0
-        ? ` · allocation #${lod.runAlloc[r]}: ${formatBytes(bytes)} (${exactBytes(bytes)})`
-        : ` · ${lod.runCount[r]} allocations under a pixel tall: ${formatBytes(bytes)} in all (click picks the exact one)`;
+        ? ` · ${one} #${lod.runAlloc[r]}: ${formatBytes(bytes)} (${exactBytes(bytes)})`
+        : ` · ${lod.runCount[r]} ${many} under a pixel tall: ${formatBytes(bytes)} in all (click picks the exact one)`;
   }
-  return `after entry ${hit.entry}: active ${formatBytes(active)} (${exactBytes(active)}), reserved ${formatBytes(lod.reserved[hit.column]!)}${under}`;
+  const reserved = lod.reserved[hit.column]!;
+  if (stack === 'segments')
+    return `after entry ${hit.entry}: reserved ${formatBytes(reserved)} (${exactBytes(reserved)})${under}`;
+  return `after entry ${hit.entry}: active ${formatBytes(active)} (${exactBytes(active)}), reserved ${formatBytes(reserved)}${under}`;
 }
 
 /** Keeps the window inside the trace and at least a few entries (or microseconds) wide. */

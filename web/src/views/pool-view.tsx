@@ -11,7 +11,7 @@ interface Props {
   entry: number;
   info: EntryInfo | null;
   alloc: number | null;
-  /** A segment a link pointed at (its address): outlined and scrolled into view. */
+  /** An address a link pointed at (a segment's, or a piece of one): its segment is outlined and scrolled into view. */
   segment: number | null;
   onSelect: (alloc: number) => void;
 }
@@ -83,7 +83,7 @@ function SegmentList({
   const target = useMemo(
     () =>
       segments.findIndex((s) =>
-        segment !== null ? s.address === segment : alloc !== null && s.blocks.some((b) => b.alloc === alloc),
+        segment !== null ? holds(s, segment) : alloc !== null && s.blocks.some((b) => b.alloc === alloc),
       ),
     [segments, alloc, segment],
   );
@@ -111,13 +111,17 @@ function SegmentList({
             s={s}
             top={(first + i) * ROW}
             selected={alloc}
-            focused={s.address === segment}
+            focused={segment !== null && holds(s, segment)}
             onSelect={onSelect}
           />
         ))}
       </div>
     </div>
   );
+}
+
+function holds(s: PoolSegment, address: number): boolean {
+  return address >= s.address && address < s.address + s.size;
 }
 
 function EntryLine({ info }: { info: EntryInfo | null }) {

@@ -61,6 +61,11 @@ export function TimelinePage({ client, device, view, update }: Props) {
   // Stable, so the memoized pool view skips the renders of a pan or zoom.
   const selectAlloc = useCallback((alloc: number) => update({ alloc }), [update]);
 
+  // A click on the segment timeline selects the entry and outlines the segment in the pool state.
+  const pickSegment = (k: number, bytes: number) =>
+    client
+      .query('piece', { device: device.device, entry: k, bytes })
+      .then((piece) => update({ entry: k, segment: piece?.address ?? null }));
   const cursor = axis === 'entry' ? entry + 0.5 : (info?.time_us ?? null);
   return (
     <main className="timeline-page">
@@ -90,6 +95,20 @@ export function TimelinePage({ client, device, view, update }: Props) {
         >
           whole trace
         </button>
+        <span title="allocations: active memory, as memory_viz's Active Memory Timeline; segments: reserved memory, as its Active Cached Segment Timeline">
+          stack:
+        </span>
+        {(['allocations', 'segments'] as const).map((s) => (
+          <label key={s}>
+            <input
+              type="radio"
+              name="stack"
+              checked={view.stack === s}
+              onChange={() => update({ stack: s })}
+            />
+            {s}
+          </label>
+        ))}
         <StreamSelect streams={streams ?? []} stream={stream} onStream={(s) => update({ stream: s })} />
         <SearchBox
           client={client}
@@ -110,7 +129,8 @@ export function TimelinePage({ client, device, view, update }: Props) {
         matches={matches}
         search={view.search}
         stream={stream}
-        onPick={pick}
+        stack={view.stack}
+        onPick={view.stack === 'segments' ? pickSegment : pick}
       />
       <Minimap
         client={client}

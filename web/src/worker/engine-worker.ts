@@ -2,6 +2,12 @@ import { allocationDetails } from '../../../src/engine/analyses/allocation-detai
 import { convertWindow } from '../../../src/engine/analyses/axis-window.js';
 import { allocationAt, offsetOf } from '../../../src/engine/analyses/live-order.js';
 import { poolStateAfter } from '../../../src/engine/analyses/pool-state.js';
+import {
+  pieceAt,
+  type SegmentPieces,
+  segmentPieces,
+  segmentTimelineLod,
+} from '../../../src/engine/analyses/segment-timeline.js';
 import { deviceStreams } from '../../../src/engine/analyses/stream-view.js';
 import { type SnapshotSummary, summarize } from '../../../src/engine/analyses/summary.js';
 import { axisExtent, hasTime, stepMarkers } from '../../../src/engine/analyses/timeline-axis.js';
@@ -34,6 +40,17 @@ type Handler<K extends QueryName> = (
 ) => Promise<Queries[K]['result']> | Queries[K]['result'];
 
 const viewOf = streamViews(current, deviceOf);
+const pieces = new WeakMap<DeviceModel, SegmentPieces>();
+/** The segment timeline's pieces of a device, built on first use. */
+function piecesOf(device: number): SegmentPieces {
+  const d = deviceOf(device);
+  let p = pieces.get(d);
+  if (p === undefined) {
+    p = segmentPieces(current(), d);
+    pieces.set(d, p);
+  }
+  return p;
+}
 const matchesOf = searchMatches(current, deviceOf);
 
 const handlers: { [K in QueryName]: Handler<K> } = {
@@ -43,9 +60,19 @@ const handlers: { [K in QueryName]: Handler<K> } = {
     return describe(snapshot);
   },
   summary: () => summaryOf(current()),
-  timeline: ({ device, request, stream, search, paint }) => {
-    const lod = timelineLod(viewOf(device, stream), request, matchesOf(device, search ?? ''));
+  timeline: ({ device, request, stream, search, paint, stack }) => {
+    const lod =
+      stack === 'segments'
+        ? segmentTimelineLod(deviceOf(device), piecesOf(device), request)
+        : timelineLod(viewOf(device, stream), request, matchesOf(device, search ?? ''));
     return paint ? { ...lod, bitmap: paintLayer(lod, paint) } : lod;
+  },
+  piece: ({ device, entry, bytes }) => {
+    const p = piecesOf(device);
+    const id = pieceAt(p, entry, bytes);
+    return id < 0
+      ? null
+      : { address: p.address[id]!, size: p.size[id]!, start: p.start[id]!, end: p.end[id]! };
   },
   markers: ({ device, axis }) => stepMarkers(current(), deviceOf(device), axis),
   streams: ({ device }) => deviceStreams(current(), deviceOf(device)),
@@ -186,7 +213,9 @@ function entryInfo(s: Snapshot, d: DeviceModel, k: number): EntryInfo | null {
 /** The typed arrays and bitmap of a timeline answer move to the page instead of being copied. */
 function transferables(result: unknown): Transferable[] {
   if (typeof result !== 'object' || result === null) return [];
-  return Object.values(result).flatMap((v): Transferable[] =>
+  // A buffer listed twice (two views of one) makes postMessage throw.
+  const found = Object.values(result).flatMap((v): Transferable[] =>
     ArrayBuffer.isView(v) ? [v.buffer as ArrayBuffer] : v instanceof ImageBitmap ? [v] : [],
   );
+  return [...new Set(found)];
 }

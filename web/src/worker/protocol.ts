@@ -4,6 +4,7 @@ import type { SnapshotSummary } from '../../../src/engine/analyses/summary.js';
 import type { StepMarker, TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
 import type { TimelineLod, TimelineRequest } from '../../../src/engine/analyses/timeline-lod.js';
 import type { LayerSize } from '../timeline/paint-layer.js';
+import type { TimelineStack } from '../url-state.js';
 import type { AnalysisQueries } from './analysis-protocol.js';
 import type { TableQueries } from './table-protocol.js';
 import type { WhatIfQueries } from './what-if-protocol.js';
@@ -75,8 +76,15 @@ export interface Queries extends TableQueries, AnalysisQueries, WhatIfQueries {
       stream?: number | null;
       search?: string;
       paint?: LayerSize;
+      /** 'segments': the segment timeline (runs name pieces of reserved memory; stream and search do not apply). */
+      stack?: TimelineStack;
     };
     result: TimelineLod & { bitmap?: ImageBitmap };
+  };
+  /** The piece of reserved memory drawn at `bytes` after `entry` in the segment timeline (null: none). */
+  piece: {
+    args: { device: number; entry: number; bytes: number };
+    result: { address: number; size: number; start: number; end: number } | null;
   };
   markers: { args: { device: number; axis: TimelineAxis }; result: StepMarker[] };
   /** Raw CUDA stream ids of the device's allocations and segments, ascending (after the first timeline, not in load's answer). */
