@@ -331,7 +331,7 @@ function poolOfNewSegment(
 
 function notes(s: Snapshot, d: DeviceModel): string[] {
   const out: string[] = [];
-  const f = d.allocations.facts;
+  const f = d.allocationFacts;
   if (d.trace.length > 0) {
     out.push(
       'Free blocks at dump time are exact (the snapshot lists every block); before it they are estimated from the trace: allocations freed inside the window are taken at their request rounded to 512 bytes, so gaps can be overstated by the unsplit tails the allocator kept with a block (at most 1 MiB each).',

@@ -16,7 +16,16 @@ export function streamView(s: Snapshot, d: DeviceModel, stream: number): DeviceM
   const a = d.allocations;
   const mine = allocationStreams(s, d);
   const sizes = a.size.map((v, id) => (mine[id] === stream ? v : 0));
-  return { ...d, totals, allocations: { ...a, size: sizes } };
+  return {
+    device: d.device,
+    trace: d.trace,
+    facts: d.facts,
+    totals,
+    allocations: { ...a, size: sizes },
+    live: d.live,
+    allocationFacts: a.facts,
+    segmentIds: d.segmentIds,
+  };
 }
 
 /** Raw stream of each allocation: its trace entry's, or its segment's when only the dump shows it. */

@@ -276,7 +276,7 @@ function deviceNotes(d: DeviceModel): string[] {
 }
 
 function deviceWarnings(s: Snapshot, d: DeviceModel): string[] {
-  const f = d.allocations.facts;
+  const f = d.allocationFacts;
   const out: string[] = [];
   const settings = s.allocatorSettings;
   if (settings?.trace_alloc_overflowed === true)

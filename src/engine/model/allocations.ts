@@ -54,22 +54,45 @@ export function pairAllocations(
   streamCode: (raw: number) => number,
   allocs = countAllocs(trace),
 ): Allocations {
-  const n = trace.length;
   // Each alloc opens one allocation, and so does a free whose alloc is not in the trace: those
   // are few (the blocks alive when recording began), so room for them grows when needed rather
   // than doubling every column of a big trace up front.
-  const b = new AllocationBuilder(allocs + tables.blocks.length + 1024);
-  const ofEntry = new Int32Array(n).fill(-1);
-  const open = new AddrMap();
+  const table = new AllocationTable(allocs + tables.blocks.length + 1024);
+  const ofEntry = new Int32Array(trace.length).fill(-1);
+  const facts = pair(trace, tables, device, streamCode, table, ofEntry);
+  return table.result(ofEntry, facts);
+}
+
+/**
+ * pairAllocations' facts alone, by the same pairing with no table written: a summary needs the
+ * facts, not the 40 bytes per allocation and 4 per entry of the table.
+ */
+export function allocationFacts(trace: DeviceTrace, tables: SegmentTables, device: number): AllocationFacts {
+  return pair(trace, tables, device, () => 0, new NoTable(), undefined);
+}
+
+function pair(
+  trace: DeviceTrace,
+  tables: SegmentTables,
+  device: number,
+  streamCode: (raw: number) => number,
+  sink: PairingSink,
+  ofEntry: Int32Array | undefined,
+): AllocationFacts {
+  const p = new Pairing(sink);
+  const n = trace.length;
   for (let i = 0; i < n; i++) {
     const action = trace.action[i]!;
-    if (action === Action.alloc) ofEntry[i] = b.onAlloc(trace, i, open);
-    else if (action === Action.free_requested) ofEntry[i] = b.onFree(trace, i, open);
-    else if (action === Action.free_completed) ofEntry[i] = b.onFreeCompleted(trace, i, open, false);
-    else if (action === Action.free) ofEntry[i] = b.onFreeCompleted(trace, i, open, true);
+    let id: number;
+    if (action === Action.alloc) id = p.onAlloc(trace, i);
+    else if (action === Action.free_requested) id = p.onFree(trace, i);
+    else if (action === Action.free_completed) id = p.onFreeCompleted(trace, i, false);
+    else if (action === Action.free) id = p.onFreeCompleted(trace, i, true);
+    else continue;
+    if (ofEntry !== undefined) ofEntry[i] = id;
   }
-  b.linkBlocks(tables, device, open, n, streamCode);
-  return b.result(ofEntry);
+  p.linkBlocks(tables, device, n, streamCode);
+  return p.facts;
 }
 
 function countAllocs(trace: DeviceTrace): number {
@@ -79,7 +102,100 @@ function countAllocs(trace: DeviceTrace): number {
   return allocs;
 }
 
-class AllocationBuilder {
+/** Where pairing writes the allocations it finds. */
+interface PairingSink {
+  add(start: number, addr: number, size: number, stack: number, stream: number): number;
+  setFreeRequested(id: number, entry: number): void;
+  setEnd(id: number, entry: number): void;
+  setBlock(id: number, block: number): void;
+}
+
+/** The rules of pairing: which entry opens or closes which allocation, and what the file lacks. */
+class Pairing {
+  readonly facts: AllocationFacts = {
+    orphanFrees: 0,
+    orphanFreeBytes: 0,
+    blocksBeforeRecording: 0,
+    blocksBeforeRecordingBytes: 0,
+    unmatchedAllocs: 0,
+    doubleAllocs: 0,
+  };
+  private readonly open = new AddrMap();
+
+  constructor(private readonly sink: PairingSink) {}
+
+  onAlloc(t: DeviceTrace, i: number): number {
+    const addr = t.addr[i]!;
+    const id = this.sink.add(i, addr, t.size[i]!, t.stack[i]!, t.stream[i]!);
+    const prev = this.open.put(addr, id);
+    if (prev !== undefined) {
+      this.facts.doubleAllocs++;
+      this.sink.setEnd(prev, i);
+    }
+    return id;
+  }
+
+  /** free_requested (the block stays open until its free_completed). */
+  onFree(t: DeviceTrace, i: number): number {
+    const addr = t.addr[i]!;
+    let id = this.open.get(addr);
+    if (id === undefined) {
+      id = this.orphan(t, i);
+      this.open.set(addr, id);
+    }
+    this.sink.setFreeRequested(id, i);
+    return id;
+  }
+
+  /** free_completed, or (`folded`) `free`: a free requested and completed in the same entry. */
+  onFreeCompleted(t: DeviceTrace, i: number, folded: boolean): number {
+    let id = this.open.take(t.addr[i]!);
+    if (id === undefined) {
+      id = this.orphan(t, i);
+      // Completed with no free_requested seen: the user freed it before the window began.
+      if (!folded) this.sink.setFreeRequested(id, FREED_BEFORE_WINDOW);
+    }
+    if (folded) this.sink.setFreeRequested(id, i);
+    this.sink.setEnd(id, i);
+    return id;
+  }
+
+  /** An allocation known only by its free: its alloc is not in the trace. */
+  private orphan(t: DeviceTrace, i: number): number {
+    this.facts.orphanFrees++;
+    this.facts.orphanFreeBytes += t.size[i]!;
+    return this.sink.add(-1, t.addr[i]!, t.size[i]!, NO_STACK, t.stream[i]!);
+  }
+
+  /** Blocks alive at dump close what is still open; the others were allocated before recording. */
+  linkBlocks(tables: SegmentTables, device: number, n: number, streamCode: (raw: number) => number): void {
+    const { blocks } = tables;
+    const { open, sink } = this;
+    for (const seg of tables.segments) {
+      if (seg.device !== device) continue;
+      for (let k = seg.firstBlock; k < seg.firstBlock + seg.blockCount; k++) {
+        const state = blocks.state[k];
+        if (state !== BlockState.allocated && state !== BlockState.pendingFree) continue;
+        let id = open.take(blocks.address[k]!);
+        if (id === undefined) {
+          this.facts.blocksBeforeRecording++;
+          this.facts.blocksBeforeRecordingBytes += blocks.requestedSize[k]!;
+          const stream = streamCode(seg.stream);
+          id = sink.add(-1, blocks.address[k]!, blocks.requestedSize[k]!, blocks.stack[k]!, stream);
+          // Pending at dump with no free_requested in the window: the user freed it before.
+          if (state === BlockState.pendingFree) sink.setFreeRequested(id, FREED_BEFORE_WINDOW);
+        }
+        sink.setBlock(id, k);
+        sink.setEnd(id, n);
+      }
+    }
+    this.facts.unmatchedAllocs = open.size;
+    open.forEachValue((id) => sink.setEnd(id, n));
+  }
+}
+
+/** The allocation table's columns, grown as pairing finds allocations. */
+class AllocationTable implements PairingSink {
   count = 0;
   start: Int32Array;
   freeRequested: Int32Array;
@@ -89,14 +205,6 @@ class AllocationBuilder {
   stack: Int32Array;
   stream: Uint16Array;
   block: Int32Array;
-  facts: AllocationFacts = {
-    orphanFrees: 0,
-    orphanFreeBytes: 0,
-    blocksBeforeRecording: 0,
-    blocksBeforeRecordingBytes: 0,
-    unmatchedAllocs: 0,
-    doubleAllocs: 0,
-  };
 
   constructor(capacity: number) {
     this.start = new Int32Array(capacity);
@@ -123,6 +231,18 @@ class AllocationBuilder {
     return id;
   }
 
+  setFreeRequested(id: number, entry: number): void {
+    this.freeRequested[id] = entry;
+  }
+
+  setEnd(id: number, entry: number): void {
+    this.end[id] = entry;
+  }
+
+  setBlock(id: number, block: number): void {
+    this.block[id] = block;
+  }
+
   private grow(): void {
     const n = this.start.length * 2;
     this.start = grown(this.start, new Int32Array(n));
@@ -135,83 +255,7 @@ class AllocationBuilder {
     this.block = grown(this.block, new Int32Array(n));
   }
 
-  onAlloc(t: DeviceTrace, i: number, open: AddrMap): number {
-    const addr = t.addr[i]!;
-    const id = this.add(i, addr, t.size[i]!, t.stack[i]!, t.stream[i]!);
-    const prev = open.put(addr, id);
-    if (prev !== undefined) {
-      this.facts.doubleAllocs++;
-      this.end[prev] = i;
-    }
-    return id;
-  }
-
-  /** free_requested (the block stays open until its free_completed). */
-  onFree(t: DeviceTrace, i: number, open: AddrMap): number {
-    const addr = t.addr[i]!;
-    let id = open.get(addr);
-    if (id === undefined) {
-      id = this.orphan(t, i);
-      open.set(addr, id);
-    }
-    this.freeRequested[id] = i;
-    return id;
-  }
-
-  /** free_completed, or (`folded`) `free`: a free requested and completed in the same entry. */
-  onFreeCompleted(t: DeviceTrace, i: number, open: AddrMap, folded: boolean): number {
-    let id = open.take(t.addr[i]!);
-    if (id === undefined) {
-      id = this.orphan(t, i);
-      // Completed with no free_requested seen: the user freed it before the window began.
-      this.freeRequested[id] = FREED_BEFORE_WINDOW;
-    }
-    if (folded) this.freeRequested[id] = i;
-    this.end[id] = i;
-    return id;
-  }
-
-  /** An allocation known only by its free: its alloc is not in the trace. */
-  private orphan(t: DeviceTrace, i: number): number {
-    this.facts.orphanFrees++;
-    this.facts.orphanFreeBytes += t.size[i]!;
-    return this.add(-1, t.addr[i]!, t.size[i]!, NO_STACK, t.stream[i]!);
-  }
-
-  linkBlocks(
-    tables: SegmentTables,
-    device: number,
-    open: AddrMap,
-    n: number,
-    streamCode: (raw: number) => number,
-  ): void {
-    const { blocks } = tables;
-    for (const seg of tables.segments) {
-      if (seg.device !== device) continue;
-      for (let k = seg.firstBlock; k < seg.firstBlock + seg.blockCount; k++) {
-        const state = blocks.state[k];
-        if (state !== BlockState.allocated && state !== BlockState.pendingFree) continue;
-        let id = open.get(blocks.address[k]!);
-        if (id === undefined) {
-          this.facts.blocksBeforeRecording++;
-          this.facts.blocksBeforeRecordingBytes += blocks.requestedSize[k]!;
-          const stream = streamCode(seg.stream);
-          id = this.add(-1, blocks.address[k]!, blocks.requestedSize[k]!, blocks.stack[k]!, stream);
-          // Pending at dump with no free_requested in the window: the user freed it before.
-          if (state === BlockState.pendingFree) this.freeRequested[id] = FREED_BEFORE_WINDOW;
-        }
-        open.delete(blocks.address[k]!);
-        this.block[id] = k;
-        this.end[id] = n;
-      }
-    }
-    this.facts.unmatchedAllocs = open.size;
-    open.forEachValue((id) => {
-      this.end[id] = n;
-    });
-  }
-
-  result(ofEntry: Int32Array): Allocations {
+  result(ofEntry: Int32Array, facts: AllocationFacts): Allocations {
     const c = this.count;
     return {
       count: c,
@@ -224,9 +268,24 @@ class AllocationBuilder {
       stream: this.stream.subarray(0, c),
       block: this.block.subarray(0, c),
       ofEntry,
-      facts: this.facts,
+      facts,
     };
   }
+}
+
+/** Pairing with nothing written: ids count the allocations found. */
+class NoTable implements PairingSink {
+  private count = 0;
+
+  add(): number {
+    return this.count++;
+  }
+
+  setFreeRequested(): void {}
+
+  setEnd(): void {}
+
+  setBlock(): void {}
 }
 
 function grown<T extends Int32Array | Float64Array | Uint16Array>(old: T, bigger: T): T {

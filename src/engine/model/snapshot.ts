@@ -2,14 +2,15 @@ import { describeValue, type Inert, isDict, isInert, type PyDict, shortText } fr
 import type { RowList } from '../decode/row-list.js';
 import type { DecodedPickle } from '../decode/unpickler.js';
 import { SnapshotError } from '../errors.js';
-import { type Allocations, pairAllocations } from './allocations.js';
+import type { AllocationFacts, Allocations } from './allocations.js';
 import { type DeviceTrace, deviceTrace } from './device-trace.js';
 import { type EntryFacts, entryFacts } from './entry-facts.js';
-import { LiveIndex } from './live-index.js';
+import { LazyDevice } from './lazy-device.js';
+import type { LiveIndex } from './live-index.js';
 import { readSegments, type SegmentTables } from './segments.js';
 import type { StackTable } from './stack-table.js';
 import { endFigures, type RunningTotals, runningTotals } from './totals.js';
-import { Action, type TraceColumns } from './trace-columns.js';
+import type { TraceColumns } from './trace-columns.js';
 
 export interface Annotation {
   name: string;
@@ -24,8 +25,10 @@ export interface DeviceModel {
   /** Of the whole device's trace (a stream view keeps the device's). */
   facts: EntryFacts;
   totals: RunningTotals;
-  allocations: Allocations;
-  live: LiveIndex;
+  readonly allocations: Allocations;
+  readonly live: LiveIndex;
+  /** allocations.facts, without building the allocation table where it is not built yet. */
+  readonly allocationFacts: AllocationFacts;
   /** Indices into `Snapshot.tables.segments` of this device's segments. */
   segmentIds: number[];
 }
@@ -149,14 +152,11 @@ function buildDevice(
   const trace = deviceTrace(cols, rows);
   const facts = entryFacts(trace, cols, device);
   const totals = runningTotals(trace, endFigures(tables, device));
-  const allocs = facts.actionCounts[Action.alloc]!;
-  const allocations = pairAllocations(trace, tables, device, (raw) => cols.streamCode(raw), allocs);
   const segmentIds: number[] = [];
   tables.segments.forEach((s, i) => {
     if (s.device === device) segmentIds.push(i);
   });
-  const live = new LiveIndex(allocations, trace.length);
-  return { device, trace, facts, totals, allocations, live, segmentIds };
+  return new LazyDevice(device, trace, facts, totals, segmentIds, tables, cols);
 }
 
 function readAnnotations(v: unknown): Annotation[] {
