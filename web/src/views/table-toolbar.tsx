@@ -29,7 +29,7 @@ export function TableToolbar(p: Props) {
         aria-label={`${kind} ${field}`}
         placeholder={placeholder}
         defaultValue={form[field]}
-        size={field === 'frame' ? 18 : 10}
+        size={field === 'frame' ? 18 : field === 'address' ? 16 : 10}
         // Applied on Enter or leaving the field: each change re-selects millions of rows in the worker.
         onKeyDown={(e) => e.key === 'Enter' && set({ [field]: e.currentTarget.value })}
         onBlur={(e) => e.currentTarget.value !== form[field] && set({ [field]: e.currentTarget.value })}
