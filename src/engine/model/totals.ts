@@ -143,7 +143,7 @@ function walkBack(trace: DeviceTrace, end: Figures, out: Curves | undefined) {
     }
     const a = action[i]!;
     const v = size[i]!;
-    const bytes = v === v ? v : 0; // NaN: a size the entry lacks
+    const bytes = Number.isNaN(v) ? 0 : v; // NaN: a size the entry lacks
     // Undoing an alloc (or a segment_alloc/map) lowers the figures, a free raises them.
     if (a === Action.alloc) {
       allocated -= bytes;
