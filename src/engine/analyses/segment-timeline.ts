@@ -1,7 +1,13 @@
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
 import { Action } from '../model/trace-columns.js';
-import { firstAtOrAfter } from './timeline-axis.js';
-import { emitColumn, RunBuilder, StackList, type TimelineLod, type TimelineRequest } from './timeline-lod.js';
+import {
+  columnSamples,
+  emitColumn,
+  RunBuilder,
+  StackList,
+  type TimelineLod,
+  type TimelineRequest,
+} from './timeline-lod.js';
 
 /**
  * pytorch.org/memory_viz's "Active Cached Segment Timeline": reserved memory over time, each
@@ -96,21 +102,9 @@ class PieceList {
 export function segmentTimelineLod(d: DeviceModel, p: SegmentPieces, req: TimelineRequest): TimelineLod {
   const columns = Math.max(1, Math.floor(req.columns));
   const reservedAt = (k: number): number => (k < 0 ? d.totals.start.reserved : d.totals.reserved[k]!);
-  const sample = new Int32Array(columns);
-  const reserved = new Float64Array(columns);
-  const step = (req.x1 - req.x0) / columns;
-  let lo = firstAtOrAfter(d, req.axis, req.x0);
-  let yMax = 1;
-  for (let c = 0; c < columns; c++) {
-    const hi = firstAtOrAfter(d, req.axis, req.x0 + (c + 1) * step);
-    // The state carried in from before the column is visible in it too.
-    let best = lo - 1;
-    for (let k = lo; k < hi; k++) if (reservedAt(k) > reservedAt(best)) best = k;
-    sample[c] = best;
-    reserved[c] = reservedAt(best);
-    yMax = Math.max(yMax, reserved[c]!);
-    lo = Math.max(lo, hi);
-  }
+  const sample = columnSamples(d, req, columns, (k, best) => reservedAt(k) > reservedAt(best));
+  const reserved = Float64Array.from(sample, reservedAt);
+  const yMax = reserved.reduce((m, r) => Math.max(m, r), Math.max(1, req.yTop ?? 0));
   const runs = new RunBuilder();
   const stack = new StackList(p.count);
   const minBytes = yMax / Math.max(1, req.rows);

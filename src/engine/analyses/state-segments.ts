@@ -191,9 +191,10 @@ function estimatedSize(requested: number, room: number, seg: SegmentAt): number 
 
 /**
  * A reserved range still present at dump takes its segment's fields; one freed between k and the
- * dump takes stream, pool and stack from its segment events, its pool from its size.
+ * dump takes stream, pool and stack from its segment events, its pool from its size. (The pools
+ * timeline gives its pieces of reserved memory their pool and stream by the same rule.)
  */
-function describeSegment(s: Snapshot, d: DeviceModel, range: ReservedRange): SegmentAt {
+export function describeSegment(s: Snapshot, d: DeviceModel, range: ReservedRange): SegmentAt {
   const { address, size, segment, event, stream } = range;
   if (segment >= 0) {
     const seg = s.tables.segments[segment]!;

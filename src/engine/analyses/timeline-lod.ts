@@ -22,6 +22,11 @@ export interface TimelineRequest {
   /** Pixel columns and rows of the plot. */
   columns: number;
   rows: number;
+  /**
+   * The least top of the y axis in bytes: a horizontal zoom keeps the whole trace's top (the y
+   * axis stays put as the window narrows); absent, the top follows the window's highest point.
+   */
+  yTop?: number;
 }
 
 export interface TimelineLod {
@@ -58,7 +63,7 @@ export interface TimelineLod {
 export function timelineLod(d: DeviceModel, req: TimelineRequest, marked?: Uint8Array): TimelineLod {
   const columns = Math.max(1, Math.floor(req.columns));
   const { sample, active, reserved } = sampleColumns(d, req, columns);
-  let yMax = 1;
+  let yMax = Math.max(1, req.yTop ?? 0);
   for (let c = 0; c < columns; c++) yMax = Math.max(yMax, active[c]!, reserved[c]!);
   const runs = new RunBuilder();
   const stack = new LiveStack(d, sample[0]!, marked);
@@ -94,6 +99,29 @@ function sampleColumns(d: DeviceModel, req: TimelineRequest, columns: number) {
     lo = Math.max(lo, hi);
   }
   return { sample, active, reserved };
+}
+
+/**
+ * The entry each column shows: the highest of those it covers by `higher` (a before b), or the
+ * state carried in from before it when none is higher (-1: the state before the first entry).
+ */
+export function columnSamples(
+  d: DeviceModel,
+  req: TimelineRequest,
+  columns: number,
+  higher: (a: number, b: number) => boolean,
+): Int32Array {
+  const sample = new Int32Array(columns);
+  const step = (req.x1 - req.x0) / columns;
+  let lo = firstAtOrAfter(d, req.axis, req.x0);
+  for (let c = 0; c < columns; c++) {
+    const hi = firstAtOrAfter(d, req.axis, req.x0 + (c + 1) * step);
+    let best = lo - 1;
+    for (let k = lo; k < hi; k++) if (higher(k, best)) best = k;
+    sample[c] = best;
+    lo = Math.max(lo, hi);
+  }
+  return sample;
 }
 
 /**
