@@ -27,8 +27,13 @@ export interface ViewState {
   search: string;
   /** Timeline shows only this CUDA stream (raw id); null = every stream. */
   stream: number | null;
-  /** Timeline stacks allocations (active memory) or segments (reserved memory, memory_viz's segment timeline). */
+  /**
+   * Timeline stacks allocations (active memory), segments (reserved memory, memory_viz's segment
+   * timeline) or pools (reserved memory by pool and stream, memory_viz's private pools view).
+   */
   stack: TimelineStack;
+  /** Timeline zoom: the y axis follows the window's top (proportional) or stays the whole trace's (horizontal). */
+  zoom: ZoomMode;
   /** Filters and sort of the Events or Blocks tab on show. */
   table: TableState | null;
   /** What-if panel: allocator settings tried (PYTORCH_CUDA_ALLOC_CONF syntax); '' = none. */
@@ -41,7 +46,9 @@ export interface ViewState {
   segment: number | null;
 }
 
-export type TimelineStack = 'allocations' | 'segments';
+export type TimelineStack = 'allocations' | 'segments' | 'pools';
+/** MindStudio Insight's two zoom modes (proportional is its default). */
+export type ZoomMode = 'proportional' | 'horizontal';
 
 export interface FlameState {
   /** Live memory at the peak (true) or at the selected entry (false); null = the peak until an entry is selected. */
@@ -64,6 +71,7 @@ const DEFAULTS: ViewState = {
   search: '',
   stream: null,
   stack: 'allocations',
+  zoom: 'proportional',
   table: null,
   set: '',
   compare: null,
@@ -90,7 +98,8 @@ export function readUrlState(hash: string = location.hash): ViewState {
     panel: oneOf(PANELS, p.get('panel')) ?? DEFAULTS.panel,
     search: p.get('q') ?? '',
     stream: int('stream'),
-    stack: p.get('stack') === 'segments' ? 'segments' : 'allocations',
+    stack: oneOf(['segments', 'pools'] as const, p.get('stack')) ?? 'allocations',
+    zoom: p.get('zoom') === 'horizontal' ? 'horizontal' : 'proportional',
     table: readTableState(p, p.get('tab') ?? ''),
     set: p.get('set') ?? '',
     compare: p.get('cmp'),
@@ -117,7 +126,8 @@ export function writeUrlState(s: ViewState): void {
   if (s.compare !== null) p.set('cmp', s.compare);
   if (s.search !== '') p.set('q', s.search);
   if (s.stream !== null) p.set('stream', String(s.stream));
-  if (s.stack === 'segments') p.set('stack', 'segments');
+  if (s.stack !== 'allocations') p.set('stack', s.stack);
+  if (s.zoom !== 'proportional') p.set('zoom', s.zoom);
   if (s.table !== null && s.table.kind === s.tab) writeTableState(p, s.table);
   if (s.tab === 'flame') writeFlameState(p, s.flame);
   p.set('axis', s.axis);

@@ -1,3 +1,4 @@
+import type { PoolGroup } from '../../../src/engine/analyses/pool-envelopes.js';
 import type { StepMarker, TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
 import type { TimelineLod } from '../../../src/engine/analyses/timeline-lod.js';
 import { formatDuration } from '../../../src/engine/format.js';
@@ -25,7 +26,8 @@ export const MARGIN = { left: 64, right: 8, top: 18, bottom: 22 };
 
 /** A level of detail for a window, painted (by the worker) into a bitmap of plot size. */
 export interface Layer {
-  lod: TimelineLod;
+  /** groups: the pools timeline's (pool, stream) groups, which its runs' parts name. */
+  lod: TimelineLod & { groups?: PoolGroup[] };
   bitmap: ImageBitmap;
   window: [number, number];
   /** The query it answers (window, stream, search, size): a layer for another stream is stale. */

@@ -39,8 +39,24 @@ function paletteIndex(id: number): number {
 /** Headroom above the highest point, so the reserved line at the top stays visible. */
 export const Y_HEADROOM = 1.06;
 
-/** One rectangle per run (neighbouring columns already merged), then the reserved line. */
-export function paintLayer(lod: TimelineLod, size: LayerSize): ImageBitmap {
+/**
+ * Colours of the pools timeline's parts (pool-envelopes.ts partOf): a group's allocations in its
+ * palette colour, the free rest of its envelope in a pale wash of the same hue.
+ */
+export function envelopeTone(code: number): string {
+  const colour = PALETTE[(code >> 1) % PALETTE.length]!;
+  return (code & 1) === 0 ? colour : `${colour}40`;
+}
+
+/**
+ * One rectangle per run (neighbouring columns already merged), then the reserved line. `tone`
+ * colours a run by its runTone (default: the allocations' palette).
+ */
+export function paintLayer(
+  lod: TimelineLod,
+  size: LayerSize,
+  tone: (code: number) => string = (id) => PALETTE[paletteIndex(id)]!,
+): ImageBitmap {
   const { width, height, dpr } = size;
   const layer = new OffscreenCanvas(
     Math.max(1, Math.round(width * dpr)),
@@ -52,17 +68,23 @@ export function paintLayer(lod: TimelineLod, size: LayerSize): ImageBitmap {
   const sy = height / (lod.yMax * Y_HEADROOM);
   // One path and one fill per colour: a fill per run cost ~1 ms per thousand runs (software
   // raster), and runs never overlap, so the order they are filled in is free.
-  const paths = PALETTE.map(() => new Path2D());
+  const paths = new Map<string, Path2D>();
   for (let r = 0; r < lod.runs; r++) {
     const x = lod.runX0[r]! * sx;
     const w = (lod.runX1[r]! - lod.runX0[r]!) * sx;
     const y = height - lod.runY1[r]! * sy;
     const h = (lod.runY1[r]! - lod.runY0[r]!) * sy;
-    paths[paletteIndex(lod.runTone[r]!)]!.rect(x, y, w, h);
+    const colour = tone(lod.runTone[r]!);
+    let path = paths.get(colour);
+    if (path === undefined) {
+      path = new Path2D();
+      paths.set(colour, path);
+    }
+    path.rect(x, y, w, h);
   }
-  for (let i = 0; i < PALETTE.length; i++) {
-    g.fillStyle = PALETTE[i]!;
-    g.fill(paths[i]!);
+  for (const [colour, path] of paths) {
+    g.fillStyle = colour;
+    g.fill(path);
   }
   // The reserved line: what the caching allocator held from the driver.
   g.strokeStyle = '#222';

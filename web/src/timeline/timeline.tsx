@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from 'react';
+import { type PoolGroup, partOf } from '../../../src/engine/analyses/pool-envelopes.js';
 import type { TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
 import { exactBytes, formatBytes } from '../format.js';
-import type { TimelineStack } from '../url-state.js';
+import type { TimelineStack, ZoomMode } from '../url-state.js';
 import { frameContext, sizedContext, useMeasuredWidth } from './canvas.js';
 import {
   drawMarkerLabels,
@@ -20,6 +21,7 @@ import { latestQuery } from './latest-query.js';
 import { layerTransform } from './layer-transform.js';
 import type { WindowProps } from './minimap.js';
 import { Y_HEADROOM } from './paint-layer.js';
+import { PoolLegend } from './pool-legend.js';
 
 interface Props extends WindowProps {
   /** x of the selected entry on the axis, and the pinned allocation. */
@@ -33,6 +35,14 @@ interface Props extends WindowProps {
    * the pinned allocation and search matches are not drawn (runs name pieces of reserved memory).
    */
   stack: TimelineStack;
+  /**
+   * proportional: each level of detail's y axis reaches the window's highest point (as the
+   * minimap's brush always did); horizontal: it keeps the whole trace's, so zooming only
+   * stretches time. A pan/zoom frame is the same transform either way.
+   */
+  zoom: ZoomMode;
+  /** Shift+↑/↓ zoom horizontally, Ctrl+↑/↓ proportionally (MindStudio Insight's keys): the mode follows. */
+  onZoomMode: (mode: ZoomMode) => void;
   /** A click at `bytes` (of the stack drawn) after `entry`: the page picks what lies there. */
   onPick: (entry: number, bytes: number) => void;
   /** Called when a level of detail has been drawn (or could not be computed). */
@@ -108,9 +118,10 @@ export function Timeline(p: Props) {
         drawYAxis(sizedContext(el.yAxis!, MARGIN.left, HEIGHT), plot, layer);
         last.yAxis = yAxis;
       }
-      const segments = q.stack === 'segments';
-      const sel = segments ? null : q.selection;
-      const matches = segments ? null : (q.matches ?? null);
+      // Selection and search marks name allocations: only the allocations stack draws them.
+      const byAllocation = q.stack === 'allocations';
+      const sel = byAllocation ? q.selection : null;
+      const matches = byAllocation ? (q.matches ?? null) : null;
       const selKey = sel && `${sel.alloc}:${sel.x0}:${sel.x1}:${sel.y0}:${sel.y1}`;
       const shown = [layer, markers, q.cursor, selKey, matches, plot.width, plot.height];
       if (layer !== null && changed(last.layer, shown)) {
@@ -141,6 +152,7 @@ export function Timeline(p: Props) {
       // What the canvas shows, for tests and the benchmark: the window drawn, and whether the
       // worker's answer for exactly that window is in it.
       c.dataset.window = `${window[0]}:${window[1]}`;
+      if (layer !== null) c.dataset.yTop = String(layer.lod.yMax);
       c.dataset.ready = String(
         layer !== null &&
           layer.key === wantedKey.current &&
@@ -150,10 +162,14 @@ export function Timeline(p: Props) {
     }),
   );
 
+  // The pools timeline's groups, for its legend (a new array only when they change).
+  const [groups, setGroups] = useState<PoolGroup[]>([]);
   const [request] = useState(() =>
     latestQuery<Layer>(
       (layer) => {
         layerRef.current = layer;
+        const found = layer.lod.groups ?? [];
+        setGroups((was) => (JSON.stringify(was) === JSON.stringify(found) ? was : found));
         draw();
         setDrawnOnce(true);
         props.current.onLayer?.();
@@ -173,7 +189,10 @@ export function Timeline(p: Props) {
       device: q.device.device,
       request: { axis: q.axis, x0, x1, columns: plot.width, rows: plot.height },
       paint: { width: plot.width, height: plot.height, dpr: devicePixelRatio },
-      ...(q.stack === 'segments' ? { stack: q.stack } : { stream: q.stream ?? null, search: q.search ?? '' }),
+      ...(q.stack === 'allocations'
+        ? { stream: q.stream ?? null, search: q.search ?? '' }
+        : { stack: q.stack }),
+      zoom: q.zoom,
     };
     const key = JSON.stringify(args);
     wantedKey.current = key;
@@ -209,7 +228,7 @@ export function Timeline(p: Props) {
   // biome-ignore lint/correctness/useExhaustiveDependencies: these name everything the query reads besides the live window
   useEffect(() => {
     if (measured !== null) requestLayer();
-  }, [measured, plot.width, p.device.device, p.axis, p.stream, p.search, p.stack]);
+  }, [measured, plot.width, p.device.device, p.axis, p.stream, p.search, p.stack, p.zoom]);
   // Every render (selection, search matches, markers, size) redraws in the next frame.
   useEffect(draw);
 
@@ -228,6 +247,10 @@ export function Timeline(p: Props) {
     c.addEventListener('wheel', onWheel, { passive: false });
     return () => c.removeEventListener('wheel', onWheel);
   }, []);
+  useZoomModeKeys((factor, mode) => {
+    zoomRef.current(factor, plot.left + plot.width / 2);
+    if (mode !== props.current.zoom) props.current.onZoomMode(mode);
+  });
   const part = (k: keyof Parts) => (e: HTMLElement | null) => {
     parts.current[k] = e as HTMLCanvasElement & HTMLDivElement;
   };
@@ -264,6 +287,7 @@ export function Timeline(p: Props) {
       <div className="hover" aria-live="off" ref={hoverRef}>
         {hintFor(p.stack)}
       </div>
+      {p.stack === 'pools' && <PoolLegend groups={groups} name={groupName} />}
     </div>
   );
 }
@@ -287,9 +311,36 @@ function changed(a: unknown[], b: unknown[]): boolean {
   return a.length !== b.length || a.some((v, i) => v !== b[i]);
 }
 
+const CLICKS: Record<TimelineStack, string> = {
+  allocations: 'click: pin an allocation',
+  segments: 'click: its segment in the pool state',
+  pools: 'click: the pool state then',
+};
+
 function hintFor(stack: TimelineStack): string {
-  const click = stack === 'segments' ? 'click: its segment in the pool state' : 'click: pin an allocation';
-  return `wheel: zoom · drag: pan · ${click} · on the focused plot: +/− or W/S zoom, A/D pan, 0 whole trace`;
+  return `wheel: zoom · drag: pan · ${CLICKS[stack]} · Shift/Ctrl+↑/↓: zoom horizontally/proportionally · on the focused plot: +/− or W/S zoom, A/D pan, 0 whole trace`;
+}
+
+/**
+ * Shift+↑/↓ and Ctrl+↑/↓ anywhere on the page but in a field: zoom in/out around the window's
+ * middle, horizontally or proportionally.
+ */
+function useZoomModeKeys(zoom: (factor: number, mode: ZoomMode) => void): void {
+  const latest = useRef(zoom);
+  latest.current = zoom;
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const t = e.target as HTMLElement;
+      if (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA') return;
+      if (e.key !== 'ArrowUp' && e.key !== 'ArrowDown') return;
+      const mode = e.shiftKey ? 'horizontal' : e.ctrlKey || e.metaKey ? 'proportional' : null;
+      if (mode === null) return;
+      e.preventDefault();
+      latest.current(e.key === 'ArrowUp' ? 0.5 : 2, mode);
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
 }
 const NO_MARKERS = prepareMarkers([]);
 
@@ -384,6 +435,7 @@ function describeAt(
   const hit = columnAt(layer, plot, window, x, y);
   if (hit === null) return '';
   const lod = layer.lod;
+  if (stack === 'pools') return describePools(lod, hit);
   const active = lod.active[hit.column]!;
   let under = '';
   for (let r = 0; r < lod.runs; r++) {
@@ -401,6 +453,29 @@ function describeAt(
   if (stack === 'segments')
     return `after entry ${hit.entry}: reserved ${formatBytes(reserved)} (${exactBytes(reserved)})${under}`;
   return `after entry ${hit.entry}: active ${formatBytes(active)} (${exactBytes(active)}), reserved ${formatBytes(reserved)}${under}`;
+}
+
+/** The pools timeline under the pointer: the (pool, stream) part and its envelope's figures. */
+function describePools(lod: Layer['lod'], hit: { entry: number; bytes: number; column: number }): string {
+  const reserved = lod.reserved[hit.column]!;
+  let under = '';
+  for (let r = 0; r < lod.runs; r++) {
+    if (lod.runX0[r]! > hit.column || lod.runX1[r]! <= hit.column) continue;
+    if (hit.bytes < lod.runY0[r]! || hit.bytes >= lod.runY1[r]!) continue;
+    const { group, free } = partOf(lod.runAlloc[r]!);
+    const g = lod.groups?.[group];
+    const bytes = lod.runY1[r]! - lod.runY0[r]!;
+    if (g !== undefined)
+      under = ` · ${groupName(g)}: ${free ? 'reserved, not allocated' : 'allocated'} ${formatBytes(bytes)} (${exactBytes(bytes)})`;
+  }
+  return `after entry ${hit.entry}: reserved ${formatBytes(reserved)} (${exactBytes(reserved)})${under}`;
+}
+
+/** A (pool, stream) group in words. */
+export function groupName(g: PoolGroup): string {
+  const pool =
+    g.pool[0] === 0 && g.pool[1] === 0 ? 'default pool' : `private pool (${g.pool[0]}, ${g.pool[1]})`;
+  return `${pool} · stream ${g.stream}`;
 }
 
 /** Keeps the window inside the trace and at least a few entries (or microseconds) wide. */

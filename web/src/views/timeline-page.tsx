@@ -12,6 +12,7 @@ import type { DeviceInfo } from '../worker/protocol.js';
 import { Details } from './details.js';
 import { PoolView } from './pool-view.js';
 import { useSelection } from './use-selection.js';
+import { ZoomModeButton } from './zoom-mode-button.js';
 
 interface Props {
   client: EngineClient;
@@ -66,6 +67,8 @@ export function TimelinePage({ client, device, view, update }: Props) {
     client
       .query('piece', { device: device.device, entry: k, bytes })
       .then((piece) => update({ entry: k, segment: piece?.address ?? null }));
+  // The pools timeline names no allocation: a click selects the entry (the pool state after it).
+  const pickEntry = (k: number) => update({ entry: k });
   const cursor = axis === 'entry' ? entry + 0.5 : (info?.time_us ?? null);
   return (
     <main className="timeline-page">
@@ -95,10 +98,10 @@ export function TimelinePage({ client, device, view, update }: Props) {
         >
           whole trace
         </button>
-        <span title="allocations: active memory, as memory_viz's Active Memory Timeline; segments: reserved memory, as its Active Cached Segment Timeline">
+        <span title="allocations: active memory, as memory_viz's Active Memory Timeline; segments: reserved memory, as its Active Cached Segment Timeline; pools: reserved memory by pool and stream with the allocations in it, as its Allocated Memory (incl. Private Pools)">
           stack:
         </span>
-        {(['allocations', 'segments'] as const).map((s) => (
+        {(['allocations', 'segments', 'pools'] as const).map((s) => (
           <label key={s}>
             <input
               type="radio"
@@ -117,6 +120,7 @@ export function TimelinePage({ client, device, view, update }: Props) {
           onTerm={(search) => update({ search })}
           onMatches={setMatches}
         />
+        <ZoomModeButton mode={view.zoom} onMode={(zoom) => update({ zoom })} />
       </div>
       <Timeline
         client={client}
@@ -130,7 +134,9 @@ export function TimelinePage({ client, device, view, update }: Props) {
         search={view.search}
         stream={stream}
         stack={view.stack}
-        onPick={view.stack === 'segments' ? pickSegment : pick}
+        zoom={view.zoom}
+        onZoomMode={(zoom) => update({ zoom })}
+        onPick={view.stack === 'segments' ? pickSegment : view.stack === 'pools' ? pickEntry : pick}
       />
       <Minimap
         client={client}

@@ -15,8 +15,9 @@ import { timelineLod } from '../../../src/engine/analyses/timeline-lod.js';
 import { asSnapshotError, SnapshotError } from '../../../src/engine/errors.js';
 import { loadSnapshot } from '../../../src/engine/load.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
-import { paintLayer } from '../timeline/paint-layer.js';
+import { envelopeTone, paintLayer } from '../timeline/paint-layer.js';
 import { analysisHandlers } from './analysis-handlers.js';
+import { poolTimelines, traceTop } from './pool-timeline.js';
 import type { EntryInfo, Loaded, Queries, QueryName, Request, Response, Source } from './protocol.js';
 import { tableHandlers } from './table-handlers.js';
 import { searchMatches, streamViews } from './timeline-inputs.js';
@@ -52,6 +53,7 @@ function piecesOf(device: number): SegmentPieces {
   return p;
 }
 const matchesOf = searchMatches(current, deviceOf);
+const pools = poolTimelines(current, deviceOf, piecesOf);
 
 const handlers: { [K in QueryName]: Handler<K> } = {
   load: async ({ source }, id) => {
@@ -60,13 +62,22 @@ const handlers: { [K in QueryName]: Handler<K> } = {
     return describe(snapshot);
   },
   summary: () => summaryOf(current()),
-  timeline: ({ device, request, stream, search, paint, stack }) => {
+  timeline: ({ device, request: asked, stream, search, paint, stack, zoom }) => {
+    const byDevice = stack === 'segments' || stack === 'pools';
+    const view = byDevice ? deviceOf(device) : viewOf(device, stream);
+    // A horizontal zoom keeps the y axis of the whole trace.
+    const request = zoom === 'horizontal' ? { ...asked, yTop: traceTop(view, byDevice) } : asked;
     const lod =
       stack === 'segments'
-        ? segmentTimelineLod(deviceOf(device), piecesOf(device), request)
-        : timelineLod(viewOf(device, stream), request, matchesOf(device, search ?? ''));
-    return paint ? { ...lod, bitmap: paintLayer(lod, paint) } : lod;
+        ? segmentTimelineLod(view, piecesOf(device), request)
+        : stack === 'pools'
+          ? pools.lod(device, request)
+          : timelineLod(view, request, matchesOf(device, search ?? ''));
+    return paint
+      ? { ...lod, bitmap: paintLayer(lod, paint, stack === 'pools' ? envelopeTone : undefined) }
+      : lod;
   },
+  part: ({ device, entry, bytes }) => pools.part(device, entry, bytes),
   piece: ({ device, entry, bytes }) => {
     const p = piecesOf(device);
     const id = pieceAt(p, entry, bytes);

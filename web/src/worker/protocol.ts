@@ -1,11 +1,13 @@
 import type { AllocationDetails } from '../../../src/engine/analyses/allocation-details.js';
+import type { PoolGroup } from '../../../src/engine/analyses/pool-envelopes.js';
 import type { PoolStateReport } from '../../../src/engine/analyses/pool-state.js';
 import type { SnapshotSummary } from '../../../src/engine/analyses/summary.js';
 import type { StepMarker, TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
 import type { TimelineLod, TimelineRequest } from '../../../src/engine/analyses/timeline-lod.js';
 import type { LayerSize } from '../timeline/paint-layer.js';
-import type { TimelineStack } from '../url-state.js';
+import type { TimelineStack, ZoomMode } from '../url-state.js';
 import type { AnalysisQueries } from './analysis-protocol.js';
+import type { PoolPart } from './pool-timeline.js';
 import type { TableQueries } from './table-protocol.js';
 import type { WhatIfQueries } from './what-if-protocol.js';
 
@@ -76,10 +78,22 @@ export interface Queries extends TableQueries, AnalysisQueries, WhatIfQueries {
       stream?: number | null;
       search?: string;
       paint?: LayerSize;
-      /** 'segments': the segment timeline (runs name pieces of reserved memory; stream and search do not apply). */
+      /**
+       * 'segments': the segment timeline (runs name pieces of reserved memory); 'pools': the
+       * (pool, stream) envelopes (runs name parts, pool-envelopes.ts partOf). Stream and search
+       * apply to allocations only.
+       */
       stack?: TimelineStack;
+      /** 'horizontal': the y axis keeps the whole trace's top; else it follows the window's. */
+      zoom?: ZoomMode;
     };
-    result: TimelineLod & { bitmap?: ImageBitmap };
+    /** groups: the pools timeline's (pool, stream) groups, in stacking order. */
+    result: TimelineLod & { bitmap?: ImageBitmap; groups?: PoolGroup[] };
+  };
+  /** The pools timeline's group part drawn at `bytes` after `entry` (null: above the stack). */
+  part: {
+    args: { device: number; entry: number; bytes: number };
+    result: PoolPart | null;
   };
   /** The piece of reserved memory drawn at `bytes` after `entry` in the segment timeline (null: none). */
   piece: {

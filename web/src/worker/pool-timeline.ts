@@ -1,0 +1,75 @@
+import {
+  type PoolEnvelopes,
+  type PoolGroup,
+  partAt,
+  partOf,
+  poolEnvelopes,
+  poolTimelineLod,
+} from '../../../src/engine/analyses/pool-envelopes.js';
+import type { SegmentPieces } from '../../../src/engine/analyses/segment-timeline.js';
+import type { TimelineLod, TimelineRequest } from '../../../src/engine/analyses/timeline-lod.js';
+import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
+
+/** What lies under a point of the pools timeline: a group's allocations or the free rest of its envelope. */
+export interface PoolPart {
+  group: number;
+  pool: readonly [number, number];
+  stream: number;
+  /** The free part of the envelope (reserved by this pool and stream, unallocated). */
+  free: boolean;
+}
+
+/**
+ * The pools timeline in the worker: each device's groups are found once (one pass over the
+ * trace), then every level of detail steps their totals over the window it shows.
+ */
+export function poolTimelines(
+  current: () => Snapshot,
+  deviceOf: (device: number) => DeviceModel,
+  piecesOf: (device: number) => SegmentPieces,
+) {
+  const found = new WeakMap<DeviceModel, PoolEnvelopes>();
+  const envelopesOf = (device: number): PoolEnvelopes => {
+    const d = deviceOf(device);
+    let env = found.get(d);
+    if (env === undefined) {
+      env = poolEnvelopes(current(), d, piecesOf(device));
+      found.set(d, env);
+    }
+    return env;
+  };
+  return {
+    lod(device: number, request: TimelineRequest): TimelineLod & { groups: PoolGroup[] } {
+      const env = envelopesOf(device);
+      return { ...poolTimelineLod(deviceOf(device), piecesOf(device), env, request), groups: env.groups };
+    },
+    part(device: number, entry: number, bytes: number): PoolPart | null {
+      const env = envelopesOf(device);
+      const code = partAt(deviceOf(device), piecesOf(device), env, entry, bytes);
+      if (code < 0) return null;
+      const { group, free } = partOf(code);
+      return { group, ...env.groups[group]!, free };
+    },
+  };
+}
+
+const tops = new WeakMap<DeviceModel, Map<string, number>>();
+
+/**
+ * The top of the whole trace for a timeline: the highest reserved (or, stacking allocations,
+ * active) bytes after any entry, found once per device (or stream view) and what it stacks.
+ */
+export function traceTop(d: DeviceModel, reservedOnly: boolean): number {
+  const key = reservedOnly ? 'reserved' : 'both';
+  const known = tops.get(d) ?? new Map<string, number>();
+  tops.set(d, known);
+  let top = known.get(key);
+  if (top === undefined) {
+    const t = d.totals;
+    top = Math.max(t.start.reserved, reservedOnly ? 0 : t.start.active);
+    for (let k = 0; k < t.reserved.length; k++) top = Math.max(top, t.reserved[k]!);
+    if (!reservedOnly) for (let k = 0; k < t.active.length; k++) top = Math.max(top, t.active[k]!);
+    known.set(key, top);
+  }
+  return top;
+}
