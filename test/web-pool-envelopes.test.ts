@@ -2,9 +2,10 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  GroupStacks,
   GroupTotals,
-  partAt,
   poolEnvelopes,
+  poolHitAt,
   poolTimelineLod,
 } from '../src/engine/analyses/pool-envelopes.js';
 import { segmentPieces } from '../src/engine/analyses/segment-timeline.js';
@@ -57,8 +58,19 @@ function check(s: Snapshot): void {
     for (let c = 0; c < lod.columns; c++) {
       const k = lod.sample[c]!;
       expect(top[c]).toBe(reservedAt(k));
-      if (reservedAt(k) > 0) expect(partAt(d, p, env, k, reservedAt(k) - 1)).toBeGreaterThanOrEqual(0);
-      expect(partAt(d, p, env, k, reservedAt(k))).toBe(-1);
+      if (reservedAt(k) > 0) expect(poolHitAt(d, p, env, k, reservedAt(k) - 1)).not.toBeNull();
+      expect(poolHitAt(d, p, env, k, reservedAt(k))).toBeNull();
+    }
+    // An allocation's own run is where the exact picker finds it, and it is live then, in its group.
+    let checked = 0;
+    for (let r = 0; r < lod.runs && checked < 200; r++) {
+      const id = lod.runAlloc[r]!;
+      if (id < 0) continue;
+      const k = lod.sample[lod.runX0[r]!]!;
+      const hit = poolHitAt(d, p, env, k, (lod.runY0[r]! + lod.runY1[r]!) / 2);
+      expect(hit).toEqual({ group: env.allocGroup[id], alloc: id });
+      expect(d.live.aliveAfter(k)).toContain(id);
+      checked++;
     }
   }
 }
@@ -127,5 +139,15 @@ describe('the planted private pool has its own envelope', () => {
         if (blocks.state[b] === BlockState.allocated || blocks.state[b] === BlockState.pendingFree)
           live += blocks.requestedSize[b]!;
     expect(totals.active[group]).toBe(live);
+    // And each allocation stacked in its envelope lies in one of the planted pool's segments.
+    const stacks = new GroupStacks(env, d.allocations.count);
+    new GroupTotals(d, p, env, t.length - 1, stacks);
+    const inside: number[] = [];
+    for (let id = stacks.of(group).head; id !== -1; id = stacks.of(group).next[id]!) inside.push(id);
+    expect(inside.length).toBeGreaterThan(0);
+    for (const id of inside) {
+      const a = d.allocations.addr[id]!;
+      expect(planted.some((g) => g.address <= a && a < g.address + g.totalSize)).toBe(true);
+    }
   });
 });

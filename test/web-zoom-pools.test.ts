@@ -68,22 +68,29 @@ describe.skipIf(!ready && process.env.CI === undefined)('timeline pools stack an
     return { window: [a!, b!], top: Number(await c.getAttribute('data-y-top')) };
   };
 
-  it('stacks pools: one envelope per (pool, stream), the private pool named, a click selects the entry', async () => {
+  it('stacks pools: one envelope per (pool, stream), the private pool named; a click pins the allocation under it', async () => {
     await open('&stack=pools');
     const legend = page.getByLabel('pools legend');
     await expect.poll(() => legend.textContent()).toContain('private pool (0, 1)');
     // The generator's default pool serves the default stream and two side streams.
     expect(await legend.locator('li', { hasText: 'default pool' }).count()).toBe(3);
     const box = (await plot().boundingBox())!;
-    await page.mouse.move(box.x + box.width * 0.6, box.y + box.height - 40);
+    // Low in the plot: the parameters, allocated first, at the bottom of the default stream's envelope.
+    const [x, y] = [box.x + box.width * 0.6, box.y + box.height - 40];
+    await page.mouse.move(x, y);
     await expect
       .poll(() => page.locator('.hover').textContent())
-      .toMatch(/pool · stream \d+: (allocated|reserved)/);
-    await page.mouse.click(box.x + box.width * 0.6, box.y + box.height - 40);
-    await expect.poll(() => hash().get('entry')).not.toBeNull();
+      .toMatch(/allocation #\d+|allocations under/);
+    await page.mouse.click(x, y);
+    await expect.poll(() => hash().get('alloc')).not.toBeNull();
+    const entry = Number(hash().get('entry'));
+    const alloc = Number(hash().get('alloc'));
+    // Independently of the page: the allocation is live after that entry, and the details and pool state show it.
+    expect([...d.live.aliveAfter(entry)]).toContain(alloc);
     await expect
-      .poll(() => page.getByLabel('pool state').getAttribute('data-entry'))
-      .toBe(hash().get('entry'));
+      .poll(() => page.getByLabel('allocation details').getAttribute('data-alloc'))
+      .toBe(String(alloc));
+    await expect.poll(() => page.getByLabel('pool state').getAttribute('data-entry')).toBe(String(entry));
     expect(hash().get('stack')).toBe('pools');
     await page.screenshot({ path: join(ARTIFACTS, 'timeline-pools.png') });
   });

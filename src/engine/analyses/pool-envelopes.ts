@@ -1,8 +1,15 @@
 import { lowerBound } from '../model/lower-bound.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
+import { stackAfter } from './live-order.js';
 import type { SegmentPieces } from './segment-timeline.js';
 import { describeSegment } from './state-segments.js';
-import { columnSamples, RunBuilder, type TimelineLod, type TimelineRequest } from './timeline-lod.js';
+import {
+  columnSamples,
+  emitStack,
+  RunBuilder,
+  type TimelineLod,
+  type TimelineRequest,
+} from './timeline-lod.js';
 
 /**
  * memory_viz's "Allocated Memory (incl. Private Pools)": the caching allocator serves a request
@@ -163,7 +170,10 @@ function allocationGroups(
   return { allocGroup, outside };
 }
 
-/** Reserved and allocation bytes of every group after an entry, stepped forward. */
+/**
+ * Reserved and allocation bytes of every group after an entry, stepped forward; with `stacks`,
+ * each group's live allocations in stacking order too.
+ */
 export class GroupTotals {
   readonly reserved: Float64Array;
   readonly active: Float64Array;
@@ -175,6 +185,7 @@ export class GroupTotals {
     private readonly p: SegmentPieces,
     private readonly env: PoolEnvelopes,
     after: number,
+    private readonly stacks?: GroupStacks,
   ) {
     // As stateAfter: past the last entry is the state at dump.
     const from = Math.max(-1, Math.min(after, d.trace.length - 1));
@@ -182,16 +193,18 @@ export class GroupTotals {
     this.active = new Float64Array(env.groups.length);
     for (let id = 0; id < p.count; id++)
       if (p.start[id]! <= from && from < p.end[id]!) this.reserved[env.pieceGroup[id]!]! += p.size[id]!;
-    for (const id of d.live.aliveAfter(from)) {
+    for (const id of stackAfter(d, from)) {
       const g = env.allocGroup[id]!;
-      if (g >= 0) this.active[g]! += d.allocations.size[id]!;
+      if (g < 0) continue;
+      this.active[g]! += d.allocations.size[id]!;
+      stacks?.push(id);
     }
     this.at = from;
     this.e = lowerBound(env.pieceEventEntry, from + 1);
   }
 
   advanceTo(k: number): void {
-    const { d, p, env } = this;
+    const { d, p, env, stacks } = this;
     const a = d.allocations;
     for (let i = this.at + 1; i <= Math.min(k, d.trace.length - 1); i++) {
       for (; this.e < env.pieceEventEntry.length && env.pieceEventEntry[this.e] === i; this.e++) {
@@ -203,25 +216,81 @@ export class GroupTotals {
       if (alloc < 0) continue;
       const g = env.allocGroup[alloc]!;
       if (g < 0) continue;
-      if (a.start[alloc] === i) this.active[g]! += a.size[alloc]!;
-      if (a.end[alloc] === i) this.active[g]! -= a.size[alloc]!;
+      if (a.start[alloc] === i) {
+        this.active[g]! += a.size[alloc]!;
+        stacks?.push(alloc);
+      }
+      if (a.end[alloc] === i) {
+        this.active[g]! -= a.size[alloc]!;
+        stacks?.unlink(alloc);
+      }
     }
     this.at = Math.max(this.at, k);
   }
 }
 
 /**
- * Run codes of the pools timeline: 2g is group g's allocations, 2g + 1 the rest of its envelope
- * (reserved by it, free for it alone).
+ * Each group's live allocations as a doubly linked list in stacking order (as the allocation
+ * timeline's): one pair of link arrays for all, an allocation being in one group only.
  */
-export function partOf(code: number): { group: number; free: boolean } {
-  return { group: code >> 1, free: (code & 1) === 1 };
+export class GroupStacks {
+  private readonly next: Int32Array;
+  private readonly prev: Int32Array;
+  private readonly heads: Int32Array;
+  private readonly tails: Int32Array;
+
+  constructor(
+    private readonly env: PoolEnvelopes,
+    allocations: number,
+  ) {
+    this.next = new Int32Array(allocations);
+    this.prev = new Int32Array(allocations);
+    this.heads = new Int32Array(env.groups.length).fill(-1);
+    this.tails = new Int32Array(env.groups.length).fill(-1);
+  }
+
+  push(id: number): void {
+    const g = this.env.allocGroup[id]!;
+    const tail = this.tails[g]!;
+    this.prev[id] = tail;
+    this.next[id] = -1;
+    if (tail >= 0) this.next[tail] = id;
+    else this.heads[g] = id;
+    this.tails[g] = id;
+  }
+
+  unlink(id: number): void {
+    const g = this.env.allocGroup[id]!;
+    const p = this.prev[id]!;
+    const n = this.next[id]!;
+    if (p >= 0) this.next[p] = n;
+    else this.heads[g] = n;
+    if (n >= 0) this.prev[n] = p;
+    else this.tails[g] = p;
+  }
+
+  /** Group g's list, bottom first, as emitStack walks it. */
+  of(g: number): { head: number; next: Int32Array } {
+    return { head: this.heads[g]!, next: this.next };
+  }
+}
+
+/** Run code of the free part of group g's envelope (reserved by it, unallocated): -2 - g. */
+export function freePartCode(group: number): number {
+  return -2 - group;
+}
+
+/** The group whose envelope's free part a run code names, else -1 (an allocation, or merged ones). */
+export function freePartGroup(code: number): number {
+  return code <= -2 ? -2 - code : -1;
 }
 
 /**
- * The pools timeline's level of detail, in the allocation timeline's shape (runs name parts,
- * see partOf): each column shows the state after its entry with the most reserved memory (then
- * the most active), the groups stacked in order, so the stack top is the reserved curve.
+ * The pools timeline's level of detail, in the allocation timeline's shape: each column shows
+ * the state after its entry with the most reserved memory (then the most active), the groups
+ * stacked in order, each one's allocations at its bottom as the allocation timeline stacks them
+ * (one run each at least a pixel tall, merged runs below that), then the free part of its
+ * envelope (run code freePartCode(g)); so the stack top is the reserved curve.
  */
 export function poolTimelineLod(
   d: DeviceModel,
@@ -237,47 +306,57 @@ export function poolTimelineLod(
     const r = reservedAt(k) - reservedAt(best);
     return r > 0 || (r === 0 && activeAt(k) > activeAt(best));
   });
-  const totals = new GroupTotals(d, p, env, sample[0]!);
+  const reserved = Float64Array.from(sample, reservedAt);
+  const active = Float64Array.from(sample, activeAt);
+  // The y axis first: merging needs the bytes one pixel row stands for.
+  const yMax = reserved.reduce((m, r) => Math.max(m, r), Math.max(1, req.yTop ?? 0));
+  const minBytes = yMax / Math.max(1, req.rows);
+  const stacks = new GroupStacks(env, d.allocations.count);
+  const totals = new GroupTotals(d, p, env, sample[0]!, stacks);
   const runs = new RunBuilder();
-  const reserved = new Float64Array(columns);
-  const active = new Float64Array(columns);
-  let yMax = Math.max(1, req.yTop ?? 0);
   for (let c = 0; c < columns; c++) {
     totals.advanceTo(sample[c]!);
     runs.beginColumn(c);
     let y = 0;
     for (let g = 0; g < env.groups.length; g++) {
-      const used = totals.active[g]!;
-      const free = totals.reserved[g]! - used;
-      if (used > 0) runs.add(y, y + used, 2 * g, 2 * g, 1);
-      y += used;
-      if (free > 0) runs.add(y, y + free, 2 * g + 1, 2 * g + 1, 1);
-      y += Math.max(0, free);
+      const top = y + totals.reserved[g]!;
+      y = emitStack(stacks.of(g), d.allocations.size, y, minBytes, runs);
+      if (top > y) runs.add(y, top, freePartCode(g), freePartCode(g), 1);
+      y = Math.max(y, top);
     }
     runs.endColumn();
-    reserved[c] = reservedAt(sample[c]!);
-    active[c] = activeAt(sample[c]!);
-    yMax = Math.max(yMax, y, reserved[c]!);
   }
   return { columns, yMax, sample, active, reserved, ...runs.result() };
 }
 
-/** The group part drawn at `bytes` above the baseline after entry `k` (-1 above the stack top). */
-export function partAt(
+/** What lies at `bytes` above the baseline after entry `k`: a group's allocation, or its envelope's free part. */
+export interface PoolHit {
+  group: number;
+  /** The allocation there; -1 in the free part of the envelope. */
+  alloc: number;
+}
+
+/** The pools timeline's exact answer under a point, whatever its level of detail merged (null: above the stack). */
+export function poolHitAt(
   d: DeviceModel,
   p: SegmentPieces,
   env: PoolEnvelopes,
   k: number,
   bytes: number,
-): number {
-  const totals = new GroupTotals(d, p, env, k);
+): PoolHit | null {
+  const stacks = new GroupStacks(env, d.allocations.count);
+  const totals = new GroupTotals(d, p, env, k, stacks);
+  const size = d.allocations.size;
   let y = 0;
   for (let g = 0; g < env.groups.length; g++) {
-    const used = totals.active[g]!;
-    if (bytes < y + used) return 2 * g;
-    y += used;
-    y += Math.max(0, totals.reserved[g]! - used);
-    if (bytes < y) return 2 * g + 1;
+    const top = y + totals.reserved[g]!;
+    const { head, next } = stacks.of(g);
+    for (let id = head; id !== -1; id = next[id]!) {
+      if (bytes < y + size[id]!) return bytes < y ? null : { group: g, alloc: id };
+      y += size[id]!;
+    }
+    if (bytes < Math.max(y, top)) return bytes < y ? null : { group: g, alloc: -1 };
+    y = Math.max(y, top);
   }
-  return -1;
+  return null;
 }

@@ -201,14 +201,27 @@ export function emitColumn(
   runs: RunBuilder,
   marked?: Uint8Array,
 ): void {
-  let y = 0;
+  runs.beginColumn(column);
+  emitStack(stack, size, 0, minBytes, runs, marked);
+  runs.endColumn();
+}
+
+/** A stack's runs from `base` bytes up, into the column begun; returns its top. */
+export function emitStack(
+  stack: Pick<StackList, 'head' | 'next'>,
+  size: Float64Array,
+  base: number,
+  minBytes: number,
+  runs: RunBuilder,
+  marked?: Uint8Array,
+): number {
+  let y = base;
   // The open merged run: where it starts (-1: none), its largest member, how many it holds.
   let from = -1;
   let tone = -1;
   let largest = 0;
   let count = 0;
   let toneMarked = false;
-  runs.beginColumn(column);
   for (let id = stack.head; id !== -1; id = stack.next[id]!) {
     const s = size[id]!;
     if (s >= minBytes) {
@@ -238,7 +251,7 @@ export function emitColumn(
     }
   }
   if (from >= 0) runs.add(from, y, -1, tone, count);
-  runs.endColumn();
+  return y;
 }
 
 /**

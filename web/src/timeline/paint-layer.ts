@@ -39,13 +39,18 @@ function paletteIndex(id: number): number {
 /** Headroom above the highest point, so the reserved line at the top stays visible. */
 export const Y_HEADROOM = 1.06;
 
+/** The allocations' colours, by allocation id (a merged run: its largest member's). */
+export function allocationTone(id: number): string {
+  return PALETTE[paletteIndex(id)]!;
+}
+
 /**
- * Colours of the pools timeline's parts (pool-envelopes.ts partOf): a group's allocations in its
- * palette colour, the free rest of its envelope in a pale wash of the same hue.
+ * The pools timeline's colours: allocations as in the allocation timeline, the free part of
+ * group g's envelope (run code -2 - g, pool-envelopes.ts freePartCode) a pale wash of a hue of
+ * its own.
  */
 export function envelopeTone(code: number): string {
-  const colour = PALETTE[(code >> 1) % PALETTE.length]!;
-  return (code & 1) === 0 ? colour : `${colour}40`;
+  return code <= -2 ? `${PALETTE[(-2 - code) % PALETTE.length]!}40` : allocationTone(code);
 }
 
 /**
@@ -55,7 +60,7 @@ export function envelopeTone(code: number): string {
 export function paintLayer(
   lod: TimelineLod,
   size: LayerSize,
-  tone: (code: number) => string = (id) => PALETTE[paletteIndex(id)]!,
+  tone: (code: number) => string = allocationTone,
 ): ImageBitmap {
   const { width, height, dpr } = size;
   const layer = new OffscreenCanvas(

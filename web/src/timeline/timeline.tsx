@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
-import { type PoolGroup, partOf } from '../../../src/engine/analyses/pool-envelopes.js';
+import { freePartGroup, type PoolGroup } from '../../../src/engine/analyses/pool-envelopes.js';
 import type { TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
 import { exactBytes, formatBytes } from '../format.js';
 import type { TimelineStack, ZoomMode } from '../url-state.js';
@@ -314,7 +314,7 @@ function changed(a: unknown[], b: unknown[]): boolean {
 const CLICKS: Record<TimelineStack, string> = {
   allocations: 'click: pin an allocation',
   segments: 'click: its segment in the pool state',
-  pools: 'click: the pool state then',
+  pools: 'click: pin the allocation (or select the entry)',
 };
 
 function hintFor(stack: TimelineStack): string {
@@ -455,20 +455,23 @@ function describeAt(
   return `after entry ${hit.entry}: active ${formatBytes(active)} (${exactBytes(active)}), reserved ${formatBytes(reserved)}${under}`;
 }
 
-/** The pools timeline under the pointer: the (pool, stream) part and its envelope's figures. */
+/** The pools timeline under the pointer: an allocation, merged ones, or a group's free envelope part. */
 function describePools(lod: Layer['lod'], hit: { entry: number; bytes: number; column: number }): string {
   const reserved = lod.reserved[hit.column]!;
   let under = '';
   for (let r = 0; r < lod.runs; r++) {
     if (lod.runX0[r]! > hit.column || lod.runX1[r]! <= hit.column) continue;
     if (hit.bytes < lod.runY0[r]! || hit.bytes >= lod.runY1[r]!) continue;
-    const { group, free } = partOf(lod.runAlloc[r]!);
-    const g = lod.groups?.[group];
     const bytes = lod.runY1[r]! - lod.runY0[r]!;
-    if (g !== undefined)
-      under = ` · ${groupName(g)}: ${free ? 'reserved, not allocated' : 'allocated'} ${formatBytes(bytes)} (${exactBytes(bytes)})`;
+    const size = `${formatBytes(bytes)} (${exactBytes(bytes)})`;
+    const code = lod.runAlloc[r]!;
+    const g = lod.groups?.[freePartGroup(code)];
+    if (g !== undefined) under = ` · ${groupName(g)}: reserved for it, not allocated ${size}`;
+    else if (code >= 0) under = ` · allocation #${code}: ${size} (click: its pool and stream)`;
+    else
+      under = ` · ${lod.runCount[r]} allocations under a pixel tall: ${size} in all (click picks the exact one)`;
   }
-  return `after entry ${hit.entry}: reserved ${formatBytes(reserved)} (${exactBytes(reserved)})${under}`;
+  return `after entry ${hit.entry}: reserved ${formatBytes(reserved)} (${exactBytes(reserved)}), active ${formatBytes(lod.active[hit.column]!)}${under}`;
 }
 
 /** A (pool, stream) group in words. */

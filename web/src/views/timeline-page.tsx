@@ -67,8 +67,12 @@ export function TimelinePage({ client, device, view, update }: Props) {
     client
       .query('piece', { device: device.device, entry: k, bytes })
       .then((piece) => update({ entry: k, segment: piece?.address ?? null }));
-  // The pools timeline names no allocation: a click selects the entry (the pool state after it).
-  const pickEntry = (k: number) => update({ entry: k });
+  // A click on the pools timeline pins the allocation under it (the worker finds it in its
+  // group's stack), or in an envelope's free part selects the entry alone.
+  const pickPoolPart = (k: number, bytes: number) =>
+    client
+      .query('part', { device: device.device, entry: k, bytes })
+      .then((part) => update({ entry: k, alloc: part !== null && part.alloc >= 0 ? part.alloc : null }));
   const cursor = axis === 'entry' ? entry + 0.5 : (info?.time_us ?? null);
   return (
     <main className="timeline-page">
@@ -136,7 +140,7 @@ export function TimelinePage({ client, device, view, update }: Props) {
         stack={view.stack}
         zoom={view.zoom}
         onZoomMode={(zoom) => update({ zoom })}
-        onPick={view.stack === 'segments' ? pickSegment : view.stack === 'pools' ? pickEntry : pick}
+        onPick={view.stack === 'segments' ? pickSegment : view.stack === 'pools' ? pickPoolPart : pick}
       />
       <Minimap
         client={client}

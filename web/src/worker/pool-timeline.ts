@@ -1,22 +1,21 @@
 import {
   type PoolEnvelopes,
   type PoolGroup,
-  partAt,
-  partOf,
   poolEnvelopes,
+  poolHitAt,
   poolTimelineLod,
 } from '../../../src/engine/analyses/pool-envelopes.js';
 import type { SegmentPieces } from '../../../src/engine/analyses/segment-timeline.js';
 import type { TimelineLod, TimelineRequest } from '../../../src/engine/analyses/timeline-lod.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
 
-/** What lies under a point of the pools timeline: a group's allocations or the free rest of its envelope. */
+/** What lies under a point of the pools timeline: an allocation of a group, or the free rest of its envelope. */
 export interface PoolPart {
   group: number;
   pool: readonly [number, number];
   stream: number;
-  /** The free part of the envelope (reserved by this pool and stream, unallocated). */
-  free: boolean;
+  /** The allocation there; -1 in the free part of the envelope (reserved by this pool and stream, unallocated). */
+  alloc: number;
 }
 
 /**
@@ -45,10 +44,8 @@ export function poolTimelines(
     },
     part(device: number, entry: number, bytes: number): PoolPart | null {
       const env = envelopesOf(device);
-      const code = partAt(deviceOf(device), piecesOf(device), env, entry, bytes);
-      if (code < 0) return null;
-      const { group, free } = partOf(code);
-      return { group, ...env.groups[group]!, free };
+      const hit = poolHitAt(deviceOf(device), piecesOf(device), env, entry, bytes);
+      return hit === null ? null : { ...env.groups[hit.group]!, ...hit };
     },
   };
 }

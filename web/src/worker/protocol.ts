@@ -80,8 +80,8 @@ export interface Queries extends TableQueries, AnalysisQueries, WhatIfQueries {
       paint?: LayerSize;
       /**
        * 'segments': the segment timeline (runs name pieces of reserved memory); 'pools': the
-       * (pool, stream) envelopes (runs name parts, pool-envelopes.ts partOf). Stream and search
-       * apply to allocations only.
+       * (pool, stream) envelopes (runs name allocations, or an envelope's free part: pool-envelopes.ts
+       * freePartCode). Stream and search apply to the allocations stack only.
        */
       stack?: TimelineStack;
       /** 'horizontal': the y axis keeps the whole trace's top; else it follows the window's. */
@@ -90,7 +90,7 @@ export interface Queries extends TableQueries, AnalysisQueries, WhatIfQueries {
     /** groups: the pools timeline's (pool, stream) groups, in stacking order. */
     result: TimelineLod & { bitmap?: ImageBitmap; groups?: PoolGroup[] };
   };
-  /** The pools timeline's group part drawn at `bytes` after `entry` (null: above the stack). */
+  /** What the pools timeline draws at `bytes` after `entry`: an allocation or a free envelope part (null: above the stack). */
   part: {
     args: { device: number; entry: number; bytes: number };
     result: PoolPart | null;
