@@ -55,9 +55,17 @@ function check(s: Snapshot): void {
     const top = new Float64Array(lod.columns);
     for (let r = 0; r < lod.runs; r++)
       for (let c = lod.runX0[r]!; c < lod.runX1[r]!; c++) top[c] = Math.max(top[c]!, lod.runY1[r]!);
+    const groups = env.groups.length;
     for (let c = 0; c < lod.columns; c++) {
       const k = lod.sample[c]!;
       expect(top[c]).toBe(reservedAt(k));
+      // Each envelope ends where its group's reserved bytes, stacked on those below, reach.
+      const at = new GroupTotals(d, p, env, k);
+      let below = 0;
+      for (let g = 0; g < groups; g++) {
+        below += at.reserved[g]!;
+        expect(lod.envelopeTop[g * lod.columns + c]).toBe(below);
+      }
       if (reservedAt(k) > 0) expect(poolHitAt(d, p, env, k, reservedAt(k) - 1)).not.toBeNull();
       expect(poolHitAt(d, p, env, k, reservedAt(k))).toBeNull();
     }

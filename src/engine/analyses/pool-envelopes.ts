@@ -297,7 +297,7 @@ export function poolTimelineLod(
   p: SegmentPieces,
   env: PoolEnvelopes,
   req: TimelineRequest,
-): TimelineLod {
+): PoolTimelineLod {
   const columns = Math.max(1, Math.floor(req.columns));
   const t = d.totals;
   const reservedAt = (k: number): number => (k < 0 ? t.start.reserved : t.reserved[k]!);
@@ -314,6 +314,7 @@ export function poolTimelineLod(
   const stacks = new GroupStacks(env, d.allocations.count);
   const totals = new GroupTotals(d, p, env, sample[0]!, stacks);
   const runs = new RunBuilder();
+  const envelopeTop = new Float64Array(columns * env.groups.length);
   for (let c = 0; c < columns; c++) {
     totals.advanceTo(sample[c]!);
     runs.beginColumn(c);
@@ -323,10 +324,17 @@ export function poolTimelineLod(
       y = emitStack(stacks.of(g), d.allocations.size, y, minBytes, runs);
       if (top > y) runs.add(y, top, freePartCode(g), freePartCode(g), 1);
       y = Math.max(y, top);
+      envelopeTop[g * columns + c] = y;
     }
     runs.endColumn();
   }
-  return { columns, yMax, sample, active, reserved, ...runs.result() };
+  return { columns, yMax, sample, active, reserved, ...runs.result(), envelopeTop };
+}
+
+/** The pools level of detail: also where each group's envelope ends in each column. */
+export interface PoolTimelineLod extends TimelineLod {
+  /** Top of group g's envelope in column c (bytes above the baseline), at g * columns + c. */
+  envelopeTop: Float64Array;
 }
 
 /** What lies at `bytes` above the baseline after entry `k`: a group's allocation, or its envelope's free part. */

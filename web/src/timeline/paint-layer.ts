@@ -61,6 +61,7 @@ export function paintLayer(
   lod: TimelineLod,
   size: LayerSize,
   tone: (code: number) => string = allocationTone,
+  envelopeTop?: Float64Array,
 ): ImageBitmap {
   const { width, height, dpr } = size;
   const layer = new OffscreenCanvas(
@@ -91,6 +92,7 @@ export function paintLayer(
     g.fillStyle = colour;
     g.fill(path);
   }
+  if (envelopeTop !== undefined) drawEnvelopeTops(g, lod, envelopeTop, sx, sy, height);
   // The reserved line: what the caching allocator held from the driver.
   g.strokeStyle = '#222';
   g.lineWidth = 1.25;
@@ -103,4 +105,30 @@ export function paintLayer(
   }
   g.stroke();
   return layer.transferToImageBitmap();
+}
+
+/**
+ * The pools timeline's envelope edges: each group's top as a step line in its colour, so an
+ * envelope stays visible where its allocations fill it (see PoolTimelineLod.envelopeTop).
+ */
+function drawEnvelopeTops(
+  g: OffscreenCanvasRenderingContext2D,
+  lod: TimelineLod,
+  tops: Float64Array,
+  sx: number,
+  sy: number,
+  height: number,
+): void {
+  g.lineWidth = 1;
+  for (let group = 0; group * lod.columns < tops.length; group++) {
+    g.strokeStyle = PALETTE[group % PALETTE.length]!;
+    g.beginPath();
+    for (let c = 0; c < lod.columns; c++) {
+      const y = Math.round(height - tops[group * lod.columns + c]! * sy) + 0.5;
+      if (c === 0) g.moveTo(0, y);
+      else g.lineTo(c * sx, y);
+      g.lineTo((c + 1) * sx, y);
+    }
+    g.stroke();
+  }
 }

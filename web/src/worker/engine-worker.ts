@@ -67,15 +67,15 @@ const handlers: { [K in QueryName]: Handler<K> } = {
     const view = byDevice ? deviceOf(device) : viewOf(device, stream);
     // A horizontal zoom keeps the y axis of the whole trace.
     const request = zoom === 'horizontal' ? { ...asked, yTop: traceTop(view, byDevice) } : asked;
+    if (stack === 'pools') {
+      const lod = pools.lod(device, request);
+      return paint ? { ...lod, bitmap: paintLayer(lod, paint, envelopeTone, lod.envelopeTop) } : lod;
+    }
     const lod =
       stack === 'segments'
         ? segmentTimelineLod(view, piecesOf(device), request)
-        : stack === 'pools'
-          ? pools.lod(device, request)
-          : timelineLod(view, request, matchesOf(device, search ?? ''));
-    return paint
-      ? { ...lod, bitmap: paintLayer(lod, paint, stack === 'pools' ? envelopeTone : undefined) }
-      : lod;
+        : timelineLod(view, request, matchesOf(device, search ?? ''));
+    return paint ? { ...lod, bitmap: paintLayer(lod, paint) } : lod;
   },
   part: ({ device, entry, bytes }) => pools.part(device, entry, bytes),
   piece: ({ device, entry, bytes }) => {

@@ -1,12 +1,13 @@
 import {
   type PoolEnvelopes,
   type PoolGroup,
+  type PoolTimelineLod,
   poolEnvelopes,
   poolHitAt,
   poolTimelineLod,
 } from '../../../src/engine/analyses/pool-envelopes.js';
 import type { SegmentPieces } from '../../../src/engine/analyses/segment-timeline.js';
-import type { TimelineLod, TimelineRequest } from '../../../src/engine/analyses/timeline-lod.js';
+import type { TimelineRequest } from '../../../src/engine/analyses/timeline-lod.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
 
 /** What lies under a point of the pools timeline: an allocation of a group, or the free rest of its envelope. */
@@ -38,7 +39,7 @@ export function poolTimelines(
     return env;
   };
   return {
-    lod(device: number, request: TimelineRequest): TimelineLod & { groups: PoolGroup[] } {
+    lod(device: number, request: TimelineRequest): PoolTimelineLod & { groups: PoolGroup[] } {
       const env = envelopesOf(device);
       return { ...poolTimelineLod(deviceOf(device), piecesOf(device), env, request), groups: env.groups };
     },
