@@ -121,9 +121,12 @@ describe.skipIf(!ready && process.env.CI === undefined)('timeline pools stack an
     await expect.poll(async () => (await shown()).top).toBe(whole);
     await page.screenshot({ path: join(ARTIFACTS, 'timeline-zoom-horizontal.png') });
 
-    // A reload restores the mode; the button switches back.
+    // A reload restores the mode; the button switches back. The URL takes the window once the
+    // gesture settles: reloading before that would restore the window before it.
+    await expect.poll(() => [Number(hash().get('x0')), Number(hash().get('x1'))]).toEqual(start);
     await page.reload();
     await expect.poll(async () => (await shown()).top).toBe(whole);
+    expect((await shown()).window).toEqual(start);
     const button = page.getByRole('button', { name: /zoom: horizontal/ });
     expect(await button.getAttribute('aria-pressed')).toBe('true');
     await button.click();
