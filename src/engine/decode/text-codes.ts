@@ -26,30 +26,14 @@ export class TextCodes {
     n: number,
     text: (tag: number) => string,
   ): void {
-    // compile_context and user_metadata are one text for a whole run: one set, then a fill.
+    // compile_context and user_metadata are one text for a whole run: one row set, then a fill.
     let same = 1;
     while (same < n && tags[same] === tags[0]) same++;
-    if (same < n) {
-      this.writeRows(first, field, key, tags, n, text);
-      return;
-    }
-    this.writeRows(first, field, key, tags, 1, text);
-    const column = this.columnOf(field)!;
-    column.fill(column[first]!, first + 1, first + n);
-  }
-
-  private writeRows(
-    first: number,
-    field: Field,
-    key: string,
-    tags: Int32Array,
-    n: number,
-    text: (tag: number) => string,
-  ): void {
+    const rows = same === n ? 1 : n;
     let lastTag = -1;
     let lastCode = 0;
     let column = this.columnOf(field);
-    for (let e = 0; e < n; e++) {
+    for (let e = 0; e < rows; e++) {
       const tag = tags[e]!;
       if (tag !== lastTag) {
         // Entries alternate between a few actions: the cache hit is inlined here.
@@ -64,6 +48,7 @@ export class TextCodes {
       }
       column![first + e] = lastCode;
     }
+    if (rows < n) column!.fill(lastCode, first + 1, first + n);
   }
 
   /** Sets `field` of `row` to `text`, known by `tag` (-1: not cacheable). */
