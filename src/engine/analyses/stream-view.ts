@@ -41,6 +41,11 @@ export function deviceStreams(s: Snapshot, d: DeviceModel): number[] {
   const used = new Uint8Array(s.traceColumns.streams.length);
   const codes = d.allocations.stream;
   for (let id = 0; id < d.allocations.count; id++) used[codes[id]!] = 1;
+  return flaggedStreams(s, d, used);
+}
+
+/** The raw streams whose codes are flagged in `used`, and those of the device's segments, ascending. */
+export function flaggedStreams(s: Snapshot, d: DeviceModel, used: Uint8Array): number[] {
   const seen = new Set<number>();
   for (let code = 0; code < used.length; code++)
     if (used[code] === 1) seen.add(s.traceColumns.streams[code]!);

@@ -3,6 +3,7 @@ import { formatBytes } from '../format.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
 import { Action } from '../model/trace-columns.js';
 import { type DumpState, dumpState, type PoolState } from './dump-state.js';
+import { flaggedStreams } from './stream-view.js';
 import { type PoolEnd, type WindowStats, windowStats } from './trace-window.js';
 import { unmodelledDeviceWarnings, unmodelledFileWarnings } from './unmodelled.js';
 
@@ -135,10 +136,7 @@ function timeRange(time: Float64Array): [number, number] | null {
 }
 
 function streamsOf(s: Snapshot, d: DeviceModel): string[] {
-  const used = d.facts.streamsUsed;
-  const seen = new Set<number>(s.traceColumns.streams.filter((_, id) => used[id] === 1));
-  for (const id of d.segmentIds) seen.add(s.tables.segments[id]!.stream);
-  return [...seen].sort((a, b) => a - b).map(hexStream);
+  return flaggedStreams(s, d, d.facts.streamsUsed).map(hexStream);
 }
 
 function hexStream(v: number): string {
