@@ -438,9 +438,8 @@ function describeAt(
   if (stack === 'pools') return describePools(lod, hit);
   const active = lod.active[hit.column]!;
   let under = '';
-  for (let r = 0; r < lod.runs; r++) {
-    if (lod.runX0[r]! > hit.column || lod.runX1[r]! <= hit.column) continue;
-    if (hit.bytes < lod.runY0[r]! || hit.bytes >= lod.runY1[r]!) continue;
+  const r = runUnder(lod, hit);
+  if (r >= 0) {
     const bytes = lod.runY1[r]! - lod.runY0[r]!;
     const [one, many] =
       stack === 'segments' ? ['reserved piece', 'reserved pieces'] : ['allocation', 'allocations'];
@@ -459,9 +458,8 @@ function describeAt(
 function describePools(lod: Layer['lod'], hit: { entry: number; bytes: number; column: number }): string {
   const reserved = lod.reserved[hit.column]!;
   let under = '';
-  for (let r = 0; r < lod.runs; r++) {
-    if (lod.runX0[r]! > hit.column || lod.runX1[r]! <= hit.column) continue;
-    if (hit.bytes < lod.runY0[r]! || hit.bytes >= lod.runY1[r]!) continue;
+  const r = runUnder(lod, hit);
+  if (r >= 0) {
     const bytes = lod.runY1[r]! - lod.runY0[r]!;
     const size = `${formatBytes(bytes)} (${exactBytes(bytes)})`;
     const code = lod.runAlloc[r]!;
@@ -472,6 +470,15 @@ function describePools(lod: Layer['lod'], hit: { entry: number; bytes: number; c
       under = ` · ${lod.runCount[r]} allocations under a pixel tall: ${size} in all (click picks the exact one)`;
   }
   return `after entry ${hit.entry}: reserved ${formatBytes(reserved)} (${exactBytes(reserved)}), active ${formatBytes(lod.active[hit.column]!)}${under}`;
+}
+
+/** The run drawn at the hit's column and height (the last one, as drawn on top), or -1. */
+function runUnder(lod: Layer['lod'], hit: { bytes: number; column: number }): number {
+  for (let r = lod.runs - 1; r >= 0; r--) {
+    if (lod.runX0[r]! > hit.column || lod.runX1[r]! <= hit.column) continue;
+    if (hit.bytes >= lod.runY0[r]! && hit.bytes < lod.runY1[r]!) return r;
+  }
+  return -1;
 }
 
 /** A (pool, stream) group in words. */

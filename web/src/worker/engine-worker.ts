@@ -17,6 +17,7 @@ import { loadSnapshot } from '../../../src/engine/load.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
 import { envelopeTone, paintLayer } from '../timeline/paint-layer.js';
 import { analysisHandlers } from './analysis-handlers.js';
+import { oncePer } from './once-per.js';
 import { poolTimelines, traceTop } from './pool-timeline.js';
 import type { EntryInfo, Loaded, Queries, QueryName, Request, Response, Source } from './protocol.js';
 import { tableHandlers } from './table-handlers.js';
@@ -41,17 +42,9 @@ type Handler<K extends QueryName> = (
 ) => Promise<Queries[K]['result']> | Queries[K]['result'];
 
 const viewOf = streamViews(current, deviceOf);
-const pieces = new WeakMap<DeviceModel, SegmentPieces>();
+const piecesOfModel = oncePer((d: DeviceModel) => segmentPieces(current(), d));
 /** The segment timeline's pieces of a device, built on first use. */
-function piecesOf(device: number): SegmentPieces {
-  const d = deviceOf(device);
-  let p = pieces.get(d);
-  if (p === undefined) {
-    p = segmentPieces(current(), d);
-    pieces.set(d, p);
-  }
-  return p;
-}
+const piecesOf = (device: number): SegmentPieces => piecesOfModel(deviceOf(device));
 const matchesOf = searchMatches(current, deviceOf);
 const pools = poolTimelines(current, deviceOf, piecesOf);
 
@@ -151,17 +144,8 @@ async function* chunks(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8
   for (let r = await reader.read(); !r.done; r = await reader.read()) yield r.value;
 }
 
-const summaries = new WeakMap<Snapshot, SnapshotSummary>();
-
 /** The Overview's summary, computed once per snapshot. */
-function summaryOf(s: Snapshot): SnapshotSummary {
-  let r = summaries.get(s);
-  if (r === undefined) {
-    r = summarize(s);
-    summaries.set(s, r);
-  }
-  return r;
-}
+const summaryOf: (s: Snapshot) => SnapshotSummary = oncePer(summarize);
 
 function describe(s: Snapshot): Loaded {
   return {

@@ -9,6 +9,7 @@ import {
 import type { SegmentPieces } from '../../../src/engine/analyses/segment-timeline.js';
 import type { TimelineRequest } from '../../../src/engine/analyses/timeline-lod.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
+import { oncePer } from './once-per.js';
 
 /** What lies under a point of the pools timeline: an allocation of a group, or the free rest of its envelope. */
 export interface PoolPart {
@@ -28,16 +29,8 @@ export function poolTimelines(
   deviceOf: (device: number) => DeviceModel,
   piecesOf: (device: number) => SegmentPieces,
 ) {
-  const found = new WeakMap<DeviceModel, PoolEnvelopes>();
-  const envelopesOf = (device: number): PoolEnvelopes => {
-    const d = deviceOf(device);
-    let env = found.get(d);
-    if (env === undefined) {
-      env = poolEnvelopes(current(), d, piecesOf(device));
-      found.set(d, env);
-    }
-    return env;
-  };
+  const envelopesOfModel = oncePer((d: DeviceModel) => poolEnvelopes(current(), d, piecesOf(d.device)));
+  const envelopesOf = (device: number): PoolEnvelopes => envelopesOfModel(deviceOf(device));
   return {
     lod(device: number, request: TimelineRequest): PoolTimelineLod & { groups: PoolGroup[] } {
       const env = envelopesOf(device);
