@@ -32,7 +32,7 @@ const MAX_PAIRS: i32 = 16;
 /** The longest opcode this reads whole (FRAME: 1 + 8 bytes). */
 const MAX_OP: i32 = 9;
 /** A value written for `frames: None`. */
-const NO_FRAMES: f64 = -1;
+const NO_FRAMES: i32 = -1;
 /** Longest inline str interned here (longer ones are left to JS). */
 const MAX_TEXT: i32 = 1024;
 /** First word of an interned str's sequence (then its byte length and bytes, 4 a word). */
@@ -50,6 +50,8 @@ let pairs: i32 = 0;
 let inPtr: usize = 0;
 let inCap: usize = 0;
 let outPtr: usize = 0;
+/** Where the i32 columns start (after the f64 ones). */
+let out32Ptr: usize = 0;
 let outCap: usize = 0;
 let outRows: i32 = 0;
 // Interned tracebacks: an open-addressing table of key+1, per key (pool offset, length, hash),
@@ -121,24 +123,37 @@ export function input(n: i32): usize {
 }
 
 /**
- * Room for `entries` entries, column by column: pair i of entry e is the double at
- * (i * entries + e); column `pairs` holds where each entry starts, and column `pairs + 1` how
- * many MEMOIZEs the run had before it.
+ * Room for `entries` entries, column by column, in two blocks: doubles, where number pair i of
+ * entry e is at (i * entries + e) and column `pairs` holds where each entry starts; then i32s,
+ * where str and traceback pair i of entry e is at (i * entries + e) and column `pairs` holds how
+ * many MEMOIZEs the run had before the entry. References as i32s spare JS a double-to-integer
+ * conversion for every one it checks.
  */
 export function output(entries: i32): usize {
   init();
-  const bytes = <usize>entries * <usize>(pairs + 2) * 8;
+  const bytes = <usize>entries * <usize>(pairs + 1) * 12;
   if (bytes > outCap) {
     outCap = bytes;
     outPtr = reserve(outCap);
   }
   outRows = entries;
+  out32Ptr = outPtr + <usize>entries * <usize>(pairs + 1) * 8;
   return outPtr;
+}
+
+/** Where the i32 columns start (see output). */
+export function output32(): usize {
+  return out32Ptr;
 }
 
 @inline
 function slotOf(e: i32, i: i32): usize {
   return outPtr + ((<usize>i * <usize>outRows + <usize>e) << 3);
+}
+
+@inline
+function slot32Of(e: i32, i: i32): usize {
+  return out32Ptr + ((<usize>i * <usize>outRows + <usize>e) << 2);
 }
 
 export function end(): i32 {
@@ -194,7 +209,7 @@ export function scan(p: i32, limit: i32, maxEntries: i32): i32 {
     const q = entry(p, limit, count);
     if (q < 0) break;
     store<f64>(slotOf(count, pairs), <f64>start);
-    store<f64>(slotOf(count, pairs + 1), <f64>memo);
+    store<i32>(slot32Of(count, pairs), memo);
     memo += memoized;
     p = q;
     scanEnd = q;
@@ -225,10 +240,9 @@ function entry(p: i32, limit: i32, e: i32): i32 {
     p = skipFrame(p + keyLen);
     if (p + MAX_OP > limit) return -1;
     const kind = load<i32>(s + 8);
-    const slot = slotOf(e, i);
-    if (kind === NUM) p = number(p, slot);
-    else if (kind === STR) p = text(p, limit, slot, i);
-    else p = frames(p, limit, slot);
+    if (kind === NUM) p = number(p, slotOf(e, i));
+    else if (kind === STR) p = text(p, limit, slot32Of(e, i), i);
+    else p = frames(p, limit, slot32Of(e, i));
     if (p < 0) return -1;
   }
   p = skipFrame(p);
@@ -272,11 +286,14 @@ function text(p: i32, limit: i32, slot: usize, pair: i32): i32 {
   const op = at(p);
   if (op === SHORT_BINUNICODE || op === BINUNICODE) return inlineText(p, limit, slot, pair);
   if (op === BINGET) {
-    store<f64>(slot, <f64>at(p + 1));
+    store<i32>(slot, <i32>at(p + 1));
     return p + 2;
   }
   if (op !== LONG_BINGET) return -1;
-  store<f64>(slot, <f64>load<u32>(inPtr + <usize>p + 1));
+  const index = load<i32>(inPtr + <usize>p + 1);
+  // Indices past 2^31 do not fit the column: JS reads that entry.
+  if (index < 0) return -1;
+  store<i32>(slot, index);
   return p + 5;
 }
 
@@ -288,12 +305,14 @@ function text(p: i32, limit: i32, slot: usize, pair: i32): i32 {
 function frames(p: i32, limit: i32, slot: usize): i32 {
   const op = at(p);
   if (op === NONE) {
-    store<f64>(slot, NO_FRAMES);
+    store<i32>(slot, NO_FRAMES);
     return p + 1;
   }
   if (op === BINGET || op === LONG_BINGET) {
-    const index = op === BINGET ? <f64>at(p + 1) : <f64>load<u32>(inPtr + <usize>p + 1);
-    store<f64>(slot, -2 - index);
+    const index = op === BINGET ? <i32>at(p + 1) : load<i32>(inPtr + <usize>p + 1);
+    // -2 - index must stay a negative i32: JS reads an entry with a larger index itself.
+    if (index < 0 || index > 0x7ffffffd) return -1;
+    store<i32>(slot, -2 - index);
     return p + (op === BINGET ? 2 : 5);
   }
   if (op !== EMPTY_LIST) return -1;
@@ -309,7 +328,7 @@ function frames(p: i32, limit: i32, slot: usize): i32 {
     if (q >= 0) return q;
   }
   const q = parseTraceback(p, limit, slot);
-  if (hinted && q >= 0) remember(p, q, bucket, <u32>load<f64>(slot));
+  if (hinted && q >= 0) remember(p, q, bucket, load<u32>(slot));
   return q;
 }
 
@@ -334,7 +353,7 @@ function knownTraceback(p: i32, limit: i32, bucket: usize, slot: usize): i32 {
       store<u32>(bucket + 4, load<u32>(bucket));
       store<u32>(bucket, k1);
     }
-    store<f64>(slot, <f64>(k1 - 1));
+    store<u32>(slot, k1 - 1);
     return p + len;
   }
   return -1;
@@ -425,7 +444,7 @@ function parseTraceback(p: i32, limit: i32, slot: usize): i32 {
       n++;
     } else break;
   }
-  store<f64>(slot, <f64>intern(n, finish(h, n)));
+  store<u32>(slot, intern(n, finish(h, n)));
   return p;
 }
 
@@ -441,12 +460,12 @@ function inlineText(p: i32, limit: i32, slot: usize, pair: i32): i32 {
   const last = lastText + (<usize>pair << 2);
   const k1 = load<u32>(last);
   if (k1 !== 0 && sameText(k1 - 1, start, len)) {
-    store<f64>(slot, -<f64>k1);
+    store<i32>(slot, -<i32>k1);
     return q + 1;
   }
   const k = internText(start, len);
   store<u32>(last, k + 1);
-  store<f64>(slot, -1 - <f64>k);
+  store<i32>(slot, -1 - <i32>k);
   return q + 1;
 }
 

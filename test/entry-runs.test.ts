@@ -139,6 +139,22 @@ describe('the WebAssembly entry scanner', () => {
     }
   });
 
+  it('gives the same result or the same error for memo references past 2^31 (the scanner writes them as i32)', () => {
+    const bytes = pickle(steadyTrace(5, 2000));
+    const LONG_BINGET = 0x6a;
+    const at: number[] = [];
+    for (let p = Math.floor(bytes.length / 4); p < bytes.length - 4; p++) if (bytes[p] === LONG_BINGET) at.push(p);
+    expect(at.length).toBeGreaterThan(100);
+    // Traceback references are written as -2 - index: 0x7fffffff and up would wrap to a key.
+    for (const index of [0x7ffffffe, 0x7fffffff, 0x80000000, 0xffffffff]) {
+      for (let k = 0; k < at.length; k += Math.ceil(at.length / 25)) {
+        const b = bytes.slice();
+        new DataView(b.buffer).setUint32(at[k]! + 1, index, true);
+        expectSame(b);
+      }
+    }
+  });
+
   it('reads the rest of the file in JS if the scanner ever fails (a WebAssembly trap)', () => {
     const { bytes } = generateSnapshotBytes({ events: 3000, seed: 4 });
     const js = columns(loadSnapshotBytes(bytes, { entryScan: false }));

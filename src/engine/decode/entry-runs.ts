@@ -137,15 +137,16 @@ export class EntryRuns {
   /** One text column of the first `ok` entries; returns how many pass, or IN_RUN. */
   private checkTexts(
     scanner: WasmEntryScan,
-    column: Float64Array,
+    column: Int32Array,
     j: number,
     ok: number,
     size: number,
-    before: Float64Array,
+    before: Int32Array,
   ): number {
     const { memoCodes, cursor } = this;
     const codes = this.textValues.subarray(j * MAX_RUN, j * MAX_RUN + ok);
-    let last = Number.NaN;
+    // Any value but the first (an integer start keeps the comparisons on integers).
+    let last = ~column[0]!;
     let code = 0;
     for (let e = 0; e < ok; e++) {
       const v = column[e]!;
@@ -164,13 +165,13 @@ export class EntryRuns {
   /** The traceback column of the first `ok` entries; returns how many pass, or IN_RUN. */
   private checkStacks(
     scanner: WasmEntryScan,
-    column: Float64Array,
+    column: Int32Array,
     ok: number,
     size: number,
-    before: Float64Array,
+    before: Int32Array,
   ): number {
     const { memoCodes, cursor, stackIds } = this;
-    let last = Number.NaN;
+    let last = ~column[0]!;
     let id = 0;
     for (let e = 0; e < ok; e++) {
       const v = column[e]!;
@@ -229,13 +230,13 @@ export class EntryRuns {
 
   /** Kinds of the text and traceback pairs (in order), and their columns for this run. */
   private readonly refKinds = new Uint8Array(16);
-  private refPairs(scanner: WasmEntryScan, n: number): Float64Array[] {
+  private refPairs(scanner: WasmEntryScan, n: number): Int32Array[] {
     const shape = this.shape;
-    const columns: Float64Array[] = [];
+    const columns: Int32Array[] = [];
     for (let i = 0; i < shape.pairs; i++) {
       if (shape.kinds[i] === NUM) continue;
       this.refKinds[columns.length] = shape.kinds[i]!;
-      columns.push(scanner.column(i, n));
+      columns.push(scanner.refColumn(i, n));
     }
     return columns;
   }

@@ -8,6 +8,7 @@ interface ScanExports {
   setPairs(n: number): void;
   input(n: number): number;
   output(entries: number): number;
+  output32(): number;
   scan(p: number, limit: number, maxEntries: number): number;
   end(): number;
   memoizes(): number;
@@ -36,10 +37,12 @@ export class WasmEntryScan {
   private bytes = new Uint8Array(0);
   private doubles = new Float64Array(0);
   private words = new Uint32Array(0);
+  private ints = new Int32Array(0);
   private loaded: Uint8Array | undefined;
   private pairs = 0;
   private rows = 0;
   private out = 0;
+  private out32 = 0;
 
   private constructor(private readonly x: ScanExports) {}
 
@@ -83,6 +86,7 @@ export class WasmEntryScan {
   scan(buf: Uint8Array, p: number, limit: number, max: number): number {
     if (this.loaded !== buf) this.load(buf);
     this.out = this.x.output(max);
+    this.out32 = this.x.output32();
     this.rows = max;
     const n = this.x.scan(p, limit, max);
     this.refresh();
@@ -99,25 +103,29 @@ export class WasmEntryScan {
     return this.x.memoizes();
   }
 
-  /** Pair i of entry e (see assembly/entry-scan.ts for what each kind writes). */
-  value(e: number, i: number): number {
-    return this.doubles[(this.out >> 3) + i * this.rows + e]!;
-  }
-
-  /** Pair i of the first n entries (a view, as refs). */
+  /** Number pair i of the first n entries (a view, as refs). */
   column(i: number, n: number): Float64Array {
     const from = (this.out >> 3) + i * this.rows;
     return this.doubles.subarray(from, from + n);
   }
 
+  /**
+   * Str or traceback pair i of the first n entries (a view, as refs; see assembly/entry-scan.ts
+   * for what each kind writes).
+   */
+  refColumn(i: number, n: number): Int32Array {
+    const from = (this.out32 >> 2) + i * this.rows;
+    return this.ints.subarray(from, from + n);
+  }
+
   /** Where entry e starts (its EMPTY_DICT, or just past it for the first). */
   start(e: number): number {
-    return this.value(e, this.pairs);
+    return this.doubles[(this.out >> 3) + this.pairs * this.rows + e]!;
   }
 
   /** Per entry, the MEMOIZEs of the run before it (a view, as refs). */
-  memoBefore(n: number): Float64Array {
-    return this.column(this.pairs + 1, n);
+  memoBefore(n: number): Int32Array {
+    return this.refColumn(this.pairs, n);
   }
 
   /** The UTF-8 bytes of interned str -1 - v for a text value v < 0 (a view, as refs). */
@@ -147,6 +155,7 @@ export class WasmEntryScan {
     this.bytes = new Uint8Array(buffer);
     this.doubles = new Float64Array(buffer);
     this.words = new Uint32Array(buffer);
+    this.ints = new Int32Array(buffer);
   }
 }
 
