@@ -3,9 +3,12 @@
 // The decoder's hottest loop: runs of PyTorch trace entries that all have the shape the JS
 // decoder learned from the first one (same key memo references in the same order). JS hands the
 // bytes and the learned keys over; this reads as many whole entries as it can and writes each
-// pair's value as a double, interning each traceback's sequence of frame memo indices into a
-// key. It only reads: JS checks what it cannot (what the memo holds) before anything is
-// committed, so any entry this gets wrong in shape is simply not counted and JS reads it.
+// pair's value (numbers as doubles, references as i32s), interning each traceback's sequence of
+// frame memo indices and each inline str into a key. Then it assembles the run (assemble): the
+// memo codes, column codes and stack ids JS commits, from what JS told it about each distinct
+// key and memo slot (JS holds the memo). Nothing is committed that JS has not vouched for, so any
+// entry this gets wrong in shape, or that refers to the wrong kind of value, is cut off and JS
+// reads it.
 
 const MARK: u8 = 0x28;
 const BINUNICODE: u8 = 0x58;
@@ -37,8 +40,11 @@ const NO_FRAMES: i32 = -1;
 const MAX_TEXT: i32 = 1024;
 /** First word of an interned str's sequence (then its byte length and bytes, 4 a word). */
 const TEXT_TAG: u32 = 0xffffffff;
-/** Per key: pool offset, length, hash, and where its traceback's bytes were kept (offset, length). */
-const KEY_BYTES: usize = 20;
+/**
+ * Per key: pool offset, length, hash, where its traceback's bytes were kept (offset, length), and
+ * the memo code JS gave it (0: not yet; see assemble).
+ */
+const KEY_BYTES: usize = 24;
 /** Tracebacks are looked up by their first 32 bytes in this many 2-way buckets. */
 const HINTS: u32 = 1 << 14;
 /** Longest traceback kept as bytes. */
@@ -52,6 +58,8 @@ let inCap: usize = 0;
 let outPtr: usize = 0;
 /** Where the i32 columns start (after the f64 ones). */
 let out32Ptr: usize = 0;
+let codesPtr: usize = 0;
+let memoOutPtr: usize = 0;
 let outCap: usize = 0;
 let outRows: i32 = 0;
 // Interned tracebacks: an open-addressing table of key+1, per key (pool offset, length, hash),
@@ -99,6 +107,10 @@ function init(): void {
   memory.fill(hintPtr, 0, <usize>HINTS * 8);
   rawCap = 1 << 16;
   rawPtr = reserve(rawCap);
+  memoCachePtr = reserve(<usize>MAX_PAIRS * MEMO_CACHE * 8);
+  forgetMemo();
+  columnCachePtr = reserve(<usize>MAX_PAIRS * COLUMN_CACHE * 8);
+  memory.fill(columnCachePtr, 0, <usize>MAX_PAIRS * COLUMN_CACHE * 8);
 }
 
 /** Where JS writes the learned shape: per pair, key length (2 or 5), key word, kind. */
@@ -123,22 +135,36 @@ export function input(n: i32): usize {
 }
 
 /**
- * Room for `entries` entries, column by column, in two blocks: doubles, where number pair i of
- * entry e is at (i * entries + e) and column `pairs` holds where each entry starts; then i32s,
- * where str and traceback pair i of entry e is at (i * entries + e) and column `pairs` holds how
- * many MEMOIZEs the run had before the entry. References as i32s spare JS a double-to-integer
- * conversion for every one it checks.
+ * Room for `entries` entries, column by column, in four blocks:
+ * - doubles: number pair i of entry e at (i * entries + e); column `pairs`: where each entry starts;
+ * - i32s: str and traceback pair i of entry e at (i * entries + e); column `pairs`: how many
+ *   MEMOIZEs the run had before the entry;
+ * - i32s written by assemble: the column code of str pair i, or the stack id of traceback pair i;
+ * - i32s written by assemble: the memo code of every MEMOIZE of the run, in file order.
  */
 export function output(entries: i32): usize {
   init();
-  const bytes = <usize>entries * <usize>(pairs + 1) * 12;
+  const rows = <usize>entries * <usize>(pairs + 1);
+  const bytes = rows * 12 + <usize>entries * <usize>pairs * 4 + rows * 4;
   if (bytes > outCap) {
     outCap = bytes;
     outPtr = reserve(outCap);
   }
   outRows = entries;
-  out32Ptr = outPtr + <usize>entries * <usize>(pairs + 1) * 8;
+  out32Ptr = outPtr + rows * 8;
+  codesPtr = out32Ptr + rows * 4;
+  memoOutPtr = codesPtr + <usize>entries * <usize>pairs * 4;
   return outPtr;
+}
+
+/** Where assemble writes the column codes and stack ids (see output). */
+export function codesOutput(): usize {
+  return codesPtr;
+}
+
+/** Where assemble writes the run's memo codes (see output). */
+export function memoOutput(): usize {
+  return memoOutPtr;
 }
 
 /** Where the i32 columns start (see output). */
@@ -516,6 +542,7 @@ function intern(n: u32, h: u32): u32 {
   store<u32>(e + 8, h);
   store<u32>(e + 12, 0);
   store<u32>(e + 16, 0);
+  store<i32>(e + 20, 0);
   poolLen += n;
   store<u32>(tabPtr + (<usize>slot << 2), k + 1);
   if (keyCount * 2 > tabMask) growTable();
@@ -557,4 +584,175 @@ function growTable(): void {
   }
   tabPtr = table;
   tabMask = mask;
+}
+
+// Assembly of a scanned run: what JS needs to commit it, from the codes JS gave for each
+// distinct thing the entries refer to (a traceback key, an inline str, a memo slot, a str's
+// column code). JS answers a miss once; the millions of entries that repeat it are done here.
+
+/** Why assemble stopped (see `stopped`). */
+const DONE: i32 = 0;
+/** Key `missed` (a traceback's or an inline str's) has no code yet: JS calls setKeyCode. */
+const MISS_KEY: i32 = 1;
+/** Memo slot `missed` is not in the cache: JS calls setMemoCode. */
+const MISS_MEMO: i32 = 2;
+/** The column code of str memo code `missed` in pair `missedPair` is not cached: setColumnCode. */
+const MISS_COLUMN: i32 = 3;
+/**
+ * The entry refers to a memo slot holding the wrong kind of value, or not written yet: it is
+ * left to the VM, which reads it its own way, with its errors.
+ */
+const WRONG_KIND: i32 = 4;
+
+/** A trace entry's dict in the memo (Memo.ENTRY_CODE). */
+const ENTRY_CODE: i32 = -1;
+/** The memo code of `frames: None` (Memo.stackCode(NO_STACK)). */
+const NO_STACK_CODE: i32 = -2;
+/**
+ * Per str or traceback pair, memo slots whose code is cached (index, code); direct-mapped. One
+ * cache per pair: an entry reads each at most once, so answering its misses always completes it.
+ */
+const MEMO_CACHE: u32 = 1 << 10;
+/** Per str pair, column codes cached by memo code (tag, code); direct-mapped. */
+const COLUMN_CACHE: u32 = 256;
+
+let memoCachePtr: usize = 0;
+let columnCachePtr: usize = 0;
+let stopped: i32 = DONE;
+let missed: i32 = 0;
+let missedPair: i32 = 0;
+
+export function why(): i32 {
+  return stopped;
+}
+
+export function missedValue(): i32 {
+  return missed;
+}
+
+export function missedPairIndex(): i32 {
+  return missedPair;
+}
+
+/** The memo code of key k: a str's (> 0) or a traceback's stack (Memo.stackCode, <= -2). */
+export function setKeyCode(k: u32, code: i32): void {
+  store<i32>(keyPtr + <usize>k * KEY_BYTES + 20, code);
+}
+
+/**
+ * The code of memo slot `index` (below the memo's size, so final) for pair `pair`: a str's code,
+ * a stack's code, or 0 for anything else.
+ */
+export function setMemoCode(pair: i32, index: i32, code: i32): void {
+  const at = memoSlot(pair, index);
+  store<i32>(at, index);
+  store<i32>(at + 4, code);
+}
+
+@inline
+function memoSlot(pair: i32, index: i32): usize {
+  return memoCachePtr + ((<usize>pair * MEMO_CACHE + <usize>(<u32>index & (MEMO_CACHE - 1))) << 3);
+}
+
+/** Forgets the cached memo slots (JS's memo was overwritten). */
+export function forgetMemo(): void {
+  init();
+  memory.fill(memoCachePtr, 0xff, <usize>MAX_PAIRS * MEMO_CACHE * 8);
+}
+
+/** Forgets every key's code (JS's memo was overwritten: frame references may mean other frames). */
+export function forgetKeys(): void {
+  for (let k: u32 = 0; k < keyCount; k++) store<i32>(keyPtr + <usize>k * KEY_BYTES + 20, 0);
+}
+
+export function setColumnCode(pair: i32, tag: i32, code: i32): void {
+  const at = columnCachePtr + ((<usize>pair * COLUMN_CACHE + (<usize>tag & (COLUMN_CACHE - 1))) << 3);
+  store<i32>(at, tag);
+  store<i32>(at + 4, code);
+}
+
+/** What runCode gives for a slot not written yet (no memo code is this). */
+const NOT_WRITTEN: i32 = 0x7fffffff;
+
+/**
+ * The code of the run's memo slot r, if an earlier MEMOIZE of the run wrote it (`cursor`: where
+ * the entry writes its next one): inline strs (> 0) and tracebacks (<= -2) are what the run
+ * memoizes besides its entry dicts.
+ */
+@inline
+function runCode(r: i32, cursor: usize): i32 {
+  return <usize>r < (cursor - memoOutPtr) >> 2 ? load<i32>(memoOutPtr + (<usize>r << 2)) : NOT_WRITTEN;
+}
+
+@inline
+function stop(reason: i32, e: i32): i32 {
+  stopped = reason;
+  return e;
+}
+
+@inline
+function miss(reason: i32, value: i32, pair: i32, e: i32): i32 {
+  missed = value;
+  missedPair = pair;
+  return stop(reason, e);
+}
+
+/**
+ * Writes the column codes, stack ids and memo codes of entries from..n-1 of the run last
+ * scanned, `size` being the memo's size at the run's start. Returns the entry it stopped at
+ * (n when done) and why (see `why`); JS answers a miss and calls again from that entry.
+ */
+export function assemble(n: i32, size: i32, from: i32): i32 {
+  for (let e = from; e < n; e++) {
+    let cursor = memoOutPtr + (<usize>load<i32>(slot32Of(e, pairs)) << 2);
+    store<i32>(cursor, ENTRY_CODE);
+    cursor += 4;
+    for (let i = 0; i < pairs; i++) {
+      const kind = load<i32>(shapePtr + <usize>i * 12 + 8);
+      if (kind === NUM) continue;
+      const v = load<i32>(slot32Of(e, i));
+      const out = codesPtr + ((<usize>i * <usize>outRows + <usize>e) << 2);
+      if (kind === STR) {
+        let code: i32;
+        if (v < 0) {
+          code = load<i32>(keyPtr + <usize>(-1 - v) * KEY_BYTES + 20);
+          if (code === 0) return miss(MISS_KEY, -1 - v, i, e);
+          store<i32>(cursor, code);
+          cursor += 4;
+        } else {
+          if (v >= size) code = runCode(v - size, cursor);
+          else {
+            const at = memoSlot(i, v);
+            if (load<i32>(at) !== v) return miss(MISS_MEMO, v, i, e);
+            code = load<i32>(at + 4);
+          }
+          if (code <= 0 || code === NOT_WRITTEN) return stop(WRONG_KIND, e);
+        }
+        const c = columnCachePtr + ((<usize>i * COLUMN_CACHE + (<usize>code & (COLUMN_CACHE - 1))) << 3);
+        if (load<i32>(c) !== code) return miss(MISS_COLUMN, code, i, e);
+        store<i32>(out, load<i32>(c + 4));
+      } else {
+        let code: i32;
+        if (v >= 0) {
+          code = load<i32>(keyPtr + <usize>v * KEY_BYTES + 20);
+          if (code === 0) return miss(MISS_KEY, v, i, e);
+          store<i32>(cursor, code);
+          cursor += 4;
+        } else if (v === NO_FRAMES) code = NO_STACK_CODE;
+        else {
+          const index = -2 - v;
+          if (index >= size) code = runCode(index - size, cursor);
+          else {
+            const at = memoSlot(i, index);
+            if (load<i32>(at) !== index) return miss(MISS_MEMO, index, i, e);
+            code = load<i32>(at + 4);
+          }
+          if (code > NO_STACK_CODE) return stop(WRONG_KIND, e);
+        }
+        // Memo.stackOfCode
+        store<i32>(out, -code - 3);
+      }
+    }
+  }
+  return stop(DONE, n);
 }

@@ -143,13 +143,36 @@ describe('the WebAssembly entry scanner', () => {
     const bytes = pickle(steadyTrace(5, 2000));
     const LONG_BINGET = 0x6a;
     const at: number[] = [];
-    for (let p = Math.floor(bytes.length / 4); p < bytes.length - 4; p++) if (bytes[p] === LONG_BINGET) at.push(p);
+    for (let p = Math.floor(bytes.length / 4); p < bytes.length - 4; p++)
+      if (bytes[p] === LONG_BINGET) at.push(p);
     expect(at.length).toBeGreaterThan(100);
     // Traceback references are written as -2 - index: 0x7fffffff and up would wrap to a key.
     for (const index of [0x7ffffffe, 0x7fffffff, 0x80000000, 0xffffffff]) {
       for (let k = 0; k < at.length; k += Math.ceil(at.length / 25)) {
         const b = bytes.slice();
         new DataView(b.buffer).setUint32(at[k]! + 1, index, true);
+        expectSame(b);
+      }
+    }
+  });
+
+  it('gives the same result or the same error for references to recent, own and future memo slots', () => {
+    // Around a reference, the memo holds entry dicts, inline strs, tracebacks and frame dicts of
+    // the last few entries, and nothing yet past its own slots: every kind a reference can
+    // wrongly point at, in the run or before it.
+    const bytes = pickle(steadyTrace(6, 1500));
+    const LONG_BINGET = 0x6a;
+    const MEMOIZE = 0x94;
+    const memoized = new Int32Array(bytes.length + 1);
+    const at: number[] = [];
+    for (let p = 0; p < bytes.length; p++) {
+      memoized[p + 1] = memoized[p]! + (bytes[p] === MEMOIZE ? 1 : 0);
+      if (p > bytes.length / 4 && p < bytes.length - 4 && bytes[p] === LONG_BINGET) at.push(p);
+    }
+    for (let k = 0; k < at.length; k += Math.ceil(at.length / 15)) {
+      for (const d of [-40, -9, -3, -2, -1, 0, 1, 5]) {
+        const b = bytes.slice();
+        new DataView(b.buffer).setUint32(at[k]! + 1, Math.max(0, memoized[at[k]!]! + d), true);
         expectSame(b);
       }
     }

@@ -17,40 +17,6 @@ export class TextCodes {
     this.tags.fill(-1);
   }
 
-  /** set() for rows first..first+n-1 with tags[0..n): runs of one tag cost a store each. */
-  setRows(
-    first: number,
-    field: Field,
-    key: string,
-    tags: Int32Array,
-    n: number,
-    text: (tag: number) => string,
-  ): void {
-    // compile_context and user_metadata are one text for a whole run: one row set, then a fill.
-    let same = 1;
-    while (same < n && tags[same] === tags[0]) same++;
-    const rows = same === n ? 1 : n;
-    let lastTag = -1;
-    let lastCode = 0;
-    let column = this.columnOf(field);
-    for (let e = 0; e < rows; e++) {
-      const tag = tags[e]!;
-      if (tag !== lastTag) {
-        // Entries alternate between a few actions: the cache hit is inlined here.
-        const slot = slotOf(field, tag);
-        if (tag >= 0 && this.tags[slot] === tag) lastCode = this.codes[slot]!;
-        else {
-          this.set(first + e, field, key, tag, text(tag));
-          column = this.columnOf(field)!;
-          lastCode = column[first + e]!;
-        }
-        lastTag = tag;
-      }
-      column![first + e] = lastCode;
-    }
-    if (rows < n) column!.fill(lastCode, first + 1, first + n);
-  }
-
   /** Sets `field` of `row` to `text`, known by `tag` (-1: not cacheable). */
   set(row: number, field: Field, key: string, tag: number, text: string): void {
     const slot = slotOf(field, tag);

@@ -9,6 +9,17 @@ interface ScanExports {
   input(n: number): number;
   output(entries: number): number;
   output32(): number;
+  codesOutput(): number;
+  memoOutput(): number;
+  assemble(n: number, size: number, from: number): number;
+  why(): number;
+  missedValue(): number;
+  missedPairIndex(): number;
+  setKeyCode(k: number, code: number): void;
+  setMemoCode(pair: number, index: number, code: number): void;
+  setColumnCode(pair: number, tag: number, code: number): void;
+  forgetMemo(): void;
+  forgetKeys(): void;
   scan(p: number, limit: number, maxEntries: number): number;
   end(): number;
   memoizes(): number;
@@ -23,8 +34,15 @@ interface WasmApi {
   Instance: new (module: object, imports: object) => { exports: unknown };
 }
 
-/** A value the scanner writes for `frames: None`. */
-export const NO_FRAMES = -1;
+/** Why `assemble` stopped (assembly/entry-scan.ts). */
+export const Stop = {
+  done: 0,
+  missKey: 1,
+  missMemo: 2,
+  missColumn: 3,
+  wrongKind: 4,
+} as const;
+export type Stop = (typeof Stop)[keyof typeof Stop];
 
 let compiled: object | null | undefined;
 
@@ -43,6 +61,8 @@ export class WasmEntryScan {
   private rows = 0;
   private out = 0;
   private out32 = 0;
+  private codesOut = 0;
+  private memoOut = 0;
 
   private constructor(private readonly x: ScanExports) {}
 
@@ -87,6 +107,8 @@ export class WasmEntryScan {
     if (this.loaded !== buf) this.load(buf);
     this.out = this.x.output(max);
     this.out32 = this.x.output32();
+    this.codesOut = this.x.codesOutput();
+    this.memoOut = this.x.memoOutput();
     this.rows = max;
     const n = this.x.scan(p, limit, max);
     this.refresh();
@@ -110,12 +132,57 @@ export class WasmEntryScan {
   }
 
   /**
-   * Str or traceback pair i of the first n entries (a view, as refs; see assembly/entry-scan.ts
-   * for what each kind writes).
+   * Writes the column codes, stack ids and memo codes of entries from..n-1 of the run last
+   * scanned (see `codes`, `memoCodes`); returns where it stopped, and `why`.
    */
-  refColumn(i: number, n: number): Int32Array {
-    const from = (this.out32 >> 2) + i * this.rows;
+  assemble(n: number, size: number, from: number): number {
+    return this.x.assemble(n, size, from);
+  }
+
+  get why(): Stop {
+    return this.x.why() as Stop;
+  }
+
+  /** What assemble missed: a key, a memo index or a str's memo code. */
+  get missed(): number {
+    return this.x.missedValue();
+  }
+
+  /** The pair whose value assemble missed. */
+  get missedPair(): number {
+    return this.x.missedPairIndex();
+  }
+
+  /** The memo code of key k: an inline str's, or a traceback's stack (Memo.stackCode). */
+  setKeyCode(k: number, code: number): void {
+    this.x.setKeyCode(k, code);
+  }
+
+  /** The code of memo slot `index` as assemble reads it in pair `pair`: a str's, a stack's, or 0. */
+  setMemoCode(pair: number, index: number, code: number): void {
+    this.x.setMemoCode(pair, index, code);
+  }
+
+  /** The column code of the str with memo code `tag` in pair `pair`. */
+  setColumnCode(pair: number, tag: number, code: number): void {
+    this.x.setColumnCode(pair, tag, code);
+  }
+
+  /** The memo was overwritten: forget every memo slot's and key's code. */
+  forget(): void {
+    this.x.forgetMemo();
+    this.x.forgetKeys();
+  }
+
+  /** Column codes (str pair i) or stack ids (traceback pair i) of the first n entries (a view). */
+  codes(i: number, n: number): Int32Array {
+    const from = (this.codesOut >> 2) + i * this.rows;
     return this.ints.subarray(from, from + n);
+  }
+
+  /** The memo codes of the run's first `count` MEMOIZEs (a view). */
+  memoCodes(count: number): Int32Array {
+    return this.ints.subarray(this.memoOut >> 2, (this.memoOut >> 2) + count);
   }
 
   /** Where entry e starts (its EMPTY_DICT, or just past it for the first). */
@@ -125,7 +192,8 @@ export class WasmEntryScan {
 
   /** Per entry, the MEMOIZEs of the run before it (a view, as refs). */
   memoBefore(n: number): Int32Array {
-    return this.refColumn(this.pairs, n);
+    const from = (this.out32 >> 2) + this.pairs * this.rows;
+    return this.ints.subarray(from, from + n);
   }
 
   /** The UTF-8 bytes of interned str -1 - v for a text value v < 0 (a view, as refs). */

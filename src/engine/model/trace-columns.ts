@@ -208,6 +208,22 @@ export class TraceColumns {
     }
   }
 
+  /**
+   * The code a text field (action, compile_context, user_metadata) stores for `text`, interned
+   * if new: the decoder's runs set whole columns of codes (see textColumn).
+   */
+  textCode(field: Field, text: string): number {
+    return field === Field.action ? this.actionCode(text, this.length) : this.text(text);
+  }
+
+  /** The column of a text field, made on first use. */
+  textColumn(field: Field): Uint8Array | Int32Array {
+    if (field === Field.action) return this.action;
+    if (field === Field.compile_context) return (this.compileContext ??= this.intColumn(-1));
+    if (field === Field.user_metadata) return (this.userMetadata ??= this.intColumn(-1));
+    throw new Error(`${Field[field]} is not a text field`);
+  }
+
   actionName(row: number): string {
     return this.actionNames[this.action[row]!] ?? 'missing';
   }
