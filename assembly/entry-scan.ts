@@ -121,6 +121,8 @@ export function shape(): usize {
 
 export function setPairs(n: i32): void {
   pairs = n;
+  // Column codes are cached per pair: a new shape may put another field at a pair.
+  memory.fill(columnCachePtr, 0, <usize>MAX_PAIRS * COLUMN_CACHE * 8);
 }
 
 /** A buffer of at least n bytes for the input (its old content is not kept). */
