@@ -1,3 +1,8 @@
+/** A CUDA stream as PyTorch users know it: 0 is the default stream, others are cudaStream_t pointers. */
+export function formatStream(v: number): string {
+  return v === 0 ? '0 (default)' : `0x${v.toString(16)}`;
+}
+
 /** Human-readable sizes in binary units, as PyTorch's memory_summary prints them. */
 export function formatBytes(n: number): string {
   const abs = Math.abs(n);

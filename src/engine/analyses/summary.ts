@@ -1,5 +1,5 @@
 import type { PyDict } from '../decode/py-values.js';
-import { formatBytes } from '../format.js';
+import { formatBytes, formatStream } from '../format.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
 import { Action } from '../model/trace-columns.js';
 import { type DumpState, dumpState, type PoolState } from './dump-state.js';
@@ -136,11 +136,7 @@ function timeRange(time: Float64Array): [number, number] | null {
 }
 
 function streamsOf(s: Snapshot, d: DeviceModel): string[] {
-  return flaggedStreams(s, d, d.facts.streamsUsed).map(hexStream);
-}
-
-function hexStream(v: number): string {
-  return v === 0 ? '0 (default)' : `0x${v.toString(16)}`;
+  return flaggedStreams(s, d, d.facts.streamsUsed).map(formatStream);
 }
 
 function poolEnd(p: PoolState | undefined): PoolEnd {

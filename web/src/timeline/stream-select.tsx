@@ -1,3 +1,5 @@
+import { formatStream } from '../../../src/engine/format.js';
+
 interface Props {
   streams: number[];
   stream: number | null;
@@ -18,7 +20,7 @@ export function StreamSelect({ streams, stream, onStream }: Props) {
         <option value="">all {streams.length} streams</option>
         {streams.map((s) => (
           <option key={s} value={s}>
-            {s === 0 ? '0 (default)' : `0x${s.toString(16)}`}
+            {formatStream(s)}
           </option>
         ))}
       </select>

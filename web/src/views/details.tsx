@@ -1,5 +1,5 @@
 import type { AllocationDetails } from '../../../src/engine/analyses/allocation-details.js';
-import { formatDuration } from '../../../src/engine/format.js';
+import { formatDuration, formatStream } from '../../../src/engine/format.js';
 import { exactBytes, formatBytes, formatCount, hex } from '../format.js';
 
 /** The pinned allocation: sizes, address, stream, lifetime, its entries, and the whole stack. */
@@ -46,7 +46,7 @@ export function Details({
             }
           />
           <Row k="address" v={hex(d.address)} />
-          <Row k="stream" v={d.stream === 0 ? '0 (default)' : hex(d.stream)} />
+          <Row k="stream" v={formatStream(d.stream)} />
           <Row
             k="pool"
             v={`${d.pool}${d.private_pool === null ? '' : `, private pool (${d.private_pool.join(', ')})`}${d.pool_exact ? '' : ' (by size: the block is not in the dump)'}`}
