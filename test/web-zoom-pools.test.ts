@@ -1,13 +1,13 @@
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { firstAtOrAfter } from '../src/engine/analyses/timeline-axis.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import type { DeviceModel } from '../src/engine/model/snapshot.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
-import { CHROMIUM, openBrowser, type RunningView, startView } from './helpers/view-server.js';
+import { timelinePage } from './helpers/timeline-page.js';
+import { CHROMIUM } from './helpers/view-server.js';
 
 /**
  * The timeline's pools stack (memory_viz's Allocated Memory incl. Private Pools) and its two zoom
@@ -30,36 +30,17 @@ function windowTop(d: DeviceModel, [x0, x1]: [number, number]): number {
 }
 
 describe.skipIf(!ready && process.env.CI === undefined)('timeline pools stack and zoom modes', () => {
-  let dir = '';
-  let view: RunningView;
-  let browser: Browser;
-  let page: Page;
   const generated = generateSnapshotBytes({ events: 6000, seed: 7, streams: 2, privatePool: true });
   const s = loadSnapshotBytes(generated.bytes);
   const d = s.devices[0]!;
   const n = d.trace.length;
-  const file = () => join(dir, 'pools.pickle');
-
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'memlens-zoom-'));
-    mkdirSync(ARTIFACTS, { recursive: true });
-    writeFileSync(file(), generated.bytes);
-    view = await startView(file());
-    ({ browser, page } = await openBrowser());
+  const app = timelinePage(generated.bytes, ARTIFACTS);
+  const { hash, plot, open } = app;
+  let page: Page;
+  beforeAll(() => {
+    page = app.page();
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await view?.stop();
-  });
-
-  const hash = (): URLSearchParams => new URLSearchParams(new URL(page.url()).hash.slice(1));
-  const plot = () => page.getByLabel('active memory timeline');
-  const open = async (extra: string) => {
-    await page.goto('about:blank');
-    await page.goto(`${view.url}#file=${encodeURIComponent(file())}&tab=timeline${extra}`);
-    await page.waitForSelector('canvas[data-ready="true"]', { timeout: 30_000 });
-  };
   /** The window drawn and the y axis top of the layer that is ready for it. */
   const shown = async (): Promise<{ window: [number, number]; top: number }> => {
     await page.waitForSelector('canvas[data-ready="true"]', { timeout: 30_000 });

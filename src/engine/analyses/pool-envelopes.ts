@@ -290,13 +290,16 @@ export function freePartGroup(code: number): number {
  * the state after its entry with the most reserved memory (then the most active), the groups
  * stacked in order, each one's allocations at its bottom as the allocation timeline stacks them
  * (one run each at least a pixel tall, merged runs below that), then the free part of its
- * envelope (run code freePartCode(g)); so the stack top is the reserved curve.
+ * envelope (run code freePartCode(g)); so the stack top is the reserved curve. `shown` leaves
+ * groups out (a stream's view: pass that view as `d`, so the columns' totals are its own) and
+ * gives merged runs the colour of a marked member, as the allocation timeline does.
  */
 export function poolTimelineLod(
   d: DeviceModel,
   p: SegmentPieces,
   env: PoolEnvelopes,
   req: TimelineRequest,
+  shown: PoolsShown = {},
 ): PoolTimelineLod {
   const columns = Math.max(1, Math.floor(req.columns));
   const t = d.totals;
@@ -320,8 +323,12 @@ export function poolTimelineLod(
     runs.beginColumn(c);
     let y = 0;
     for (let g = 0; g < env.groups.length; g++) {
+      if (shown.keep !== undefined && shown.keep[g] !== 1) {
+        envelopeTop[g * columns + c] = Number.NaN;
+        continue;
+      }
       const top = y + totals.reserved[g]!;
-      y = emitStack(stacks.of(g), d.allocations.size, y, minBytes, runs);
+      y = emitStack(stacks.of(g), d.allocations.size, y, minBytes, runs, shown.marked);
       if (top > y) runs.add(y, top, freePartCode(g), freePartCode(g), 1);
       y = Math.max(y, top);
       envelopeTop[g * columns + c] = y;
@@ -333,7 +340,7 @@ export function poolTimelineLod(
 
 /** The pools level of detail: also where each group's envelope ends in each column. */
 export interface PoolTimelineLod extends TimelineLod {
-  /** Top of group g's envelope in column c (bytes above the baseline), at g * columns + c. */
+  /** Top of group g's envelope in column c (bytes above the baseline), at g * columns + c; NaN: g left out. */
   envelopeTop: Float64Array;
 }
 
@@ -344,6 +351,21 @@ export interface PoolHit {
   alloc: number;
 }
 
+/** What the pools stack draws: groups left out (keep[g] !== 1; all when absent) and marked allocations (1 per id). */
+export interface PoolsShown {
+  keep?: Uint8Array;
+  marked?: Uint8Array;
+}
+
+/** The groups of one CUDA stream (1 = kept), for PoolsShown.keep; undefined: every stream. */
+export function groupsOnStream(
+  env: PoolEnvelopes,
+  stream: number | null | undefined,
+): Uint8Array | undefined {
+  if (stream === null || stream === undefined) return undefined;
+  return Uint8Array.from(env.groups, (g) => (g.stream === stream ? 1 : 0));
+}
+
 /** The pools timeline's exact answer under a point, whatever its level of detail merged (null: above the stack). */
 export function poolHitAt(
   d: DeviceModel,
@@ -351,20 +373,60 @@ export function poolHitAt(
   env: PoolEnvelopes,
   k: number,
   bytes: number,
+  keep?: Uint8Array,
 ): PoolHit | null {
+  let hit: PoolHit | null = null;
+  walkPoolStack(d, p, env, k, keep, (group, alloc, y0, y1) => {
+    if (bytes < y0 || bytes >= y1) return false;
+    hit = { group, alloc };
+    return true;
+  });
+  return hit;
+}
+
+/** Bytes below allocation `id` in the pools stack after entry `k` (-1: not drawn then). */
+export function poolOffsetOf(
+  d: DeviceModel,
+  p: SegmentPieces,
+  env: PoolEnvelopes,
+  k: number,
+  id: number,
+  keep?: Uint8Array,
+): number {
+  let offset = -1;
+  walkPoolStack(d, p, env, k, keep, (_, alloc, y0) => {
+    if (alloc !== id) return false;
+    offset = y0;
+    return true;
+  });
+  return offset;
+}
+
+/**
+ * The pools stack after entry `k`, bottom up, exactly (nothing merged): each kept group's live
+ * allocations, then its envelope's free part (alloc -1), until `visit` says stop.
+ */
+function walkPoolStack(
+  d: DeviceModel,
+  p: SegmentPieces,
+  env: PoolEnvelopes,
+  k: number,
+  keep: Uint8Array | undefined,
+  visit: (group: number, alloc: number, y0: number, y1: number) => boolean,
+): void {
   const stacks = new GroupStacks(env, d.allocations.count);
   const totals = new GroupTotals(d, p, env, k, stacks);
   const size = d.allocations.size;
   let y = 0;
   for (let g = 0; g < env.groups.length; g++) {
+    if (keep !== undefined && keep[g] !== 1) continue;
     const top = y + totals.reserved[g]!;
     const { head, next } = stacks.of(g);
     for (let id = head; id !== -1; id = next[id]!) {
-      if (bytes < y + size[id]!) return bytes < y ? null : { group: g, alloc: id };
+      if (visit(g, id, y, y + size[id]!)) return;
       y += size[id]!;
     }
-    if (bytes < Math.max(y, top)) return bytes < y ? null : { group: g, alloc: -1 };
+    if (top > y && visit(g, -1, y, top)) return;
     y = Math.max(y, top);
   }
-  return null;
 }

@@ -121,6 +121,8 @@ function drawEnvelopeTops(
 ): void {
   g.lineWidth = 1;
   for (let group = 0; group * lod.columns < tops.length; group++) {
+    // A group left out (another stream's) has no envelope to edge.
+    if (Number.isNaN(tops[group * lod.columns])) continue;
     g.strokeStyle = PALETTE[group % PALETTE.length]!;
     g.beginPath();
     for (let c = 0; c < lod.columns; c++) {

@@ -31,8 +31,10 @@ interface Props extends WindowProps {
   matches?: Uint8Array | null;
   search?: string;
   /**
-   * What is stacked: allocations (active memory) or segments (reserved memory). With segments,
-   * the pinned allocation and search matches are not drawn (runs name pieces of reserved memory).
+   * What is stacked: allocations (active memory), segments (reserved memory) or pools (reserved
+   * memory per pool and stream, allocations inside). With segments, the pinned allocation and
+   * search matches are not drawn (runs name pieces of reserved memory), and the stream filter does
+   * not apply (a segment's memory is the device's).
    */
   stack: TimelineStack;
   /**
@@ -118,8 +120,8 @@ export function Timeline(p: Props) {
         drawYAxis(sizedContext(el.yAxis!, MARGIN.left, HEIGHT), plot, layer);
         last.yAxis = yAxis;
       }
-      // Selection and search marks name allocations: only the allocations stack draws them.
-      const byAllocation = q.stack === 'allocations';
+      // Selection and search marks name allocations: the segments stack has none to mark.
+      const byAllocation = q.stack !== 'segments';
       const sel = byAllocation ? q.selection : null;
       const matches = byAllocation ? (q.matches ?? null) : null;
       const selKey = sel && `${sel.alloc}:${sel.x0}:${sel.x1}:${sel.y0}:${sel.y1}`;
@@ -139,6 +141,8 @@ export function Timeline(p: Props) {
           },
         );
         last.layer = shown;
+        // Where the pinned allocation is marked (bytes of the stack drawn), for tests.
+        c.dataset.selection = sel ? `${sel.alloc}:${sel.y0}:${sel.y1}` : '';
       }
       // Every frame: the labels follow the window, then the layer and its marks move (canvases
       // first: their text needs the page's style, which moving the layer makes dirty).
@@ -152,7 +156,11 @@ export function Timeline(p: Props) {
       // What the canvas shows, for tests and the benchmark: the window drawn, and whether the
       // worker's answer for exactly that window is in it.
       c.dataset.window = `${window[0]}:${window[1]}`;
-      if (layer !== null) c.dataset.yTop = String(layer.lod.yMax);
+      if (layer !== null) {
+        c.dataset.yTop = String(layer.lod.yMax);
+        // Bytes at the plot's top edge (the level of detail's top plus headroom).
+        c.dataset.yAxisTop = String(layer.yMax);
+      }
       c.dataset.ready = String(
         layer !== null &&
           layer.key === wantedKey.current &&
@@ -189,9 +197,8 @@ export function Timeline(p: Props) {
       device: q.device.device,
       request: { axis: q.axis, x0, x1, columns: plot.width, rows: plot.height },
       paint: { width: plot.width, height: plot.height, dpr: devicePixelRatio },
-      ...(q.stack === 'allocations'
-        ? { stream: q.stream ?? null, search: q.search ?? '' }
-        : { stack: q.stack }),
+      ...(q.stack === 'segments' ? {} : { stream: q.stream ?? null, search: q.search ?? '' }),
+      ...(q.stack === 'allocations' ? {} : { stack: q.stack }),
       zoom: q.zoom,
     };
     const key = JSON.stringify(args);
@@ -287,7 +294,7 @@ export function Timeline(p: Props) {
       <div className="hover" aria-live="off" ref={hoverRef}>
         {hintFor(p.stack)}
       </div>
-      {p.stack === 'pools' && <PoolLegend groups={groups} name={groupName} />}
+      {p.stack === 'pools' && <PoolLegend groups={groups} stream={p.stream ?? null} name={groupName} />}
     </div>
   );
 }

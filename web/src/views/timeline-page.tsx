@@ -53,7 +53,7 @@ export function TimelinePage({ client, device, view, update }: Props) {
   const { shown, pick } = useSelection(
     client,
     device.device,
-    { entry, alloc: view.alloc, stream, enabled: drawnKey !== null },
+    { entry, alloc: view.alloc, stream, stack: view.stack, enabled: drawnKey !== null },
     (k, alloc) => update({ entry: k, alloc }),
   );
   const info = shown?.entry ?? null;
@@ -68,10 +68,11 @@ export function TimelinePage({ client, device, view, update }: Props) {
       .query('piece', { device: device.device, entry: k, bytes })
       .then((piece) => update({ entry: k, segment: piece?.address ?? null }));
   // A click on the pools timeline pins the allocation under it (the worker finds it in its
-  // group's stack), or in an envelope's free part selects the entry alone.
+  // group's stack, the stream's groups only when filtered), or in an envelope's free part
+  // selects the entry alone.
   const pickPoolPart = (k: number, bytes: number) =>
     client
-      .query('part', { device: device.device, entry: k, bytes })
+      .query('part', { device: device.device, entry: k, bytes, stream })
       .then((part) => update({ entry: k, alloc: part !== null && part.alloc >= 0 ? part.alloc : null }));
   const cursor = axis === 'entry' ? entry + 0.5 : (info?.time_us ?? null);
   return (

@@ -16,6 +16,7 @@ import { asSnapshotError, SnapshotError } from '../../../src/engine/errors.js';
 import { loadSnapshot } from '../../../src/engine/load.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
 import { envelopeTone, paintLayer } from '../timeline/paint-layer.js';
+import type { TimelineStack } from '../url-state.js';
 import { analysisHandlers } from './analysis-handlers.js';
 import { oncePer } from './once-per.js';
 import { poolTimelines, traceTop } from './pool-timeline.js';
@@ -46,7 +47,7 @@ const piecesOfModel = oncePer((d: DeviceModel) => segmentPieces(current(), d));
 /** The segment timeline's pieces of a device, built on first use. */
 const piecesOf = (device: number): SegmentPieces => piecesOfModel(deviceOf(device));
 const matchesOf = searchMatches(current, deviceOf);
-const pools = poolTimelines(current, deviceOf, piecesOf);
+const pools = poolTimelines(current, deviceOf, viewOf, piecesOf);
 
 const handlers: { [K in QueryName]: Handler<K> } = {
   load: async ({ source }, id) => {
@@ -56,12 +57,13 @@ const handlers: { [K in QueryName]: Handler<K> } = {
   },
   summary: () => summaryOf(current()),
   timeline: ({ device, request: asked, stream, search, paint, stack, zoom }) => {
-    const byDevice = stack === 'segments' || stack === 'pools';
-    const view = byDevice ? deviceOf(device) : viewOf(device, stream);
+    // The segments stack is the whole device's; the pools stack keeps the stream's groups only.
+    const view = stack === 'segments' ? deviceOf(device) : viewOf(device, stream);
+    const reservedOnly = stack === 'segments' || stack === 'pools';
     // A horizontal zoom keeps the y axis of the whole trace.
-    const request = zoom === 'horizontal' ? { ...asked, yTop: traceTop(view, byDevice) } : asked;
+    const request = zoom === 'horizontal' ? { ...asked, yTop: traceTop(view, reservedOnly) } : asked;
     if (stack === 'pools') {
-      const lod = pools.lod(device, request);
+      const lod = pools.lod(device, request, stream, matchesOf(device, search ?? ''));
       return paint ? { ...lod, bitmap: paintLayer(lod, paint, envelopeTone, lod.envelopeTop) } : lod;
     }
     const lod =
@@ -70,7 +72,7 @@ const handlers: { [K in QueryName]: Handler<K> } = {
         : timelineLod(view, request, matchesOf(device, search ?? ''));
     return paint ? { ...lod, bitmap: paintLayer(lod, paint) } : lod;
   },
-  part: ({ device, entry, bytes }) => pools.part(device, entry, bytes),
+  part: ({ device, entry, bytes, stream }) => pools.part(device, entry, bytes, stream),
   piece: ({ device, entry, bytes }) => {
     const p = piecesOf(device);
     const id = pieceAt(p, entry, bytes);
@@ -81,8 +83,8 @@ const handlers: { [K in QueryName]: Handler<K> } = {
   markers: ({ device, axis }) => stepMarkers(current(), deviceOf(device), axis),
   streams: ({ device }) => deviceStreams(current(), deviceOf(device)),
   axisWindow: ({ device, window, from, to }) => convertWindow(deviceOf(device), window, from, to),
-  details: ({ device, alloc, entry, stream }) => detailsOf(device, alloc, entry, stream),
-  select: ({ device, entry, alloc, stream, pool, pick }) => {
+  details: ({ device, alloc, entry, stream, stack }) => detailsOf(device, alloc, entry, stream, stack),
+  select: ({ device, entry, alloc, stream, stack, pool, pick }) => {
     const d = deviceOf(device);
     const chosen = pick === null ? alloc : allocationAt(viewOf(device, stream), entry, pick.bytes);
     const id = chosen !== null && chosen >= 0 ? chosen : null;
@@ -90,7 +92,7 @@ const handlers: { [K in QueryName]: Handler<K> } = {
       entry: entryInfo(current(), d, entry),
       alloc: id,
       // An allocation a link names may not exist in this file: no details, not a failed answer.
-      details: id === null ? null : attempt(() => detailsOf(device, id, entry, stream)),
+      details: id === null ? null : attempt(() => detailsOf(device, id, entry, stream, stack)),
       pool: pool ? poolStateAfter(current(), d, entry) : null,
     };
   },
@@ -160,10 +162,20 @@ function describe(s: Snapshot): Loaded {
   };
 }
 
-function detailsOf(device: number, alloc: number, entry: number, stream?: number | null) {
+/** An allocation's details, with its offset in the stack the timeline draws (pools: in its group's envelope). */
+function detailsOf(
+  device: number,
+  alloc: number,
+  entry: number,
+  stream?: number | null,
+  stack?: TimelineStack,
+) {
   return {
     ...allocationDetails(current(), deviceOf(device), alloc),
-    offset: offsetOf(viewOf(device, stream), entry, alloc),
+    offset:
+      stack === 'pools'
+        ? pools.offset(device, entry, alloc, stream)
+        : offsetOf(viewOf(device, stream), entry, alloc),
   };
 }
 

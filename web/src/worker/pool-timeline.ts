@@ -1,9 +1,11 @@
 import {
+  groupsOnStream,
   type PoolEnvelopes,
   type PoolGroup,
   type PoolTimelineLod,
   poolEnvelopes,
   poolHitAt,
+  poolOffsetOf,
   poolTimelineLod,
 } from '../../../src/engine/analyses/pool-envelopes.js';
 import type { SegmentPieces } from '../../../src/engine/analyses/segment-timeline.js';
@@ -22,24 +24,41 @@ export interface PoolPart {
 
 /**
  * The pools timeline in the worker: each device's groups are found once (one pass over the
- * trace), then every level of detail steps their totals over the window it shows.
+ * trace), then every level of detail steps their totals over the window it shows. With a stream,
+ * only that stream's groups are stacked, over that stream's view of the device (its totals pick
+ * the columns and name the reserved line), so picks and offsets walk the same stack as drawn.
  */
 export function poolTimelines(
   current: () => Snapshot,
   deviceOf: (device: number) => DeviceModel,
+  viewOf: (device: number, stream: number | null | undefined) => DeviceModel,
   piecesOf: (device: number) => SegmentPieces,
 ) {
   const envelopesOfModel = oncePer((d: DeviceModel) => poolEnvelopes(current(), d, piecesOf(d.device)));
   const envelopesOf = (device: number): PoolEnvelopes => envelopesOfModel(deviceOf(device));
   return {
-    lod(device: number, request: TimelineRequest): PoolTimelineLod & { groups: PoolGroup[] } {
+    lod(
+      device: number,
+      request: TimelineRequest,
+      stream: number | null | undefined,
+      marked: Uint8Array | undefined,
+    ): PoolTimelineLod & { groups: PoolGroup[] } {
       const env = envelopesOf(device);
-      return { ...poolTimelineLod(deviceOf(device), piecesOf(device), env, request), groups: env.groups };
+      const shown = { keep: groupsOnStream(env, stream), marked };
+      const lod = poolTimelineLod(viewOf(device, stream), piecesOf(device), env, request, shown);
+      return { ...lod, groups: env.groups };
     },
-    part(device: number, entry: number, bytes: number): PoolPart | null {
+    part(device: number, entry: number, bytes: number, stream?: number | null): PoolPart | null {
       const env = envelopesOf(device);
-      const hit = poolHitAt(deviceOf(device), piecesOf(device), env, entry, bytes);
+      const keep = groupsOnStream(env, stream);
+      const hit = poolHitAt(viewOf(device, stream), piecesOf(device), env, entry, bytes, keep);
       return hit === null ? null : { ...env.groups[hit.group]!, ...hit };
+    },
+    /** Bytes below the allocation in the pools stack drawn after the entry (-1: not drawn then). */
+    offset(device: number, entry: number, alloc: number, stream?: number | null): number {
+      const env = envelopesOf(device);
+      const keep = groupsOnStream(env, stream);
+      return poolOffsetOf(viewOf(device, stream), piecesOf(device), env, entry, alloc, keep);
     },
   };
 }

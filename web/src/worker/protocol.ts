@@ -81,7 +81,8 @@ export interface Queries extends TableQueries, AnalysisQueries, WhatIfQueries {
       /**
        * 'segments': the segment timeline (runs name pieces of reserved memory); 'pools': the
        * (pool, stream) envelopes (runs name allocations, or an envelope's free part: pool-envelopes.ts
-       * freePartCode). Stream and search apply to the allocations stack only.
+       * freePartCode). Stream and search apply to the allocations and pools stacks (pools: only the
+       * stream's groups are stacked); the segments stack is the whole device's.
        */
       stack?: TimelineStack;
       /** 'horizontal': the y axis keeps the whole trace's top; else it follows the window's. */
@@ -92,7 +93,8 @@ export interface Queries extends TableQueries, AnalysisQueries, WhatIfQueries {
   };
   /** What the pools timeline draws at `bytes` after `entry`: an allocation or a free envelope part (null: above the stack). */
   part: {
-    args: { device: number; entry: number; bytes: number };
+    /** stream: the stream whose groups the pools timeline draws (null: all). */
+    args: { device: number; entry: number; bytes: number; stream?: number | null };
     result: PoolPart | null;
   };
   /** The piece of reserved memory drawn at `bytes` after `entry` in the segment timeline (null: none). */
@@ -109,8 +111,8 @@ export interface Queries extends TableQueries, AnalysisQueries, WhatIfQueries {
     result: [number, number];
   };
   details: {
-    /** offset: bytes below it in the stack drawn for `stream` (null: the whole device). */
-    args: { device: number; alloc: number; entry: number; stream?: number | null };
+    /** offset: bytes below it in the `stack` drawn (allocations when absent) for `stream` (null: the whole device). */
+    args: { device: number; alloc: number; entry: number; stream?: number | null; stack?: TimelineStack };
     result: AllocationDetails & { offset: number };
   };
   /**
@@ -123,6 +125,8 @@ export interface Queries extends TableQueries, AnalysisQueries, WhatIfQueries {
       entry: number;
       alloc: number | null;
       stream: number | null;
+      /** The stack the timeline draws, which the details' offset is in (allocations when absent). */
+      stack?: TimelineStack;
       pool: boolean;
       pick: { bytes: number } | null;
     };
