@@ -45,7 +45,7 @@ const TEXT_TAG: u32 = 0xffffffff;
  * the memo code JS gave it (0: not yet; see assemble).
  */
 const KEY_BYTES: usize = 24;
-/** Tracebacks are looked up by their first 32 bytes in this many 2-way buckets. */
+/** Tracebacks are looked up by their first 32 and 64 bytes, each in this many 2-way buckets. */
 const HINTS: u32 = 1 << 14;
 /** Longest traceback kept as bytes. */
 const MAX_RAW: i32 = 4096;
@@ -103,8 +103,8 @@ function init(): void {
   keyPtr = reserve(<usize>keyCap * KEY_BYTES);
   poolCap = 1 << 16;
   poolPtr = reserve(<usize>poolCap * 4);
-  hintPtr = reserve(<usize>HINTS * 8);
-  memory.fill(hintPtr, 0, <usize>HINTS * 8);
+  hintPtr = reserve(<usize>HINTS * 16);
+  memory.fill(hintPtr, 0, <usize>HINTS * 16);
   rawCap = 1 << 16;
   rawPtr = reserve(rawCap);
   memoCachePtr = reserve(<usize>MAX_PAIRS * MEMO_CACHE * 8);
@@ -348,23 +348,30 @@ function frames(p: i32, limit: i32, slot: usize): i32 {
   if (p + MAX_OP > limit || at(p) !== MEMOIZE) return -1;
   memoized++;
   p++;
-  // A traceback written before is the same bytes again: compare them instead of parsing.
-  const hinted = p + 32 + MAX_OP <= limit;
-  const bucket = hinted ? hintPtr + (<usize>(hash32(p) & (HINTS - 1)) << 3) : 0;
+  // A traceback written before is the same bytes again: compare them instead of parsing. The
+  // candidates are found by hashing the first 32 and the first 64 bytes: tracebacks of one
+  // operator share their innermost frames, so 32 bytes alone often name several of them, while
+  // 64 bytes reach past the end of a short list into bytes that change from entry to entry.
+  const hinted = p + 64 + MAX_OP <= limit;
+  let short: usize = 0;
+  let long: usize = 0;
   if (hinted) {
-    const q = knownTraceback(p, limit, bucket, slot);
+    let h: u32 = 0x811c9dc5;
+    for (let i: usize = 0; i < 32; i += 4) h = (h ^ load<u32>(inPtr + <usize>p + i)) * 0x01000193;
+    short = hintPtr + (<usize>((h ^ (h >>> 15)) & (HINTS - 1)) << 3);
+    for (let i: usize = 32; i < 64; i += 4) h = (h ^ load<u32>(inPtr + <usize>p + i)) * 0x01000193;
+    long = hintPtr + (<usize>(HINTS + ((h ^ (h >>> 15)) & (HINTS - 1))) << 3);
+    let q = knownTraceback(p, limit, long, slot);
+    if (q < 0) q = knownTraceback(p, limit, short, slot);
     if (q >= 0) return q;
   }
   const q = parseTraceback(p, limit, slot);
-  if (hinted && q >= 0) remember(p, q, bucket, load<u32>(slot));
+  if (hinted && q >= 0) {
+    const k = load<u32>(slot);
+    remember(p, q, long, k);
+    remember(p, q, short, k);
+  }
   return q;
-}
-
-/** FNV-1a over the 8 words at p. */
-function hash32(p: i32): u32 {
-  let h: u32 = 0x811c9dc5;
-  for (let i: usize = 0; i < 32; i += 4) h = (h ^ load<u32>(inPtr + <usize>p + i)) * 0x01000193;
-  return h ^ (h >>> 15);
 }
 
 /** The bucket's tracebacks whose kept bytes are at p, ending where a list must end. */
