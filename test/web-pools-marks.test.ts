@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { allocationStreams } from '../src/engine/analyses/stream-view.js';
+import { formatStream } from '../src/engine/format.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { Action } from '../src/engine/model/trace-columns.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
@@ -212,7 +213,7 @@ describe.skipIf(!ready && process.env.CI === undefined)(
       const legend = page.getByLabel('pools legend');
       await expect.poll(() => legend.locator('li[data-shown="true"]').count()).toBeGreaterThan(0);
       for (const text of await legend.locator('li[data-shown="true"]').allTextContents())
-        expect(text).toMatch(new RegExp(`stream ${stream}$`));
+        expect(text.endsWith(`stream ${formatStream(stream)}`)).toBe(true);
       expect(await legend.locator('li[data-shown="true"]', { hasText: 'private pool' }).count()).toBe(1);
       expect(await legend.locator('li[data-shown="false"]').count()).toBeGreaterThan(0);
       await expect.poll(async () => Number(await plot().getAttribute('data-y-top'))).toBe(top);
@@ -225,6 +226,9 @@ describe.skipIf(!ready && process.env.CI === undefined)(
       await page.mouse.click(x, y);
       await expect.poll(() => hash().get('alloc')).not.toBeNull();
       expect(allocationStreams(s, d)[Number(hash().get('alloc'))]).toBe(stream);
+      // The segments stack is the device's reserved memory: the filter says it does not apply.
+      await page.getByRole('radio', { name: 'segments' }).check();
+      await expect.poll(() => page.getByLabel('stream').isDisabled()).toBe(true);
     });
   },
 );

@@ -1,4 +1,5 @@
 import { freePartCode, type PoolGroup } from '../../../src/engine/analyses/pool-envelopes.js';
+import { formatStream } from '../../../src/engine/format.js';
 import { envelopeTone } from './paint-layer.js';
 
 interface Props {
@@ -26,12 +27,13 @@ export function PoolLegend({ groups, stream, name }: Props) {
       ))}
       {none && (
         <li role="status">
-          stream {stream} holds no segment of its own on this device: no pool envelope to show
+          stream {formatStream(stream!)} holds no segment of its own on this device: no pool envelope to show
         </li>
       )}
       <li className="muted">
         each envelope: its allocations at the bottom, then (pale) memory reserved for that pool and stream
-        only{stream === null ? '' : ` · stream ${stream} only (its segments and their allocations)`}
+        only
+        {stream === null ? '' : ` · stream ${formatStream(stream)} only (its segments and their allocations)`}
       </li>
     </ul>
   );

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { freePartGroup, type PoolGroup } from '../../../src/engine/analyses/pool-envelopes.js';
 import type { TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
+import { formatStream } from '../../../src/engine/format.js';
 import { exactBytes, formatBytes } from '../format.js';
 import type { TimelineStack, ZoomMode } from '../url-state.js';
 import { frameContext, sizedContext, useMeasuredWidth } from './canvas.js';
@@ -492,7 +493,7 @@ function runUnder(lod: Layer['lod'], hit: { bytes: number; column: number }): nu
 export function groupName(g: PoolGroup): string {
   const pool =
     g.pool[0] === 0 && g.pool[1] === 0 ? 'default pool' : `private pool (${g.pool[0]}, ${g.pool[1]})`;
-  return `${pool} · stream ${g.stream}`;
+  return `${pool} · stream ${formatStream(g.stream)}`;
 }
 
 /** Keeps the window inside the trace and at least a few entries (or microseconds) wide. */

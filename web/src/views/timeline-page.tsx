@@ -117,7 +117,16 @@ export function TimelinePage({ client, device, view, update }: Props) {
             {s}
           </label>
         ))}
-        <StreamSelect streams={streams ?? []} stream={stream} onStream={(s) => update({ stream: s })} />
+        <StreamSelect
+          streams={streams ?? []}
+          stream={stream}
+          onStream={(s) => update({ stream: s })}
+          ignored={
+            view.stack === 'segments'
+              ? "the segments stack draws the device's reserved memory, every stream's"
+              : undefined
+          }
+        />
         <SearchBox
           client={client}
           device={device.device}
