@@ -45,8 +45,9 @@ const TEXT_TAG: u32 = 0xffffffff;
  * the memo code JS gave it (0: not yet; see assemble).
  */
 const KEY_BYTES: usize = 24;
-/** Tracebacks are looked up by their first 32 and 64 bytes, each in this many 2-way buckets. */
+/** Tracebacks are looked up by their first 32, 64 and 128 bytes: three levels of this many 2-way buckets. */
 const HINTS: u32 = 1 << 14;
+const HINT_LEVELS: i32 = 3;
 /** Longest traceback kept as bytes. */
 const MAX_RAW: i32 = 4096;
 
@@ -103,8 +104,8 @@ function init(): void {
   keyPtr = reserve(<usize>keyCap * KEY_BYTES);
   poolCap = 1 << 16;
   poolPtr = reserve(<usize>poolCap * 4);
-  hintPtr = reserve(<usize>HINTS * 16);
-  memory.fill(hintPtr, 0, <usize>HINTS * 16);
+  hintPtr = reserve(<usize>HINT_LEVELS * HINTS * 8);
+  memory.fill(hintPtr, 0, <usize>HINT_LEVELS * HINTS * 8);
   rawCap = 1 << 16;
   rawPtr = reserve(rawCap);
   memoCachePtr = reserve(<usize>MAX_PAIRS * MEMO_CACHE * 8);
@@ -349,29 +350,46 @@ function frames(p: i32, limit: i32, slot: usize): i32 {
   memoized++;
   p++;
   // A traceback written before is the same bytes again: compare them instead of parsing. The
-  // candidates are found by hashing the first 32 and the first 64 bytes: tracebacks of one
-  // operator share their innermost frames, so 32 bytes alone often name several of them, while
-  // 64 bytes reach past the end of a short list into bytes that change from entry to entry.
-  const hinted = p + 64 + MAX_OP <= limit;
-  let short: usize = 0;
-  let long: usize = 0;
+  // candidates are found by hashing the first 64, 32, then 128 bytes: tracebacks of one operator
+  // share their innermost frames, so a short prefix names several of them, while a long one
+  // reaches past the end of a short list into bytes that change from entry to entry.
+  const hinted = p + 128 + MAX_OP <= limit;
+  let b32: usize = 0;
+  let b64: usize = 0;
+  let b128: usize = 0;
   if (hinted) {
-    let h: u32 = 0x811c9dc5;
-    for (let i: usize = 0; i < 32; i += 4) h = (h ^ load<u32>(inPtr + <usize>p + i)) * 0x01000193;
-    short = hintPtr + (<usize>((h ^ (h >>> 15)) & (HINTS - 1)) << 3);
-    for (let i: usize = 32; i < 64; i += 4) h = (h ^ load<u32>(inPtr + <usize>p + i)) * 0x01000193;
-    long = hintPtr + (<usize>(HINTS + ((h ^ (h >>> 15)) & (HINTS - 1))) << 3);
-    let q = knownTraceback(p, limit, long, slot);
-    if (q < 0) q = knownTraceback(p, limit, short, slot);
+    let h = fnv(0x811c9dc5, p, 0, 32);
+    b32 = hintBucket(0, h);
+    h = fnv(h, p, 32, 64);
+    b64 = hintBucket(1, h);
+    let q = knownTraceback(p, limit, b64, slot);
+    if (q < 0) q = knownTraceback(p, limit, b32, slot);
+    if (q >= 0) return q;
+    b128 = hintBucket(2, fnv(h, p, 64, 128));
+    q = knownTraceback(p, limit, b128, slot);
     if (q >= 0) return q;
   }
   const q = parseTraceback(p, limit, slot);
   if (hinted && q >= 0) {
     const k = load<u32>(slot);
-    remember(p, q, long, k);
-    remember(p, q, short, k);
+    remember(p, q, b128, k);
+    remember(p, q, b64, k);
+    remember(p, q, b32, k);
   }
   return q;
+}
+
+/** FNV-1a of h over the words at p + from .. p + to. */
+@inline
+function fnv(h: u32, p: i32, from: usize, to: usize): u32 {
+  for (let i = from; i < to; i += 4) h = (h ^ load<u32>(inPtr + <usize>p + i)) * 0x01000193;
+  return h;
+}
+
+/** The bucket of hash h among the hints of one prefix length. */
+@inline
+function hintBucket(level: u32, h: u32): usize {
+  return hintPtr + ((<usize>level * HINTS + ((h ^ (h >>> 15)) & (HINTS - 1))) << 3);
 }
 
 /** The bucket's tracebacks whose kept bytes are at p, ending where a list must end. */
