@@ -693,9 +693,14 @@ export function forgetKeys(): void {
 }
 
 export function setColumnCode(pair: i32, tag: i32, code: i32): void {
-  const at = columnCachePtr + ((<usize>pair * COLUMN_CACHE + (<usize>tag & (COLUMN_CACHE - 1))) << 3);
+  const at = columnSlot(pair, tag);
   store<i32>(at, tag);
   store<i32>(at + 4, code);
+}
+
+@inline
+function columnSlot(pair: i32, tag: i32): usize {
+  return columnCachePtr + ((<usize>pair * COLUMN_CACHE + (<usize>tag & (COLUMN_CACHE - 1))) << 3);
 }
 
 /** What runCode gives for a slot not written yet (no memo code is this). */
@@ -755,7 +760,7 @@ export function assemble(n: i32, size: i32, from: i32): i32 {
           }
           if (code <= 0 || code === NOT_WRITTEN) return stop(WRONG_KIND, e);
         }
-        const c = columnCachePtr + ((<usize>i * COLUMN_CACHE + (<usize>code & (COLUMN_CACHE - 1))) << 3);
+        const c = columnSlot(i, code);
         if (load<i32>(c) !== code) return miss(MISS_COLUMN, code, i, e);
         store<i32>(out, load<i32>(c + 4));
       } else {

@@ -24,7 +24,7 @@ export class RunRefs {
 
   /** Memo code of the inline str the scanner interned as key k. */
   inlineCode(scanner: WasmEntryScan, k: number): number {
-    const bytes = scanner.textBytes(-1 - k);
+    const bytes = scanner.textBytes(k);
     return this.host.memo.stringCode(decodeUtf8(bytes, 0, bytes.length));
   }
 

@@ -21,20 +21,13 @@ export class TextCodes {
   set(row: number, field: Field, key: string, tag: number, text: string): void {
     const slot = slotOf(field, tag);
     if (tag >= 0 && this.tags[slot] === tag) {
-      this.columnOf(field)![row] = this.codes[slot]!;
+      this.trace.textColumn(field)[row] = this.codes[slot]!;
       return;
     }
     this.trace.setField(row, field, key, text);
     if (tag < 0) return;
     this.tags[slot] = tag;
-    this.codes[slot] = this.columnOf(field)![row]!;
-  }
-
-  /** The column of a text field (compile_context and user_metadata exist once first set). */
-  private columnOf(field: Field): Int32Array | Uint8Array | undefined {
-    const trace = this.trace;
-    if (field === Field.action) return trace.action;
-    return field === Field.compile_context ? trace.compileContext : trace.userMetadata;
+    this.codes[slot] = this.trace.textColumn(field)[row]!;
   }
 }
 

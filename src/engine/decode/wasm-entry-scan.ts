@@ -196,9 +196,9 @@ export class WasmEntryScan {
     return this.ints.subarray(from, from + n);
   }
 
-  /** The UTF-8 bytes of interned str -1 - v for a text value v < 0 (a view, as refs). */
-  textBytes(v: number): Uint8Array {
-    const words = this.refs(-1 - v);
+  /** The UTF-8 bytes of the inline str interned as key k (a view, as refs). */
+  textBytes(k: number): Uint8Array {
+    const words = this.refs(k);
     const at = words.byteOffset + 8;
     return this.bytes.subarray(at, at + words[1]!);
   }

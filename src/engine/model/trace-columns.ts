@@ -188,12 +188,10 @@ export class TraceColumns {
         this.timeUs[row] = exactInt(value, row, key);
         return;
       case Field.compile_context:
-        this.compileContext ??= this.intColumn(-1);
-        this.compileContext[row] = this.textOf(value, 0);
+        this.textColumn(field)[row] = this.textOf(value, 0);
         return;
       case Field.user_metadata:
-        this.userMetadata ??= this.intColumn(-1);
-        this.userMetadata[row] = this.textOf(value, 1);
+        this.textColumn(field)[row] = this.textOf(value, 1);
         return;
       case Field.device_free:
         this.deviceFree ??= this.floatColumn(Number.NaN);

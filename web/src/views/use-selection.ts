@@ -15,8 +15,8 @@ export interface SelectionView extends Selected {
  * The selected entry and pinned allocation, answered in one worker round trip (`select`): the
  * entry line, the allocation's details and the pool state, or for a click on the timeline also
  * which allocation lies under the pointer. The details' offset is in the stack the timeline draws
- * (`stack`), so the pinned allocation is outlined where that stack has it. The latest selection wins: holding an arrow key skips
- * the entries the worker had no time for instead of queueing them.
+ * (`stack`), so the pinned allocation is outlined where that stack has it. The latest selection
+ * wins: holding an arrow key skips the entries the worker had no time for instead of queueing them.
  */
 export function useSelection(
   client: EngineClient,
