@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { convertWindow } from '../src/engine/analyses/axis-window.js';
-import { axisExtent } from '../src/engine/analyses/timeline-axis.js';
+import { convertWindow } from '../src/engine/analyses/views/timeline/axis-window.js';
+import { axisExtent } from '../src/engine/analyses/views/timeline/timeline-axis.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
 

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { labelAllocations, RULES } from '../src/engine/analyses/categories.js';
-import { categoriesOf } from '../src/engine/analyses/category-curves.js';
+import { labelAllocations, RULES } from '../src/engine/analyses/categories/categories.js';
+import { categoriesOf } from '../src/engine/analyses/categories/category-curves.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { smallSegment } from './helpers/small-segment.js';
 import { snapshotOf } from './helpers/snapshot-of.js';

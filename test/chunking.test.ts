@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { summarize } from '../src/engine/analyses/summary.js';
+import { summarize } from '../src/engine/analyses/summary/summary.js';
 import { loadSnapshot, loadSnapshotBytes } from '../src/engine/load.js';
 import { rng } from '../src/testing/fuzz.js';
 

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { summarize } from '../src/engine/analyses/summary.js';
+import { summarize } from '../src/engine/analyses/summary/summary.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 
 /** The real snapshots in ../shared/corpus with independently computed figures (see its README). */

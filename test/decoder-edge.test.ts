@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PickledCall, PickledExternal, PickledGlobal } from '../src/engine/decode/py-values.js';
 import { decodePickle } from '../src/engine/decode/unpickler.js';
+import { PickledCall, PickledExternal, PickledGlobal } from '../src/engine/values/py-values.js';
 import { matchesCanonical } from './helpers/canonical.js';
 import {
   EDGE_PROTOCOLS,

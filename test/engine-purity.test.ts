@@ -27,3 +27,33 @@ describe('engine has no Node or DOM dependencies', () => {
     });
   }
 });
+
+/**
+ * Data flows one way (bytes -> decode -> model -> analyses): a layer imports only from the layers
+ * below it, so the model can be built from any decoder and analyses never reach into decoding.
+ */
+const MAY_IMPORT: Record<string, string[]> = {
+  values: [],
+  model: ['values'],
+  decode: ['values', 'model'],
+  encode: ['values', 'model'],
+  analyses: ['values', 'model', 'encode'],
+  simulate: ['values', 'model', 'encode'],
+};
+
+describe('engine layers import only from below', () => {
+  for (const [layer, below] of Object.entries(MAY_IMPORT)) {
+    it(layer, () => {
+      const layerDir = join(ENGINE, layer);
+      for (const file of files(layerDir)) {
+        const text = readFileSync(file, 'utf8');
+        for (const m of text.matchAll(/from\s+['"](\.[^'"]+)['"]/g)) {
+          const target = relative(ENGINE, join(file, '..', m[1]!));
+          const top = target.includes('/') ? target.split('/')[0]! : '';
+          if (top === '' || top === layer) continue;
+          expect(below, `${relative(ENGINE, file)} imports ${target}`).toContain(top);
+        }
+      }
+    });
+  }
+});

@@ -4,9 +4,9 @@
  * the timeline used three different rules before, which disagreed on out-of-order times.
  */
 import { describe, expect, it } from 'vitest';
-import { sliceWindows } from '../src/engine/analyses/slice-window.js';
-import { firstAtOrAfter } from '../src/engine/analyses/timeline-axis.js';
-import { windowEntries } from '../src/engine/analyses/unreleased.js';
+import { windowEntries } from '../src/engine/analyses/leaks/unreleased.js';
+import { sliceWindows } from '../src/engine/analyses/slice/slice-window.js';
+import { firstAtOrAfter } from '../src/engine/analyses/views/timeline/timeline-axis.js';
 import { entryAtTime, monotoneTimes } from '../src/engine/model/entry-times.js';
 import { snapshotOf } from './helpers/snapshot-of.js';
 

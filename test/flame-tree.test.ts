@@ -4,7 +4,7 @@ import {
   flameTree,
   NO_STACK_FRAME,
   ROOT_FRAME,
-} from '../src/engine/analyses/flame-tree.js';
+} from '../src/engine/analyses/views/flame/flame-tree.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
 

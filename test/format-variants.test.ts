@@ -5,7 +5,7 @@
  * out from what was planted.
  */
 import { describe, expect, it } from 'vitest';
-import { summarize } from '../src/engine/analyses/summary.js';
+import { summarize } from '../src/engine/analyses/summary/summary.js';
 import type { PyValue } from '../src/engine/encode/pickle-values.js';
 import { PyTuple, pyTuple } from '../src/engine/encode/pickle-values.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';

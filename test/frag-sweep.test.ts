@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fragSweep } from '../src/engine/analyses/frag-sweep.js';
-import { fragmentationOf } from '../src/engine/analyses/fragmentation.js';
-import { dumpFreeState } from '../src/engine/analyses/free-blocks.js';
+import { fragSweep } from '../src/engine/analyses/fragmentation/frag-sweep.js';
+import { fragmentationOf } from '../src/engine/analyses/fragmentation/fragmentation.js';
+import { dumpFreeState } from '../src/engine/analyses/state/free-blocks.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import type { DeviceModel, Snapshot } from '../src/engine/model/snapshot.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';

@@ -3,8 +3,12 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
-import { fragmentationOf } from '../src/engine/analyses/fragmentation.js';
-import { dumpFreeState, estimatedFreeState, freeStateAfter } from '../src/engine/analyses/free-blocks.js';
+import { fragmentationOf } from '../src/engine/analyses/fragmentation/fragmentation.js';
+import {
+  dumpFreeState,
+  estimatedFreeState,
+  freeStateAfter,
+} from '../src/engine/analyses/state/free-blocks.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
-import { gcBurstsOf } from '../src/engine/analyses/gc-bursts.js';
+import { gcBurstsOf } from '../src/engine/analyses/gc/gc-bursts.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes, type WriteOptions } from '../src/engine/synth/index.js';
 

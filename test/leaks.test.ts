@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
-import { findIterations } from '../src/engine/analyses/iterations.js';
-import { leaksOf } from '../src/engine/analyses/leaks.js';
-import { unreleasedIn } from '../src/engine/analyses/unreleased.js';
+import { findIterations } from '../src/engine/analyses/iterations/iterations.js';
+import { leaksOf } from '../src/engine/analyses/leaks/leaks.js';
+import { unreleasedIn } from '../src/engine/analyses/leaks/unreleased.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes, type WriteOptions } from '../src/engine/synth/index.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { summarize } from '../src/engine/analyses/summary.js';
+import { summarize } from '../src/engine/analyses/summary/summary.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { stateAfter } from '../src/engine/model/state-at.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
-import { oomReports } from '../src/engine/analyses/oom.js';
+import { oomReports } from '../src/engine/analyses/oom/oom.js';
 import { formatBytes, formatBytesPair } from '../src/engine/format.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes, type WriteOptions } from '../src/engine/synth/index.js';

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { liveAllocated, peakOf } from '../src/engine/analyses/peak.js';
+import { liveAllocated, peakOf } from '../src/engine/analyses/peak/peak.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
 

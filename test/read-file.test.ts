@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readChunks } from '../src/cli/read-file.js';
-import { summarize } from '../src/engine/analyses/summary.js';
+import { summarize } from '../src/engine/analyses/summary/summary.js';
 import { loadSnapshot, loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes } from '../src/engine/synth/generate.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { allocationAt, stackAfter } from '../src/engine/analyses/live-order.js';
-import { allocationStreams, deviceStreams, streamView } from '../src/engine/analyses/stream-view.js';
-import { timelineLod } from '../src/engine/analyses/timeline-lod.js';
+import { allocationAt, stackAfter } from '../src/engine/analyses/state/live-order.js';
+import { allocationStreams, deviceStreams, streamView } from '../src/engine/analyses/summary/stream-view.js';
+import { timelineLod } from '../src/engine/analyses/views/timeline/timeline-lod.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
 

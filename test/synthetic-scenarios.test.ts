@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { summarize } from '../src/engine/analyses/summary.js';
+import { summarize } from '../src/engine/analyses/summary/summary.js';
 import { loadSnapshot, loadSnapshotBytes } from '../src/engine/load.js';
 import { type ExpectedFigures, generateSnapshotBytes, type WriteOptions } from '../src/engine/synth/index.js';
 

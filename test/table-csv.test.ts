@@ -1,15 +1,15 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { csvByteChunks, csvHeader, csvRow } from '../src/engine/analyses/table-csv.js';
-import { jsonRowChunks } from '../src/engine/analyses/table-json.js';
+import { csvByteChunks, csvHeader, csvRow } from '../src/engine/analyses/views/tables/table-csv.js';
+import { jsonRowChunks } from '../src/engine/analyses/views/tables/table-json.js';
 import {
   blockTable,
   type Cell,
   eventTable,
   type RowTable,
   selectRows,
-} from '../src/engine/analyses/tables.js';
+} from '../src/engine/analyses/views/tables/tables.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
 

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { parseAddress, searchAllocations } from '../src/engine/analyses/allocation-search.js';
-import { csvChunks, csvHeader, csvRow } from '../src/engine/analyses/table-csv.js';
-import { positionOf, tablePage } from '../src/engine/analyses/table-window.js';
-import { blockTable, type Cell, eventTable, selectRows } from '../src/engine/analyses/tables.js';
+import {
+  parseAddress,
+  searchAllocations,
+} from '../src/engine/analyses/views/allocation/allocation-search.js';
+import { csvChunks, csvHeader, csvRow } from '../src/engine/analyses/views/tables/table-csv.js';
+import { positionOf, tablePage } from '../src/engine/analyses/views/tables/table-window.js';
+import { blockTable, type Cell, eventTable, selectRows } from '../src/engine/analyses/views/tables/tables.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
 

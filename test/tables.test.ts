@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
-import { blockTable, eventTable, selectRows } from '../src/engine/analyses/tables.js';
+import { blockTable, eventTable, selectRows } from '../src/engine/analyses/views/tables/tables.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { timelineLod } from '../src/engine/analyses/timeline-lod.js';
+import { timelineLod } from '../src/engine/analyses/views/timeline/timeline-lod.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { peakOf } from '../src/engine/analyses/peak.js';
+import { peakOf } from '../src/engine/analyses/peak/peak.js';
 import { formatBytes, formatCount } from '../src/engine/format.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';

@@ -7,8 +7,8 @@ import {
   poolEnvelopes,
   poolHitAt,
   poolTimelineLod,
-} from '../src/engine/analyses/pool-envelopes.js';
-import { segmentPieces } from '../src/engine/analyses/segment-timeline.js';
+} from '../src/engine/analyses/views/pools/pool-envelopes.js';
+import { segmentPieces } from '../src/engine/analyses/views/pools/segment-timeline.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { BlockState } from '../src/engine/model/segments.js';
 import type { DeviceModel, Snapshot } from '../src/engine/model/snapshot.js';

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { allocationStreams } from '../src/engine/analyses/stream-view.js';
+import { allocationStreams } from '../src/engine/analyses/summary/stream-view.js';
 import { formatStream } from '../src/engine/format.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { Action } from '../src/engine/model/trace-columns.js';

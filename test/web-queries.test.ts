@@ -1,11 +1,11 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { allocationDetails } from '../src/engine/analyses/allocation-details.js';
-import { allocationAt, offsetOf } from '../src/engine/analyses/live-order.js';
-import { poolStateAfter } from '../src/engine/analyses/pool-state.js';
-import { axisExtent, stepMarkers } from '../src/engine/analyses/timeline-axis.js';
-import { type TimelineLod, timelineLod } from '../src/engine/analyses/timeline-lod.js';
+import { allocationAt, offsetOf } from '../src/engine/analyses/state/live-order.js';
+import { allocationDetails } from '../src/engine/analyses/views/allocation/allocation-details.js';
+import { poolStateAfter } from '../src/engine/analyses/views/pools/pool-state.js';
+import { axisExtent, stepMarkers } from '../src/engine/analyses/views/timeline/timeline-axis.js';
+import { type TimelineLod, timelineLod } from '../src/engine/analyses/views/timeline/timeline-lod.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import type { DeviceModel } from '../src/engine/model/snapshot.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';

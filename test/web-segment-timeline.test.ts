@@ -1,7 +1,11 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { pieceAt, segmentPieces, segmentTimelineLod } from '../src/engine/analyses/segment-timeline.js';
+import {
+  pieceAt,
+  segmentPieces,
+  segmentTimelineLod,
+} from '../src/engine/analyses/views/pools/segment-timeline.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import type { Snapshot } from '../src/engine/model/snapshot.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { firstAtOrAfter } from '../src/engine/analyses/timeline-axis.js';
+import { firstAtOrAfter } from '../src/engine/analyses/views/timeline/timeline-axis.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import type { DeviceModel } from '../src/engine/model/snapshot.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';

@@ -9,7 +9,7 @@
 import { writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { fileSize, readChunks } from '../cli/read-file.js';
-import { summarize } from '../engine/analyses/summary.js';
+import { summarize } from '../engine/analyses/summary/summary.js';
 import { loadSnapshot } from '../engine/load.js';
 import type { DeviceModel } from '../engine/model/snapshot.js';
 

@@ -3,7 +3,7 @@
  * the diff (diff-side.ts), so the two files of a diff decode on two cores at once.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { diffSide } from '../engine/analyses/diff-side.js';
+import { diffSide } from '../engine/analyses/diff/diff-side.js';
 import { SnapshotError } from '../engine/errors.js';
 import { openSnapshot } from './open-snapshot.js';
 import type { SideReply, SideRequest } from './parallel-decode.js';

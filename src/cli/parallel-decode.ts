@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { DiffSide } from '../engine/analyses/diff-side.js';
+import type { DiffSide } from '../engine/analyses/diff/diff-side.js';
 import { fileSize } from './read-file.js';
 
 export interface SideRequest {

@@ -1,4 +1,4 @@
-import type { TimelineAxis } from '../../src/engine/analyses/timeline-axis.js';
+import type { TimelineAxis } from '../../src/engine/analyses/views/timeline/timeline-axis.js';
 import { readTableState, type TableState, writeTableState } from './views/table-url.js';
 
 /**

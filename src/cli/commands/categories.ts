@@ -1,6 +1,6 @@
 import Table from 'cli-table3';
 import { type Command, InvalidArgumentError } from 'commander';
-import { categoriesOf, type DeviceCategories } from '../../engine/analyses/category-curves.js';
+import { categoriesOf, type DeviceCategories } from '../../engine/analyses/categories/category-curves.js';
 import { formatBytes, formatCount } from '../../engine/format.js';
 import { pc } from '../colors.js';
 import { type FileOptions, parseCount, parseDevice, runFiles } from '../run-files.js';

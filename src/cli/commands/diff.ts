@@ -1,5 +1,10 @@
 import type { Command } from 'commander';
-import { type DeviceDiff, diffSides, type Matching, type MomentDiff } from '../../engine/analyses/diff.js';
+import {
+  type DeviceDiff,
+  diffSides,
+  type Matching,
+  type MomentDiff,
+} from '../../engine/analyses/diff/diff.js';
 import { formatBytes, formatCount } from '../../engine/format.js';
 import { pc } from '../colors.js';
 import { framesCell, sitesTable } from '../frames-text.js';

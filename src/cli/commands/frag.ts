@@ -1,13 +1,16 @@
 import Table from 'cli-table3';
 import type { Command } from 'commander';
-import { nonReleasablePeakWords, SEGMENT_ALLOC_COLUMNS } from '../../engine/analyses/frag-words.js';
+import {
+  nonReleasablePeakWords,
+  SEGMENT_ALLOC_COLUMNS,
+} from '../../engine/analyses/fragmentation/frag-words.js';
 import {
   type DeviceFragmentation,
   type FragOptions,
   type FragState,
   fragmentationOf,
   listName,
-} from '../../engine/analyses/fragmentation.js';
+} from '../../engine/analyses/fragmentation/fragmentation.js';
 import { formatBytes, formatCount } from '../../engine/format.js';
 import { pc } from '../colors.js';
 import { indent } from '../indent.js';

@@ -1,6 +1,11 @@
 import type { Command } from 'commander';
-import { type DeviceGc, type GcBurst, type GcOptions, gcBurstsOf } from '../../engine/analyses/gc-bursts.js';
-import { burstLivedText } from '../../engine/analyses/gc-words.js';
+import {
+  type DeviceGc,
+  type GcBurst,
+  type GcOptions,
+  gcBurstsOf,
+} from '../../engine/analyses/gc/gc-bursts.js';
+import { burstLivedText } from '../../engine/analyses/gc/gc-words.js';
 import { formatBytes, formatCount, formatDuration } from '../../engine/format.js';
 import { pc } from '../colors.js';
 import { framesCell, sitesTable } from '../frames-text.js';

@@ -1,8 +1,13 @@
 import type { Command } from 'commander';
-import type { IterationSummary } from '../../engine/analyses/iterations.js';
-import { leakIterationsSpan, leakKind } from '../../engine/analyses/leak-words.js';
-import { type DeviceLeaks, type LeakGroup, type LeakOptions, leaksOf } from '../../engine/analyses/leaks.js';
-import type { Unreleased } from '../../engine/analyses/unreleased.js';
+import type { IterationSummary } from '../../engine/analyses/iterations/iterations.js';
+import { leakIterationsSpan, leakKind } from '../../engine/analyses/leaks/leak-words.js';
+import {
+  type DeviceLeaks,
+  type LeakGroup,
+  type LeakOptions,
+  leaksOf,
+} from '../../engine/analyses/leaks/leaks.js';
+import type { Unreleased } from '../../engine/analyses/leaks/unreleased.js';
 import { formatBytes, formatCount } from '../../engine/format.js';
 import { pc } from '../colors.js';
 import { framesCell, sitesTable } from '../frames-text.js';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { listName } from '../../engine/analyses/fragmentation.js';
-import { type OomReport, oomReports } from '../../engine/analyses/oom.js';
+import { listName } from '../../engine/analyses/fragmentation/fragmentation.js';
+import { type OomReport, oomReports } from '../../engine/analyses/oom/oom.js';
 import { formatBytes, formatCount } from '../../engine/format.js';
 import { pc } from '../colors.js';
 import { type FileOptions, parseCount, parseDevice, runFiles } from '../run-files.js';

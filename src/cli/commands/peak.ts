@@ -1,7 +1,7 @@
 import Table from 'cli-table3';
 import type { Command } from 'commander';
-import { type DevicePeak, type PeakOptions, peakOf } from '../../engine/analyses/peak.js';
-import { liveMemoryProfile } from '../../engine/analyses/speedscope.js';
+import { liveMemoryProfile } from '../../engine/analyses/export/speedscope.js';
+import { type DevicePeak, type PeakOptions, peakOf } from '../../engine/analyses/peak/peak.js';
 import { SnapshotError } from '../../engine/errors.js';
 import { formatBytes, formatCount, formatDuration } from '../../engine/format.js';
 import type { DeviceModel, Snapshot } from '../../engine/model/snapshot.js';

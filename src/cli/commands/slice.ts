@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { type DeviceSlice, planSlice } from '../../engine/analyses/slice.js';
-import type { SliceRequest } from '../../engine/analyses/slice-window.js';
+import { type DeviceSlice, planSlice } from '../../engine/analyses/slice/slice.js';
+import type { SliceRequest } from '../../engine/analyses/slice/slice-window.js';
 import { PickleWriter } from '../../engine/encode/pickle-writer.js';
 import { SnapshotError } from '../../engine/errors.js';
 import { formatCount } from '../../engine/format.js';

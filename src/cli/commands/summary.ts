@@ -5,7 +5,7 @@ import {
   type SnapshotSummary,
   type SummaryRow,
   summarize,
-} from '../../engine/analyses/summary.js';
+} from '../../engine/analyses/summary/summary.js';
 import { formatBytes, formatCount, formatDuration } from '../../engine/format.js';
 import { pc } from '../colors.js';
 import { type FileOptions, parseDevice, runFiles } from '../run-files.js';

@@ -1,14 +1,14 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { csvByteChunks } from '../../engine/analyses/table-csv.js';
-import { jsonRowChunks } from '../../engine/analyses/table-json.js';
+import { csvByteChunks } from '../../engine/analyses/views/tables/table-csv.js';
+import { jsonRowChunks } from '../../engine/analyses/views/tables/table-json.js';
 import {
   blockTable,
   eventTable,
   type RowTable,
   type Selection,
   selectRows,
-} from '../../engine/analyses/tables.js';
+} from '../../engine/analyses/views/tables/tables.js';
 import type { DeviceModel, Snapshot } from '../../engine/model/snapshot.js';
 import { openSnapshot } from '../open-snapshot.js';
 import { EXIT_BAD_INPUT, parseCount, parseDevice, reportError } from '../run-files.js';

@@ -1,10 +1,10 @@
 import { NO_STACK } from '../model/stack-table.js';
 import { Field, fieldOf, type TraceColumns } from '../model/trace-columns.js';
+import { StackRef } from '../values/stack-ref.js';
 import { decodeUtf8 } from './byte-strings.js';
 import { u32 } from './bytes.js';
 import { Memo } from './memo.js';
 import { Op } from './opcodes.js';
-import { StackRef } from './special-values.js';
 import { TextCodes } from './text-codes.js';
 
 /** What the shape reader needs from the fast path (FastEntryReader). */

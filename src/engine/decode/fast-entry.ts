@@ -6,6 +6,7 @@ import {
   stackHashStep,
 } from '../model/stack-table.js';
 import { Field, fieldOf, type TraceColumns } from '../model/trace-columns.js';
+import { StackRef } from '../values/stack-ref.js';
 import { decodeUtf8 } from './byte-strings.js';
 import { u32 } from './bytes.js';
 import { EntryRuns } from './entry-runs.js';
@@ -14,7 +15,7 @@ import { NOT_FRAMES, stackOfFrameRefs } from './frame-refs.js';
 import { decodeLong } from './ints.js';
 import { Memo } from './memo.js';
 import { Op } from './opcodes.js';
-import { ENTRY_IN_MEMO, StackRef } from './special-values.js';
+import { ENTRY_IN_MEMO } from './special-values.js';
 
 /** What the fast path needs from the VM. */
 export interface FastHost {

@@ -1,10 +1,11 @@
 import { SnapshotError } from '../errors.js';
+import type { DecodedPickle } from '../model/decoded.js';
+import { RowList } from '../model/row-list.js';
 import { StackTable } from '../model/stack-table.js';
 import { TraceColumns } from '../model/trace-columns.js';
-import { describeValue, isDict } from './py-values.js';
-import { RowList } from './row-list.js';
-import { internFrameList, StackRef } from './special-values.js';
-import type { DecodedPickle } from './unpickler.js';
+import { describeValue, isDict } from '../values/py-values.js';
+import { StackRef } from '../values/stack-ref.js';
+import { internFrameList } from './special-values.js';
 
 /** V8 cannot hold a longer string, so bigger JSON snapshots are refused with a clear message. */
 export const MAX_JSON_BYTES = 512 * 1024 * 1024 - 64;

@@ -1,6 +1,7 @@
 import { SnapshotError } from '../errors.js';
 import { NO_STACK } from '../model/stack-table.js';
-import { ENTRY_IN_MEMO, StackRef } from './special-values.js';
+import { StackRef } from '../values/stack-ref.js';
+import { ENTRY_IN_MEMO } from './special-values.js';
 
 const EMPTY = 0;
 const ENTRY = -1;

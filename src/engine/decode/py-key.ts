@@ -1,4 +1,4 @@
-import { shortText } from './py-values.js';
+import { shortText } from '../values/py-values.js';
 
 /**
  * Python dict keys become JS property names: the text Python's str() gives for the key, so

@@ -1,4 +1,4 @@
-import { PickledGlobal } from './py-values.js';
+import { PickledGlobal } from '../values/py-values.js';
 
 /**
  * Python's pickler writes a few plain data types through REDUCE of a builtin (sets and bytes at

@@ -1,6 +1,6 @@
 import { SnapshotError } from '../errors.js';
 import { STACK_HASH_SEED, type StackTable, stackHashStep } from '../model/stack-table.js';
-import { describeValue, isDict, newDict, type PyDict, shortText } from './py-values.js';
+import { describeValue, isDict, newDict, type PyDict, shortText } from '../values/py-values.js';
 
 /**
  * Values the decoder puts on its stack in place of plain dicts/lists where the snapshot's shape
@@ -48,11 +48,6 @@ export class FrameDict {
 
 function asText(v: unknown): string {
   return v === undefined ? '' : shortText(v);
-}
-
-/** A finished traceback: the value of a `frames` key anywhere in the snapshot. */
-export class StackRef {
-  constructor(readonly id: number) {}
 }
 
 /** A `frames` list still receiving frame dicts. */

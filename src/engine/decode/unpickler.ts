@@ -1,14 +1,8 @@
 import { SnapshotError } from '../errors.js';
+import type { DecodedPickle } from '../model/decoded.js';
+import { RowList } from '../model/row-list.js';
 import { NO_STACK, StackTable, stackHashFinish } from '../model/stack-table.js';
 import { TraceColumns } from '../model/trace-columns.js';
-import { bytesEqualAscii, decodeLatin1, decodeUtf8 } from './byte-strings.js';
-import { join, u32 } from './bytes.js';
-import { FastEntryReader, type FastHost } from './fast-entry.js';
-import { decodeLong, parseDecimal } from './ints.js';
-import { Memo } from './memo.js';
-import { HEADER_BYTES, MAX_PROTOCOL, Op, opName } from './opcodes.js';
-import { parseFloatText, rawUnicodeEscape, unquote } from './protocol0.js';
-import { keyText } from './py-key.js';
 import {
   describeValue,
   type Inert,
@@ -20,8 +14,16 @@ import {
   PickledGlobal,
   type PyDict,
   shortText,
-} from './py-values.js';
-import { RowList } from './row-list.js';
+} from '../values/py-values.js';
+import { StackRef } from '../values/stack-ref.js';
+import { bytesEqualAscii, decodeLatin1, decodeUtf8 } from './byte-strings.js';
+import { join, u32 } from './bytes.js';
+import { FastEntryReader, type FastHost } from './fast-entry.js';
+import { decodeLong, parseDecimal } from './ints.js';
+import { Memo } from './memo.js';
+import { HEADER_BYTES, MAX_PROTOCOL, Op, opName } from './opcodes.js';
+import { parseFloatText, rawUnicodeEscape, unquote } from './protocol0.js';
+import { keyText } from './py-key.js';
 import { buildSafe } from './safe-builtins.js';
 import {
   ENTRY_IN_MEMO,
@@ -31,21 +33,7 @@ import {
   internFrameList,
   OpenEntry,
   OpenStack,
-  StackRef,
 } from './special-values.js';
-
-export interface DecodedPickle {
-  root: unknown;
-  protocol: number | undefined;
-  trace: TraceColumns;
-  stacks: StackTable;
-  /** Lists in `root` whose entries were decoded into `trace` rows (they stay empty arrays). */
-  traceLists: Map<unknown[], RowList>;
-  /** Imports/calls the file asked for and memlens did not perform. */
-  inert: { count: number; examples: Inert[] };
-  /** Trace entries read by the WebAssembly scanner (the rest went through the JS paths). */
-  scannedEntries?: number;
-}
 
 /** Bytes that must be buffered before an opcode is decoded, so fixed-size arguments and the
  * dict-kind peek never need their own bounds checks. */

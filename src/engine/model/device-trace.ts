@@ -1,4 +1,4 @@
-import type { RowList } from '../decode/row-list.js';
+import type { RowList } from './row-list.js';
 import type { TraceColumns } from './trace-columns.js';
 
 /**

@@ -1,6 +1,6 @@
-import { describeValue, isDict, type PyDict } from '../decode/py-values.js';
-import { StackRef } from '../decode/special-values.js';
 import { SnapshotError } from '../errors.js';
+import { describeValue, isDict, type PyDict } from '../values/py-values.js';
+import { StackRef } from '../values/stack-ref.js';
 import { NO_STACK } from './stack-table.js';
 
 export enum BlockState {

@@ -1,12 +1,12 @@
-import { describeValue, type Inert, isDict, isInert, type PyDict, shortText } from '../decode/py-values.js';
-import type { RowList } from '../decode/row-list.js';
-import type { DecodedPickle } from '../decode/unpickler.js';
 import { SnapshotError } from '../errors.js';
+import { describeValue, type Inert, isDict, isInert, type PyDict, shortText } from '../values/py-values.js';
 import type { AllocationFacts, Allocations } from './allocations.js';
+import type { DecodedPickle } from './decoded.js';
 import { type DeviceTrace, deviceTrace } from './device-trace.js';
 import { type EntryFacts, entryFacts } from './entry-facts.js';
 import { LazyDevice } from './lazy-device.js';
 import type { LiveIndex } from './live-index.js';
+import type { RowList } from './row-list.js';
 import { readSegments, type SegmentTables } from './segments.js';
 import type { StackTable } from './stack-table.js';
 import { endFigures, type RunningTotals, runningTotals } from './totals.js';

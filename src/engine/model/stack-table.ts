@@ -1,4 +1,4 @@
-import { jsonText, type PyDict } from '../decode/py-values.js';
+import { jsonText, type PyDict } from '../values/py-values.js';
 
 /** Stack id for "no frames recorded" (absent or empty `frames`). */
 export const NO_STACK = -1;

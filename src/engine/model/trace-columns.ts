@@ -1,5 +1,5 @@
-import { describeValue, jsonText, type PyDict } from '../decode/py-values.js';
 import { SnapshotError } from '../errors.js';
+import { describeValue, jsonText, type PyDict } from '../values/py-values.js';
 import { NO_STACK } from './stack-table.js';
 
 /** Trace actions with fixed codes; unknown action strings get codes from UNKNOWN_ACTION_BASE up. */

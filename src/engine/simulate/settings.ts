@@ -2,8 +2,9 @@
  * Allocator settings the simulator runs under: the `PYTORCH_CUDA_ALLOC_CONF` keys of the native
  * backend (allocator-spec §2, §3, §5) plus the PyTorch version whose rules apply (§8).
  */
-import type { PyDict } from '../decode/py-values.js';
+
 import { SnapshotError } from '../errors.js';
+import type { PyDict } from '../values/py-values.js';
 import { DIVISION_INTERVALS, floorLog2, MiB } from './rounding.js';
 
 /** Rules that changed between PyTorch releases (allocator-spec §8). */

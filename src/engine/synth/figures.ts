@@ -4,7 +4,7 @@
  * state and event counters rather than from the encoded file.
  */
 
-import type { DeviceFigures } from '../analyses/summary.js';
+import type { DeviceFigures } from '../analyses/summary/summary.js';
 import { ALLOCATED, FREE } from './blocks.js';
 import { ACTION_NAMES, OOM, type SimEvent } from './events.js';
 import type { OomFacts } from './oom-plant.js';
@@ -12,7 +12,7 @@ import type { PlantedFacts } from './planted.js';
 import type { ExtraBufferFacts } from './rank-plant.js';
 import type { SegmentView } from './views.js';
 
-export type { DeviceFigures, PoolFigures } from '../analyses/summary.js';
+export type { DeviceFigures, PoolFigures } from '../analyses/summary/summary.js';
 
 export interface ExpectedFigures {
   devices: DeviceFigures[];

@@ -1,4 +1,8 @@
-import { type FlameTree, NO_STACK_FRAME, ROOT_FRAME } from '../../../src/engine/analyses/flame-tree.js';
+import {
+  type FlameTree,
+  NO_STACK_FRAME,
+  ROOT_FRAME,
+} from '../../../src/engine/analyses/views/flame/flame-tree.js';
 
 export const ROW = 18;
 

@@ -1,6 +1,6 @@
-import type { PoolGroup } from '../../../src/engine/analyses/pool-envelopes.js';
-import type { StepMarker, TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
-import type { TimelineLod } from '../../../src/engine/analyses/timeline-lod.js';
+import type { PoolGroup } from '../../../src/engine/analyses/views/pools/pool-envelopes.js';
+import type { StepMarker, TimelineAxis } from '../../../src/engine/analyses/views/timeline/timeline-axis.js';
+import type { TimelineLod } from '../../../src/engine/analyses/views/timeline/timeline-lod.js';
 import { formatDuration } from '../../../src/engine/format.js';
 import { lowerBound } from '../../../src/engine/model/lower-bound.js';
 import { formatBytes } from '../format.js';

@@ -1,4 +1,4 @@
-import { freePartCode, type PoolGroup } from '../../../src/engine/analyses/pool-envelopes.js';
+import { freePartCode, type PoolGroup } from '../../../src/engine/analyses/views/pools/pool-envelopes.js';
 import { formatStream } from '../../../src/engine/format.js';
 import { envelopeTone } from './paint-layer.js';
 

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
-import { freePartGroup, type PoolGroup } from '../../../src/engine/analyses/pool-envelopes.js';
-import type { TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
+import { freePartGroup, type PoolGroup } from '../../../src/engine/analyses/views/pools/pool-envelopes.js';
+import type { TimelineAxis } from '../../../src/engine/analyses/views/timeline/timeline-axis.js';
 import { formatStream } from '../../../src/engine/format.js';
 import { exactBytes, formatBytes } from '../format.js';
 import type { TimelineStack, ZoomMode } from '../url-state.js';

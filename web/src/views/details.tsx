@@ -1,4 +1,4 @@
-import type { AllocationDetails } from '../../../src/engine/analyses/allocation-details.js';
+import type { AllocationDetails } from '../../../src/engine/analyses/views/allocation/allocation-details.js';
 import { formatDuration, formatStream } from '../../../src/engine/format.js';
 import { exactBytes, formatBytes, formatCount, hex } from '../format.js';
 

@@ -1,4 +1,8 @@
-import type { DeviceSummary, SnapshotSummary, SummaryRow } from '../../../src/engine/analyses/summary.js';
+import type {
+  DeviceSummary,
+  SnapshotSummary,
+  SummaryRow,
+} from '../../../src/engine/analyses/summary/summary.js';
 import { formatDuration } from '../../../src/engine/format.js';
 import { exactBytes, formatBytes, formatCount } from '../format.js';
 import type { EngineClient } from '../worker/client.js';

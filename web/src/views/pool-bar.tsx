@@ -1,5 +1,5 @@
 import { useEffect, useMemo, useRef } from 'react';
-import type { PoolBlock, PoolSegment } from '../../../src/engine/analyses/pool-state.js';
+import type { PoolBlock, PoolSegment } from '../../../src/engine/analyses/views/pools/pool-state.js';
 import { lowerBound } from '../../../src/engine/model/lower-bound.js';
 import { exactBytes, formatBytes, hex } from '../format.js';
 import { sizedContext, useParentWidth } from '../timeline/canvas.js';

@@ -1,5 +1,5 @@
 import { memo, useEffect, useMemo, useRef, useState } from 'react';
-import type { PoolSegment, PoolStateReport } from '../../../src/engine/analyses/pool-state.js';
+import type { PoolSegment, PoolStateReport } from '../../../src/engine/analyses/views/pools/pool-state.js';
 import { exactBytes, formatBytes, formatCount, hex } from '../format.js';
 import type { EntryInfo } from '../worker/protocol.js';
 import { Bytes } from './analyses/bits.js';

@@ -1,4 +1,4 @@
-import type { Cell } from '../../../src/engine/analyses/tables.js';
+import type { Cell } from '../../../src/engine/analyses/views/tables/tables.js';
 import { exactBytes, formatBytes, formatCount, hex } from '../format.js';
 
 /**

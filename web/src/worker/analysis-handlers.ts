@@ -1,10 +1,14 @@
-import { categoriesOf } from '../../../src/engine/analyses/category-curves.js';
-import { allocationsUnder, type FlameTree, flameTree } from '../../../src/engine/analyses/flame-tree.js';
-import { fragmentationOf } from '../../../src/engine/analyses/fragmentation.js';
-import { gcBurstsOf } from '../../../src/engine/analyses/gc-bursts.js';
-import { leaksOf } from '../../../src/engine/analyses/leaks.js';
-import { oomReports } from '../../../src/engine/analyses/oom.js';
-import { liveMemoryProfile } from '../../../src/engine/analyses/speedscope.js';
+import { categoriesOf } from '../../../src/engine/analyses/categories/category-curves.js';
+import { liveMemoryProfile } from '../../../src/engine/analyses/export/speedscope.js';
+import { fragmentationOf } from '../../../src/engine/analyses/fragmentation/fragmentation.js';
+import { gcBurstsOf } from '../../../src/engine/analyses/gc/gc-bursts.js';
+import { leaksOf } from '../../../src/engine/analyses/leaks/leaks.js';
+import { oomReports } from '../../../src/engine/analyses/oom/oom.js';
+import {
+  allocationsUnder,
+  type FlameTree,
+  flameTree,
+} from '../../../src/engine/analyses/views/flame/flame-tree.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
 import type { AnalysisQueries, FlameAt } from './analysis-protocol.js';
 

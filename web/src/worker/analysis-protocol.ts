@@ -1,9 +1,9 @@
-import type { DeviceCategories } from '../../../src/engine/analyses/category-curves.js';
-import type { FlameTree } from '../../../src/engine/analyses/flame-tree.js';
-import type { DeviceFragmentation } from '../../../src/engine/analyses/fragmentation.js';
-import type { DeviceGc } from '../../../src/engine/analyses/gc-bursts.js';
-import type { DeviceLeaks } from '../../../src/engine/analyses/leaks.js';
-import type { OomReport } from '../../../src/engine/analyses/oom.js';
+import type { DeviceCategories } from '../../../src/engine/analyses/categories/category-curves.js';
+import type { DeviceFragmentation } from '../../../src/engine/analyses/fragmentation/fragmentation.js';
+import type { DeviceGc } from '../../../src/engine/analyses/gc/gc-bursts.js';
+import type { DeviceLeaks } from '../../../src/engine/analyses/leaks/leaks.js';
+import type { OomReport } from '../../../src/engine/analyses/oom/oom.js';
+import type { FlameTree } from '../../../src/engine/analyses/views/flame/flame-tree.js';
 
 /** The flame graph's and the analysis panels' messages (merged into protocol.ts's Queries). */
 export interface FlameAt {

@@ -1,17 +1,21 @@
-import { allocationDetails } from '../../../src/engine/analyses/allocation-details.js';
-import { convertWindow } from '../../../src/engine/analyses/axis-window.js';
-import { allocationAt, offsetOf } from '../../../src/engine/analyses/live-order.js';
-import { poolStateAfter } from '../../../src/engine/analyses/pool-state.js';
+import { allocationAt, offsetOf } from '../../../src/engine/analyses/state/live-order.js';
+import { deviceStreams } from '../../../src/engine/analyses/summary/stream-view.js';
+import { type SnapshotSummary, summarize } from '../../../src/engine/analyses/summary/summary.js';
+import { allocationDetails } from '../../../src/engine/analyses/views/allocation/allocation-details.js';
+import { poolStateAfter } from '../../../src/engine/analyses/views/pools/pool-state.js';
 import {
   pieceAt,
   type SegmentPieces,
   segmentPieces,
   segmentTimelineLod,
-} from '../../../src/engine/analyses/segment-timeline.js';
-import { deviceStreams } from '../../../src/engine/analyses/stream-view.js';
-import { type SnapshotSummary, summarize } from '../../../src/engine/analyses/summary.js';
-import { axisExtent, hasTime, stepMarkers } from '../../../src/engine/analyses/timeline-axis.js';
-import { timelineLod } from '../../../src/engine/analyses/timeline-lod.js';
+} from '../../../src/engine/analyses/views/pools/segment-timeline.js';
+import { convertWindow } from '../../../src/engine/analyses/views/timeline/axis-window.js';
+import {
+  axisExtent,
+  hasTime,
+  stepMarkers,
+} from '../../../src/engine/analyses/views/timeline/timeline-axis.js';
+import { timelineLod } from '../../../src/engine/analyses/views/timeline/timeline-lod.js';
 import { asSnapshotError, SnapshotError } from '../../../src/engine/errors.js';
 import { loadSnapshot } from '../../../src/engine/load.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';

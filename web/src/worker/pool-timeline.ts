@@ -7,9 +7,9 @@ import {
   poolHitAt,
   poolOffsetOf,
   poolTimelineLod,
-} from '../../../src/engine/analyses/pool-envelopes.js';
-import type { SegmentPieces } from '../../../src/engine/analyses/segment-timeline.js';
-import type { TimelineRequest } from '../../../src/engine/analyses/timeline-lod.js';
+} from '../../../src/engine/analyses/views/pools/pool-envelopes.js';
+import type { SegmentPieces } from '../../../src/engine/analyses/views/pools/segment-timeline.js';
+import type { TimelineRequest } from '../../../src/engine/analyses/views/timeline/timeline-lod.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
 import { oncePer } from './once-per.js';
 

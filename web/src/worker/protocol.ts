@@ -1,9 +1,12 @@
-import type { AllocationDetails } from '../../../src/engine/analyses/allocation-details.js';
-import type { PoolGroup } from '../../../src/engine/analyses/pool-envelopes.js';
-import type { PoolStateReport } from '../../../src/engine/analyses/pool-state.js';
-import type { SnapshotSummary } from '../../../src/engine/analyses/summary.js';
-import type { StepMarker, TimelineAxis } from '../../../src/engine/analyses/timeline-axis.js';
-import type { TimelineLod, TimelineRequest } from '../../../src/engine/analyses/timeline-lod.js';
+import type { SnapshotSummary } from '../../../src/engine/analyses/summary/summary.js';
+import type { AllocationDetails } from '../../../src/engine/analyses/views/allocation/allocation-details.js';
+import type { PoolGroup } from '../../../src/engine/analyses/views/pools/pool-envelopes.js';
+import type { PoolStateReport } from '../../../src/engine/analyses/views/pools/pool-state.js';
+import type { StepMarker, TimelineAxis } from '../../../src/engine/analyses/views/timeline/timeline-axis.js';
+import type {
+  TimelineLod,
+  TimelineRequest,
+} from '../../../src/engine/analyses/views/timeline/timeline-lod.js';
 import type { LayerSize } from '../timeline/paint-layer.js';
 import type { TimelineStack, ZoomMode } from '../url-state.js';
 import type { AnalysisQueries } from './analysis-protocol.js';

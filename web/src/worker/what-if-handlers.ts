@@ -1,4 +1,4 @@
-import { diffSnapshots } from '../../../src/engine/analyses/diff.js';
+import { diffSnapshots } from '../../../src/engine/analyses/diff/diff.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
 import { simulate } from '../../../src/engine/simulate/simulate.js';
 import { sweepPlan, sweepStep } from '../../../src/engine/simulate/sweep-steps.js';

@@ -1,6 +1,12 @@
-import { nonReleasablePeakWords, SEGMENT_ALLOC_COLUMNS } from '../../../../src/engine/analyses/frag-words.js';
-import type { DeviceFragmentation, FragState } from '../../../../src/engine/analyses/fragmentation.js';
-import { listName } from '../../../../src/engine/analyses/fragmentation.js';
+import {
+  nonReleasablePeakWords,
+  SEGMENT_ALLOC_COLUMNS,
+} from '../../../../src/engine/analyses/fragmentation/frag-words.js';
+import type {
+  DeviceFragmentation,
+  FragState,
+} from '../../../../src/engine/analyses/fragmentation/fragmentation.js';
+import { listName } from '../../../../src/engine/analyses/fragmentation/fragmentation.js';
 import { formatCount, hex } from '../../format.js';
 import { Bytes, EntryLink, type Select, Table } from './bits.js';
 

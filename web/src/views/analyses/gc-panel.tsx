@@ -1,5 +1,5 @@
-import type { DeviceGc, GcBurst } from '../../../../src/engine/analyses/gc-bursts.js';
-import { burstLivedText } from '../../../../src/engine/analyses/gc-words.js';
+import type { DeviceGc, GcBurst } from '../../../../src/engine/analyses/gc/gc-bursts.js';
+import { burstLivedText } from '../../../../src/engine/analyses/gc/gc-words.js';
 import { formatDuration } from '../../../../src/engine/format.js';
 import { formatCount } from '../../format.js';
 import { BlocksThrough, Bytes, EntryLink, Frames, type Select, Table } from './bits.js';

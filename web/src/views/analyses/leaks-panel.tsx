@@ -1,6 +1,6 @@
-import type { IterationSummary } from '../../../../src/engine/analyses/iterations.js';
-import { leakIterationsSpan, leakKind } from '../../../../src/engine/analyses/leak-words.js';
-import type { DeviceLeaks } from '../../../../src/engine/analyses/leaks.js';
+import type { IterationSummary } from '../../../../src/engine/analyses/iterations/iterations.js';
+import { leakIterationsSpan, leakKind } from '../../../../src/engine/analyses/leaks/leak-words.js';
+import type { DeviceLeaks } from '../../../../src/engine/analyses/leaks/leaks.js';
 import { formatCount } from '../../format.js';
 import { AllocLink, BlocksThrough, Bytes, EntryLink, Frames, type Select, Table } from './bits.js';
 

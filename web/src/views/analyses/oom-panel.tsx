@@ -1,5 +1,5 @@
-import { listName } from '../../../../src/engine/analyses/fragmentation.js';
-import type { OomReport } from '../../../../src/engine/analyses/oom.js';
+import { listName } from '../../../../src/engine/analyses/fragmentation/fragmentation.js';
+import type { OomReport } from '../../../../src/engine/analyses/oom/oom.js';
 import { formatCount } from '../../format.js';
 import { Bytes, EntryLink, type Select } from './bits.js';
 

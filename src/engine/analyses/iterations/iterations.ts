@@ -1,0 +1,221 @@
+import { entryAtTime, entryTimes } from '../../model/entry-times.js';
+import type { Annotation, DeviceModel, Snapshot } from '../../model/snapshot.js';
+import { periodicAnchors } from './periodicity.js';
+
+/**
+ * Where the training (or serving) loop's iterations begin and end in one device's trace, so that
+ * analyses can ask "which iteration made this allocation, and did it outlive it?". Iterations
+ * come, in order of trust, from:
+ * - a marker the user names (`--marker`): record_function annotations whose name starts with it,
+ *   else a function name in the stacks;
+ * - `external_annotations` that mark steps: `ProfilerStep#N` spans, else one of the
+ *   record_functions PyTorch emits once per step (optimizer step, data loader, zero_grad);
+ * - the periodicity of the trace: a call site that allocates once per iteration, at regular
+ *   intervals, across the trace.
+ */
+export type IterationSource = 'profiler steps' | 'annotation' | 'frame' | 'periodicity' | 'none';
+
+export interface Iterations {
+  source: IterationSource;
+  /** What marks an iteration, in words (or why none were found). */
+  marker: string;
+  count: number;
+  /** Iteration k covers trace entries [start[k], end[k]); ascending, not overlapping. */
+  start: Int32Array;
+  end: Int32Array;
+  /** Label of each iteration (the annotation name, else `#k`). */
+  names: string[];
+  /** Iterations known to have run to their end: all but the last unless an END annotation closed it. */
+  complete: number;
+}
+
+export interface IterationOptions {
+  /** Annotation name prefix, or function name in the stacks, that starts each iteration. */
+  marker?: string;
+}
+
+/** record_functions PyTorch emits once per training step, most telling first. */
+const STEP_ANNOTATIONS = ['Optimizer.step#', 'enumerate(DataLoader)#', 'Optimizer.zero_grad#'];
+const PROFILER_STEP = /^ProfilerStep#\d+$/;
+
+export function findIterations(s: Snapshot, d: DeviceModel, opts: IterationOptions = {}): Iterations {
+  const starts = deviceStarts(s.annotations, d.device);
+  if (opts.marker !== undefined) return fromMarker(d, starts, s, opts.marker);
+  const steps = starts.filter((a) => PROFILER_STEP.test(a.name));
+  if (steps.length > 0) {
+    const ends = deviceAnnotations(s.annotations, d.device).filter(
+      (a) => a.stage === 'END' && PROFILER_STEP.test(a.name),
+    );
+    const found = fromSpans(d, steps, ends, 'profiler steps', 'ProfilerStep#N annotations');
+    if (found.count > 0) return found;
+  }
+  for (const prefix of STEP_ANNOTATIONS) {
+    const marked = starts.filter((a) => a.name.startsWith(prefix));
+    const found = fromSpans(d, marked, [], 'annotation', `'${prefix}…' annotations`);
+    if (found.count > 1) return found;
+    // One step marker: the trace holds about one step, and a regular site is an inner loop.
+    if (marked.length === 1) return none(`one '${prefix}…' annotation: the trace holds about one step`);
+  }
+  const periodic = periodicAnchors(s, d);
+  if (periodic === null)
+    return none('no ProfilerStep annotations and no allocation site that repeats at a regular interval');
+  return consecutive(periodic.starts, d.trace.length, 'periodicity', periodic.marker);
+}
+
+/** The iteration that contains entry `i` or last began before it; -1 before the first. */
+export function iterationAt(it: Iterations, i: number): number {
+  let lo = 0;
+  let hi = it.count - 1;
+  let found = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (it.start[mid]! <= i) {
+      found = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return found;
+}
+
+function none(marker: string): Iterations {
+  return {
+    source: 'none',
+    marker,
+    count: 0,
+    start: new Int32Array(0),
+    end: new Int32Array(0),
+    names: [],
+    complete: 0,
+  };
+}
+
+function deviceAnnotations(all: Annotation[], device: number): Annotation[] {
+  const mine = all.filter((a) => a.device === device || a.device < 0);
+  // record_function runs on the CPU: its `device` is whatever was current, on the same clock.
+  return (mine.length > 0 ? mine : all).filter((a) => !Number.isNaN(a.timeUs));
+}
+
+function deviceStarts(all: Annotation[], device: number): Annotation[] {
+  return deviceAnnotations(all, device)
+    .filter((a) => a.stage === 'START')
+    .sort((x, y) => x.timeUs - y.timeUs);
+}
+
+/**
+ * Iterations from START annotations; each ends at its matching END when given, else where the
+ * next begins (the last one at the end of the trace).
+ */
+function fromSpans(
+  d: DeviceModel,
+  starts: Annotation[],
+  ends: Annotation[],
+  source: IterationSource,
+  marker: string,
+): Iterations {
+  const t = d.trace;
+  if (starts.length === 0 || t.length === 0 || Number.isNaN(t.timeUs[0]!)) return none(marker);
+  const times = entryTimes(d);
+  const first = Int32Array.from(starts, (a) => entryAtTime(times, a.timeUs));
+  const closing = starts.map((a) => matchingEnd(a, ends));
+  const endTimes = starts.map((_, k) => closing[k] ?? starts[k + 1]?.timeUs ?? Infinity);
+  const last = Int32Array.from(endTimes, (t) => entryAtTime(times, t, true));
+  const kept: number[] = [];
+  for (let k = 0; k < starts.length; k++) {
+    const prevEnd = kept.length > 0 ? last[kept[kept.length - 1]!]! : 0;
+    if (first[k]! < last[k]! && first[k]! >= prevEnd) kept.push(k);
+  }
+  return {
+    source,
+    marker,
+    count: kept.length,
+    start: Int32Array.from(kept, (k) => first[k]!),
+    end: Int32Array.from(kept, (k) => last[k]!),
+    names: kept.map((k) => starts[k]!.name),
+    complete:
+      kept.length > 0 && closing[kept[kept.length - 1]!] === undefined ? kept.length - 1 : kept.length,
+  };
+}
+
+function matchingEnd(start: Annotation, ends: Annotation[]): number | undefined {
+  return ends.find((e) => e.name === start.name && e.timeUs >= start.timeUs)?.timeUs;
+}
+
+function fromMarker(d: DeviceModel, starts: Annotation[], s: Snapshot, marker: string): Iterations {
+  const marked = starts.filter((a) => a.name.startsWith(marker));
+  if (marked.length > 0) return fromSpans(d, marked, [], 'annotation', `'${marker}…' annotations`);
+  const found = fromFrame(s, d, marker);
+  if (found.count > 0) return found;
+  return none(`no annotation starts with '${marker}' and no frame is named '${marker}'`);
+}
+
+/**
+ * Each run of consecutive entries whose stack passes through function `name` starts an
+ * iteration (entries without a stack do not break a run): pick a function called once per step.
+ */
+function fromFrame(s: Snapshot, d: DeviceModel, name: string): Iterations {
+  const t = d.trace;
+  const hasFrame = stacksThrough(s, name);
+  const starts: number[] = [];
+  let inside = false;
+  for (let i = 0; i < t.length; i++) {
+    const stack = t.stack[i]!;
+    if (stack < 0) continue;
+    const here = hasFrame[stack] === 1;
+    if (here && !inside) starts.push(i);
+    inside = here;
+  }
+  return consecutive(starts, t.length, 'frame', `calls to '${name}'`);
+}
+
+function stacksThrough(s: Snapshot, name: string): Uint8Array {
+  const out = new Uint8Array(s.stacks.stackCount);
+  for (let id = 0; id < out.length; id++) {
+    for (const f of s.stacks.stack(id)) {
+      if (s.stacks.frame(f).name === name) {
+        out[id] = 1;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/** Iterations that start at the given entries, each running to the next start. */
+function consecutive(starts: number[], n: number, source: IterationSource, marker: string): Iterations {
+  if (starts.length === 0) return none(marker);
+  return {
+    source,
+    marker,
+    count: starts.length,
+    start: Int32Array.from(starts),
+    end: Int32Array.from(starts, (_, k) => starts[k + 1] ?? n),
+    names: starts.map((_, k) => `#${k}`),
+    complete: starts.length - 1,
+  };
+}
+
+/** What the reports print about the iterations they used. */
+export interface IterationSummary {
+  source: IterationSource;
+  marker: string;
+  count: number;
+  first_entry: number | null;
+  last_entry: number | null;
+  first_name: string | null;
+  last_name: string | null;
+  mean_entries: number | null;
+}
+
+export function summarizeIterations(it: Iterations): IterationSummary {
+  const k = it.count - 1;
+  return {
+    source: it.source,
+    marker: it.marker,
+    count: it.count,
+    first_entry: k < 0 ? null : it.start[0]!,
+    last_entry: k < 0 ? null : it.end[k]! - 1,
+    first_name: it.names[0] ?? null,
+    last_name: it.names[k] ?? null,
+    mean_entries: k < 0 ? null : Math.round((it.end[k]! - it.start[0]!) / it.count),
+  };
+}
