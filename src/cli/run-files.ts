@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from 'commander';
 import { SnapshotError } from '../engine/errors.js';
 import type { DeviceModel, Snapshot } from '../engine/model/snapshot.js';
+import { parseByteText, parseCountText } from '../engine/units.js';
 import { openSnapshot } from './open-snapshot.js';
 
 /** Exit code for bad input (unreadable, not a snapshot, corrupt). */
@@ -59,11 +60,20 @@ export function parseDevice(v: string): number {
 }
 
 export function parseCount(v: string): number {
-  return nonNegative(v, 'expected a non-negative integer');
+  return checked(parseCountText(v), 'expected a non-negative integer (20047 or 20,047)');
 }
 
-function nonNegative(v: string, what: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(what);
+/** A trace entry as memlens prints it ("20,047") or plain. */
+export function parseEntry(v: string): number {
+  return checked(parseCountText(v), 'expected a trace entry as printed (20,047 or 20047)');
+}
+
+/** A byte size with an optional unit: 80GiB, 1.5GB, 512MiB, 4096. */
+export function parseBytes(v: string): number {
+  return checked(parseByteText(v), 'expected a size: bytes, or a number with a unit (80GiB, 512MiB, 1.5GB)');
+}
+
+function checked(n: number | null, what: string): number {
+  if (n === null) throw new InvalidArgumentError(what);
   return n;
 }
