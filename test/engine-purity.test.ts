@@ -34,6 +34,7 @@ describe('engine has no Node or DOM dependencies', () => {
  */
 const MAY_IMPORT: Record<string, string[]> = {
   values: [],
+  run: [],
   model: ['values'],
   decode: ['values', 'model'],
   encode: ['values', 'model'],

@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { discoverRun, isSnapshotName } from '../src/engine/run/discover.js';
+import { naturalCompare } from '../src/engine/run/natural-order.js';
+
+const brief = (paths: string[], mtimes?: number[]) =>
+  discoverRun(paths.map((path, i) => ({ path, mtimeMs: mtimes?.[i] }))).cells.map(
+    (c) => `${c.kind} r${c.rank ?? '-'} s${c.steps ? `${c.steps.first}-${c.steps.last}` : '-'}`,
+  );
+
+describe('run discovery: which rank, which step, which kind each file is', () => {
+  it('verl: step windows, multi-step windows and OOM dumps, OOM after the window written before it', () => {
+    const paths = [
+      'out/step10/torch_memory_rank1_pid201.pickle',
+      'out/oom_20251103-101500-123456/torch_memory_oom_rank1_pid201.pickle',
+      'out/step2/torch_memory_rank0_pid200.pickle',
+      'out/step2/torch_memory_rank1_pid201.pickle',
+      'out/steps3-4/torch_memory_rank0_pid200.pickle',
+    ];
+    const run = discoverRun(paths.map((path, i) => ({ path, mtimeMs: [50, 60, 10, 11, 20][i] })));
+    expect(run.layout).toBe('verl');
+    expect(run.unplaced).toEqual([]);
+    expect(run.cells.map((c) => c.path)).toEqual([paths[2], paths[3], paths[4], paths[0], paths[1]]);
+    const oom = run.cells.at(-1)!;
+    expect(oom).toMatchObject({
+      kind: 'oom',
+      rank: 1,
+      pid: 201,
+      stamp: '20251103-101500-123456',
+      steps: null,
+    });
+    expect(run.cells[2]!.steps).toEqual({ first: 3, last: 4 });
+    // With the OOM written before step 10's window, it goes between them.
+    expect(brief([paths[0]!, paths[1]!, paths[4]!], [50, 30, 20])).toEqual([
+      'step r0 s3-4',
+      'oom r1 s-',
+      'step r1 s10-10',
+    ]);
+  });
+
+  it('torchtitan: iteration_<N> and the OOM exit dump of that iteration after it', () => {
+    const run = discoverRun([
+      'memory_snapshot/iteration_20_exit/rank0_memory_snapshot.pickle',
+      'memory_snapshot/iteration_20/rank1_memory_snapshot.pickle',
+      'memory_snapshot/iteration_10/rank0_memory_snapshot.pickle',
+    ]);
+    expect(run.layout).toBe('torchtitan');
+    expect(run.cells.map((c) => `${c.kind}:${c.steps?.first}:${c.rank}`)).toEqual([
+      'step:10:0',
+      'step:20:1',
+      'oom:20:0',
+    ]);
+  });
+
+  it('composer, lmms-engine and Megatron-Bridge names', () => {
+    expect(brief(['t/rank3.12.memory_snapshot.pickle', 't/rank0.oom_snapshot.pickle'])).toEqual([
+      'step r3 s12-12',
+      'oom r0 s-',
+    ]);
+    expect(discoverRun(['rank3.12.memory_snapshot.pickle']).layout).toBe('composer');
+    expect(discoverRun(['oom_rank5.pickle']).cells[0]).toMatchObject({
+      layout: 'lmms-engine',
+      kind: 'oom',
+      rank: 5,
+    });
+    expect(discoverRun(['memory_trace_7.pickle']).cells[0]).toMatchObject({
+      layout: 'megatron-bridge',
+      rank: 7,
+    });
+  });
+
+  it('other layouts: rank and step from names in natural order, gzip and JSON too, unplaced said', () => {
+    const run = discoverRun([
+      'run/iter10/snap_rank1.json.gz',
+      'run/iter2/snap_rank1.pickle',
+      'run/iter2/snap_rank0.pickle.gz',
+      'run/final.pickle',
+      'C:\\runs\\oom_dump\\rank2.pickle',
+    ]);
+    expect(run.layout).toBe('names');
+    expect(run.cells.map((c) => c.path)).toEqual([
+      'run/iter2/snap_rank0.pickle.gz',
+      'run/iter2/snap_rank1.pickle',
+      'run/iter10/snap_rank1.json.gz',
+      'run/final.pickle',
+      'C:\\runs\\oom_dump\\rank2.pickle',
+    ]);
+    expect(run.cells[4]).toMatchObject({ kind: 'oom', rank: 2 });
+    expect(run.unplaced).toEqual(['run/final.pickle']);
+  });
+
+  it('knows snapshot files by name, not manifests or pages', () => {
+    expect(
+      ['a.pickle', 'a.pkl', 'a.json', 'a.JSON.gz', 'rank0.1.memory_snapshot.pickle'].every(isSnapshotName),
+    ).toBe(true);
+    expect(['run.json', 'a.html', 'a.svg', 'a.pickle.tmp', 'x.memlens-12.tmp'].some(isSnapshotName)).toBe(
+      false,
+    );
+  });
+
+  it('orders names naturally', () => {
+    expect(['step10', 'step2', 'step1'].sort(naturalCompare)).toEqual(['step1', 'step2', 'step10']);
+    expect(naturalCompare('rank02', 'rank2')).toBeGreaterThan(0);
+  });
+});
