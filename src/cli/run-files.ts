@@ -56,7 +56,7 @@ export function reportError(file: string, e: unknown): void {
 }
 
 export function parseDevice(v: string): number {
-  return nonNegative(v, 'expected a device index (0, 1, ...)');
+  return checked(parseCountText(v), 'expected a device index (0, 1, ...)');
 }
 
 export function parseCount(v: string): number {
