@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pipeline } from 'node:stream';
 import type { ServedFile } from './snapshot-files.js';
 import { appFile } from './static-files.js';
 
@@ -87,9 +88,10 @@ function sendSnapshot(req: IncomingMessage, res: ServerResponse, file: ServedFil
     res.end();
     return;
   }
-  const stream = createReadStream(file.path);
-  stream.on('error', () => res.destroy());
-  stream.pipe(res);
+  // pipeline, not pipe: when the client goes away mid-body (a reload during decode, a closed tab)
+  // pipe() only unpipes and the read stream keeps its descriptor open for the life of the server.
+  // pipeline destroys both ends however the response ends: finished, aborted, or a read error.
+  pipeline(createReadStream(file.path), res, () => {});
 }
 
 function sendJson(res: ServerResponse, body: unknown): void {
