@@ -47,6 +47,18 @@ export interface SynthOptions {
   /** A buffer of this many bytes (a multiple of 2 MiB, from 10 MiB) allocated at start-up from a
    *  known line and kept: what a second rank differs by (see rank-plant.ts). */
   extraBuffer?: number;
+  /** The step at whose top the extra buffer is allocated (default: at start-up, before step 0). */
+  extraBufferStep?: number;
+  /** Plants for some devices only, by device index: a run's ranks that differ (see run.ts). They
+   *  replace the options of the same names on that device. */
+  devicePlants?: Record<number, DevicePlants>;
+}
+
+export interface DevicePlants {
+  leakBytes?: number;
+  extraBuffer?: number;
+  extraBufferStep?: number;
+  oomCause?: OomCause;
 }
 
 export interface ResolvedOptions {
@@ -69,6 +81,8 @@ export interface ResolvedOptions {
   gcEvery: number;
   oomCause: OomCause | null;
   extraBuffer: number;
+  extraBufferStep: number | null;
+  devicePlants: Record<number, DevicePlants>;
 }
 
 /** Bytes of one trace entry on average with the default shape, used before calibration. */
@@ -101,6 +115,8 @@ export function resolveOptions(o: SynthOptions, events?: number): ResolvedOption
     gcEvery: o.gcEvery ?? 4,
     oomCause: o.oomCause ?? null,
     extraBuffer: o.extraBuffer ?? 0,
+    extraBufferStep: o.extraBufferStep ?? null,
+    devicePlants: o.devicePlants ?? {},
   };
 }
 
@@ -112,6 +128,13 @@ function validate(o: SynthOptions): void {
   for (const b of o.cycleBytes ?? []) checkInt('cycleBytes', b, 1, 2 ** 34);
   checkInt('gcEvery', o.gcEvery ?? 4, 1, 2 ** 31);
   validateScenarios(o);
+  for (const [device, plants] of Object.entries(o.devicePlants ?? {})) {
+    checkInt('devicePlants device', Number(device), 0, (o.devices ?? 1) - 1);
+    checkInt('leakBytes', plants.leakBytes ?? 0, 0, 2 ** 34);
+    checkInt('extraBufferStep', plants.extraBufferStep ?? 0, 0, 2 ** 31);
+    validateScenarios({ ...o, ...plants });
+  }
+  if (o.extraBufferStep !== undefined) checkInt('extraBufferStep', o.extraBufferStep, 0, 2 ** 31);
   if (o.scenario !== undefined && o.scenario !== 'training')
     throw new RangeError(`unknown scenario ${o.scenario}`);
   if (o.protocol !== undefined && ![2, 3, 4, 5].includes(o.protocol)) {

@@ -12,6 +12,7 @@ import type { Allocator } from './allocator.js';
 import type { Block } from './blocks.js';
 import type { CallSites } from './callsites.js';
 import type { Clock } from './events.js';
+import { type ExtraBufferFacts, plantExtraBuffer } from './rank-plant.js';
 
 export interface PlantOptions {
   /** Bytes of the tensor kept every step (0: no leak). */
@@ -20,6 +21,8 @@ export interface PlantOptions {
   readonly cycleBytes: readonly number[];
   /** gc.collect() at the top of every this-many-th step. */
   readonly gcEvery: number;
+  /** A rank's extra buffer allocated at the top of this step and kept (null: none, or at start-up). */
+  readonly extraBuffer?: { readonly extraBuffer: number; readonly extraBufferStep: number | null } | null;
 }
 
 export interface PlantedBurst {
@@ -46,6 +49,8 @@ export interface PlantedFacts {
 export class Plants {
   readonly facts: PlantedFacts;
   private held: Block[] = [];
+  /** The extra buffer once planted at the top of its step. */
+  extraBuffer: ExtraBufferFacts | null = null;
 
   constructor(
     private readonly a: Allocator,
@@ -60,9 +65,12 @@ export class Plants {
     return this.o.leakBytes > 0 || this.o.cycleBytes.length > 0;
   }
 
-  /** Top of step `n`: the periodic gc.collect(). */
+  /** Top of step `n`: the periodic gc.collect(), and the extra buffer if this is its step. */
   collect(n: number): void {
     this.facts.iterations = n + 1;
+    const extra = this.o.extraBuffer;
+    if (extra && extra.extraBuffer > 0 && extra.extraBufferStep === n)
+      this.extraBuffer = plantExtraBuffer(this.a, this.sites, extra.extraBuffer);
     if (this.held.length === 0 || n % this.o.gcEvery !== 0) return;
     const entry = this.a.emitted;
     const timeUs = this.clock.now;

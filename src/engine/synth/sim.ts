@@ -8,7 +8,7 @@ import { CallSites } from './callsites.js';
 import { Clock, type SimEvent } from './events.js';
 import { StackTable } from './frames.js';
 import { chooseModel, type ModelConfig } from './model.js';
-import { type OomFacts, plantOom } from './oom-plant.js';
+import { type OomCause, type OomFacts, plantOom } from './oom-plant.js';
 import type { ResolvedOptions } from './options.js';
 import { type ExtraBufferFacts, plantExtraBuffer } from './rank-plant.js';
 import { Rng } from './rng.js';
@@ -47,13 +47,15 @@ export class DeviceSim {
   readonly streams: WorkloadStreams;
   /** What the oom-cause and extra-buffer options planted, once run. */
   oomFacts: OomFacts | null = null;
-  extraBuffer: ExtraBufferFacts | null = null;
+  private startBuffer: ExtraBufferFacts | null = null;
+  private readonly plants: DevicePlantsOf;
 
   constructor(
     private readonly plan: Plan,
     readonly device: number,
   ) {
     const o = plan.options;
+    this.plants = devicePlantsOf(o, device);
     const rng = new Rng((o.seed ^ Math.imul(device + 1, 0x9e3779b1)) >>> 0);
     const clock = new Clock(plan.startTime + rng.int(0, 5000));
     this.allocator = new Allocator(
@@ -77,7 +79,12 @@ export class DeviceSim {
       {
         privatePool: o.privatePool,
         emptyCacheEvery: o.emptyCacheEvery,
-        plants: { leakBytes: o.leakBytes, cycleBytes: o.cycleBytes, gcEvery: o.gcEvery },
+        plants: {
+          leakBytes: this.plants.leakBytes,
+          cycleBytes: o.cycleBytes,
+          gcEvery: o.gcEvery,
+          extraBuffer: this.plants.extraBufferStep === null ? null : this.plants,
+        },
       },
     );
   }
@@ -107,18 +114,24 @@ export class DeviceSim {
     return this.allocator.emitted;
   }
 
+  /** What the extra-buffer option planted, at start-up or at the top of its step; null if none. */
+  get extraBuffer(): ExtraBufferFacts | null {
+    return this.startBuffer ?? this.workload.plants.extraBuffer;
+  }
+
   /** The extra buffer, before the workload; its events are outside the workload's budget. */
   private beginning(): number {
-    const bytes = this.plan.options.extraBuffer;
-    if (bytes === 0) return 0;
+    const { extraBuffer: bytes, extraBufferStep } = this.plants;
+    if (bytes === 0 || extraBufferStep !== null) return 0;
     const before = this.allocator.emitted;
-    this.extraBuffer = plantExtraBuffer(this.allocator, this.plan.sites, bytes);
+    this.startBuffer = plantExtraBuffer(this.allocator, this.plan.sites, bytes);
     return this.allocator.emitted - before;
   }
 
   private ending(): void {
     const o = this.plan.options;
-    if (o.oomCause !== null) this.oomFacts = plantOom(this.allocator, this.plan.sites, o.oomCause);
+    const cause = this.plants.oomCause;
+    if (cause !== null) this.oomFacts = plantOom(this.allocator, this.plan.sites, cause);
     this.workload.finale(o.oom && o.oomCause === null, o.pendingFrees);
   }
 
@@ -127,6 +140,24 @@ export class DeviceSim {
     this.allocator.queue = [];
     return q;
   }
+}
+
+interface DevicePlantsOf {
+  leakBytes: number;
+  extraBuffer: number;
+  extraBufferStep: number | null;
+  oomCause: OomCause | null;
+}
+
+/** The run-wide plants, replaced by the device's own where it has some (a run's odd rank). */
+function devicePlantsOf(o: ResolvedOptions, device: number): DevicePlantsOf {
+  const own = o.devicePlants[device] ?? {};
+  return {
+    leakBytes: own.leakBytes ?? o.leakBytes,
+    extraBuffer: own.extraBuffer ?? o.extraBuffer,
+    extraBufferStep: own.extraBufferStep ?? o.extraBufferStep,
+    oomCause: own.oomCause ?? o.oomCause,
+  };
 }
 
 /** cudaStream_t values are pointers: large, 16-byte aligned, distinct per device. */
