@@ -4,6 +4,7 @@
 // Compiling on the main thread costs nothing measurable here. Keep NODE_FLAGS in node-flags.ts in step.
 import { Command } from 'commander';
 import { categoriesCommand } from './commands/categories.js';
+import { diagnoseCommand } from './commands/diagnose.js';
 import { diffCommand } from './commands/diff.js';
 import { fragCommand } from './commands/frag.js';
 import { gcCommand } from './commands/gc.js';
@@ -17,6 +18,8 @@ import { tableCommands } from './commands/tables.js';
 import { viewCommand } from './commands/view.js';
 import { EXIT_BAD_INPUT } from './run-files.js';
 
+endQuietlyWhenTheReaderLeaves();
+
 const program = new Command()
   .name('memlens')
   .description(
@@ -25,6 +28,7 @@ const program = new Command()
   .version('0.1.0')
   .showHelpAfterError();
 
+diagnoseCommand(program);
 summaryCommand(program);
 peakCommand(program);
 tableCommands(program);
@@ -45,6 +49,19 @@ program
     process.exitCode = EXIT_BAD_INPUT;
   })
   .finally(exitWhenFlushed);
+
+/**
+ * `memlens … | head` closes the pipe early: the next write fails with EPIPE, and Node reports an
+ * unhandled 'error' event with a stack trace. Whatever command is writing (a report, a JSON
+ * document, a streamed table), the reader has all it wanted: stop at once, quietly and with
+ * success, as `yes | head` does from the reader's side.
+ */
+function endQuietlyWhenTheReaderLeaves(): void {
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE' || e.code === 'ERR_STREAM_DESTROYED') process.exit(0);
+    throw e;
+  });
+}
 
 /**
  * Exit explicitly once stdout has drained, instead of letting the event loop run dry, where
