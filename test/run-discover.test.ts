@@ -29,6 +29,12 @@ describe('run discovery: which rank, which step, which kind each file is', () =>
       steps: null,
     });
     expect(run.cells[2]!.steps).toEqual({ first: 3, last: 4 });
+    // Ranks dump a window at about the same time: an OOM written among them still follows them all.
+    expect(brief([paths[2]!, paths[3]!, paths[1]!], [10, 30, 20])).toEqual([
+      'step r0 s2-2',
+      'step r1 s2-2',
+      'oom r1 s-',
+    ]);
     // With the OOM written before step 10's window, it goes between them.
     expect(brief([paths[0]!, paths[1]!, paths[4]!], [50, 30, 20])).toEqual([
       'step r0 s3-4',

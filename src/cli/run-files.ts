@@ -2,6 +2,7 @@ import { InvalidArgumentError } from 'commander';
 import { SnapshotError } from '../engine/errors.js';
 import type { DeviceModel, Snapshot } from '../engine/model/snapshot.js';
 import { parseByteText, parseCountText } from '../engine/units.js';
+import { expandPaths } from './expand-paths.js';
 import { openSnapshot } from './open-snapshot.js';
 
 /** Exit code for bad input (unreadable, not a snapshot, corrupt). */
@@ -23,7 +24,7 @@ export async function runFiles(
 ): Promise<void> {
   const reports: Record<string, unknown>[] = [];
   let failed = false;
-  for (const file of files) {
+  for (const file of expandPaths(files).files) {
     try {
       const snapshot = await openSnapshot(file, { progress: !opts.json });
       const { json, text } = analyse(snapshot, devicesOf(snapshot, opts.device));

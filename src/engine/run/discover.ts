@@ -176,8 +176,8 @@ function mainLayout(cells: RunCell[]): LayoutName | 'mixed' {
 
 /**
  * Step windows by (first step, last step, rank, pid, name); then each dump without a step of its
- * own goes after the last window written before it (by modification time), or at the end when
- * times are unknown, OOM dumps in the order of their stamps.
+ * own goes after the window written before it (by modification time), or at the end when times
+ * are unknown; OOM dumps in the order of their stamps.
  */
 function runOrder(cells: RunCell[], mtimes: Map<string, number | undefined>): RunCell[] {
   const byPlace = (a: RunCell, b: RunCell): number =>
@@ -191,19 +191,32 @@ function runOrder(cells: RunCell[], mtimes: Map<string, number | undefined>): Ru
   const windows = cells.filter((c) => c.steps !== null).sort(byPlace);
   const loose = cells.filter((c) => c.steps === null).sort(byPlace);
   const out = [...windows];
-  for (const c of loose) {
-    const t = mtimes.get(c.path);
-    let at = out.length;
-    if (t !== undefined && windows.length > 0) {
-      at = 0;
-      for (let i = 0; i < out.length; i++) {
-        const w = mtimes.get(out[i]!.path);
-        if (w !== undefined && w <= t) at = i + 1;
-      }
-    }
-    out.splice(at, 0, c);
-  }
+  for (const c of loose) out.splice(insertionPoint(out, mtimes, mtimes.get(c.path)), 0, c);
   return out;
+}
+
+/**
+ * After the step window of the last window written at or before time `t` (all its ranks: ranks
+ * dump the same window at about the same time); at the end when times are unknown.
+ */
+function insertionPoint(
+  out: RunCell[],
+  mtimes: Map<string, number | undefined>,
+  t: number | undefined,
+): number {
+  if (t === undefined) return out.length;
+  let last = -1;
+  for (let i = 0; i < out.length; i++) {
+    const w = mtimes.get(out[i]!.path);
+    if (out[i]!.steps !== null && w !== undefined && w <= t) last = i;
+  }
+  if (last < 0) return out.some((c) => c.steps !== null) ? 0 : out.length;
+  const steps = out[last]!.steps!;
+  let at = last + 1;
+  const sameGap = (c: RunCell) =>
+    c.steps === null || (c.steps.first === steps.first && c.steps.last === steps.last);
+  while (at < out.length && sameGap(out[at]!)) at++;
+  return at;
 }
 
 /** Within one step window, regular dumps before the OOM dump that ended it. */

@@ -1,0 +1,58 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { NODE_FLAGS } from '../src/cli/node-flags.js';
+import { generateRun } from '../src/engine/synth/run.js';
+
+const CLI = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
+const root = mkdtempSync(join(tmpdir(), 'memlens-rundir-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const files = generateRun({
+  ranks: 2,
+  windows: 3,
+  layout: 'torchtitan',
+  oom: { rank: 1, cause: 'exhaustion' },
+});
+for (const f of files) {
+  const p = join(root, ...f.path.split('/'));
+  mkdirSync(dirname(p), { recursive: true });
+  writeFileSync(p, f.bytes);
+}
+writeFileSync(join(root, 'run.json'), '{"not": "a snapshot"}');
+
+const memlens = (...args: string[]) =>
+  execFileSync('node', [...NODE_FLAGS, CLI, ...args], { encoding: 'utf8' });
+
+describe('commands take run directories', () => {
+  it('expands a directory into its snapshots in run order, each with the figures of the file alone', () => {
+    const run = JSON.parse(memlens('summary', root, '--json')) as {
+      files: { file: string; devices: unknown }[];
+    };
+    const rel = run.files.map((f) => f.file.slice(root.length + 1));
+    expect(rel).toEqual([
+      'memory_snapshot/iteration_1/rank0_memory_snapshot.pickle',
+      'memory_snapshot/iteration_1/rank1_memory_snapshot.pickle',
+      'memory_snapshot/iteration_2/rank0_memory_snapshot.pickle',
+      'memory_snapshot/iteration_2/rank1_memory_snapshot.pickle',
+      'memory_snapshot/iteration_3/rank0_memory_snapshot.pickle',
+      'memory_snapshot/iteration_3/rank1_memory_snapshot.pickle',
+      `memory_snapshot/iteration_${files.find((f) => f.kind === 'oom')!.steps[1]}_exit/rank1_memory_snapshot.pickle`,
+    ]);
+    const one = JSON.parse(memlens('summary', run.files[3]!.file, '--json')) as {
+      files: { devices: unknown }[];
+    };
+    expect(run.files[3]!.devices).toEqual(one.files[0]!.devices);
+  });
+
+  it('says so in one line when a directory holds no snapshot', () => {
+    const empty = join(root, 'empty');
+    mkdirSync(empty);
+    const r = spawnSync('node', [...NODE_FLAGS, CLI, 'summary', empty], { encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain(`${empty}: no snapshot files`);
+  });
+});
