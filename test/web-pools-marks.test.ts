@@ -14,7 +14,7 @@ import { CHROMIUM } from './helpers/view-server.js';
  * The pools stack honours the app's selection, the timeline search and the stream filter, end to
  * end in headless Chromium on a generated snapshot with two side streams and a private pool
  * (CUDA graph capture). Marks are checked on the layer canvas's pixels: the pinned allocation's
- * cursor box is pure black, search matches are washed yellow.
+ * cursor box is outlined pure black, search matches are magenta.
  */
 const ROOT = join(import.meta.dirname, '..');
 const ARTIFACTS = join(ROOT, 'test-artifacts');
@@ -62,8 +62,9 @@ describe.skipIf(!ready && process.env.CI === undefined)(
           const found: { x: number; y: number }[] = [];
           for (let i = 0; i < data.length; i += 4) {
             const [R, G, B] = [data[i]!, data[i + 1]!, data[i + 2]!];
-            // The selection's cursor box is filled #000; the search wash is rgba(255, 221, 0, 0.75).
-            const hit = kind === 'black' ? R + G + B === 0 : R >= 191 && G >= 166 && G <= 230 && B <= 64;
+            // The selection's outline is #000 (around a white line); search matches are #ff00ff,
+            // which no palette colour is.
+            const hit = kind === 'black' ? R + G + B === 0 : R >= 240 && G <= 16 && B >= 240;
             if (!hit) continue;
             const p = i / 4;
             found.push({

@@ -1,7 +1,12 @@
 import type { PoolGroup } from '../../../src/engine/analyses/views/pools/pool-envelopes.js';
-import type { StepMarker, TimelineAxis } from '../../../src/engine/analyses/views/timeline/timeline-axis.js';
+import { byteTicks, decimalTicks } from '../../../src/engine/analyses/views/timeline/axis-ticks.js';
+import type {
+  OomMark,
+  StepMarker,
+  TimelineAxis,
+} from '../../../src/engine/analyses/views/timeline/timeline-axis.js';
 import type { TimelineLod } from '../../../src/engine/analyses/views/timeline/timeline-lod.js';
-import { formatDuration } from '../../../src/engine/format.js';
+import { formatCount, formatDuration } from '../../../src/engine/format.js';
 import { lowerBound } from '../../../src/engine/model/lower-bound.js';
 import { formatBytes } from '../format.js';
 
@@ -23,6 +28,11 @@ export interface Plot {
 }
 
 export const MARGIN = { left: 64, right: 8, top: 18, bottom: 22 };
+
+/** Search matches' fill: magenta, far from every colour of the allocations' palette (paint-layer.ts). */
+export const MATCH_FILL = '#ff00ff';
+/** The OOM marker's colour (the cursor is #d00; an OOM must not read as the selection). */
+export const OOM_COLOUR = '#b00020';
 
 /** A level of detail for a window, painted (by the worker) into a bitmap of plot size. */
 export interface Layer {
@@ -92,9 +102,10 @@ export function drawYAxis(g: CanvasRenderingContext2D, plot: Plot, layer: Layer 
   g.font = AXIS_FONT;
   if (layer === null) return;
   g.textAlign = 'right';
-  for (const v of niceTicks(0, layer.yMax, 5)) {
+  for (const v of byteTicks(layer.yMax, 5)) {
     const y = plot.top + plot.height - (v / layer.yMax) * plot.height;
-    g.fillText(formatBytes(v), plot.left - 4, y + 4);
+    // "32 GiB", not "32.0 GiB": a tick is a round number.
+    g.fillText(formatBytes(v).replace(/\.0+ /, ' '), plot.left - 4, y + 4);
   }
   g.textAlign = 'left';
 }
@@ -111,23 +122,29 @@ export function drawXAxis(
   g.fillStyle = '#333';
   g.font = AXIS_FONT;
   g.textAlign = 'center';
-  for (const v of niceTicks(window[0], window[1], Math.max(2, Math.floor(plot.width / 110)))) {
-    const label = axis === 'entry' ? String(v) : formatDuration(Math.round(v - origin));
-    const x = toPx(v);
+  const count = Math.max(2, Math.floor(plot.width / 110));
+  // Time ticks are round times since the trace start (the labels), not round epoch µs.
+  const at = axis === 'entry' ? 0 : origin;
+  for (const since of decimalTicks(window[0] - at, window[1] - at, count, axis === 'entry')) {
+    const label = axis === 'entry' ? formatCount(since) : formatDuration(Math.round(since));
+    const x = toPx(since + at);
     // A label cut by the canvas edge reads as a different number.
     if (x + textWidth(AXIS_FONT, label) / 2 > plot.left + plot.width + MARGIN.right) continue;
     g.fillText(label, x, 15);
   }
 }
 
-/** The step markers' labels for the window on screen, on a strip along the plot's top. */
+/**
+ * The step markers' labels for the window on screen, on a strip along the plot's top; returns
+ * where their backings were drawn ("x0:x1" each).
+ */
 export function drawMarkerLabels(
   g: CanvasRenderingContext2D,
   plot: Plot,
   markers: MarkerSet,
   window: [number, number],
-): void {
-  drawMarkers(g, plot, markers, window, axisToPx(plot, window), 'labels');
+): string[] {
+  return drawMarkers(g, plot, markers, window, axisToPx(plot, window), 'labels');
 }
 
 const AXIS_FONT = '11px system-ui, sans-serif';
@@ -170,8 +187,10 @@ function runBox(
 }
 
 /**
- * Search matches, flagged per allocation id: their runs are washed yellow and outlined. A run of
- * merged sub-pixel allocations is marked when the allocation that gives it its colour matches.
+ * Search matches, flagged per allocation id: the rest of the layer is dimmed and their runs are
+ * drawn in MATCH_FILL, a colour no allocation's palette colour is (a yellow wash read as one more
+ * yellow allocation). A run of merged sub-pixel allocations is marked when the allocation that
+ * gives it its colour matches.
  */
 function drawMatches(
   g: CanvasRenderingContext2D,
@@ -182,8 +201,10 @@ function drawMatches(
 ): void {
   const { lod } = layer;
   const box = runBox(plot, layer, toPx);
-  g.fillStyle = 'rgba(255, 221, 0, 0.75)';
-  g.strokeStyle = '#b36b00';
+  g.fillStyle = 'rgba(255, 255, 255, 0.7)';
+  g.fillRect(plot.left, plot.top, plot.width, plot.height);
+  g.fillStyle = MATCH_FILL;
+  g.strokeStyle = '#000';
   g.lineWidth = 1;
   for (let r = 0; r < lod.runs; r++) {
     const id = lod.runAlloc[r]! >= 0 ? lod.runAlloc[r]! : lod.runTone[r]!;
@@ -206,11 +227,9 @@ function drawSelection(
   const { lod } = layer;
   const sy = plot.height / layer.yMax;
   const yPx = (b: number): number => plot.top + plot.height - b * sy;
-  g.lineWidth = 2;
-  g.strokeStyle = '#000';
   const box = runBox(plot, layer, toPx);
   for (let r = 0; r < lod.runs; r++) {
-    if (lod.runAlloc[r] === sel.alloc) g.strokeRect(...box(r));
+    if (lod.runAlloc[r] === sel.alloc) outline(g, box(r));
   }
   g.lineWidth = 1;
   g.strokeStyle = 'rgba(0,0,0,0.6)';
@@ -222,11 +241,23 @@ function drawSelection(
     g.stroke();
   }
   if (cursor !== null) {
-    // Visible even when the allocation is under a pixel tall and merged at this zoom.
-    g.fillStyle = '#000';
-    const x = toPx(cursor);
-    g.fillRect(x - 5, yPx(sel.y1) - 1, 10, Math.max(2, (sel.y1 - sel.y0) * sy) + 2);
+    // Visible even when the allocation is under a pixel tall and merged at this zoom; an outline
+    // (black outside, white inside), never a fill: a filled box hid the allocation it marked.
+    const x = Math.round(toPx(cursor)) + 0.5;
+    const top = Math.round(yPx(sel.y1)) - 2.5;
+    const h = Math.max(4, Math.round((sel.y1 - sel.y0) * sy) + 4);
+    outline(g, [x - 6, top, 12, h]);
   }
+}
+
+/** A box drawn as a black and white double line, seen on every palette colour and on white. */
+function outline(g: CanvasRenderingContext2D, [x, y, w, h]: [number, number, number, number]): void {
+  g.lineWidth = 2;
+  g.strokeStyle = '#000';
+  g.strokeRect(x, y, w, h);
+  g.lineWidth = 1;
+  g.strokeStyle = '#fff';
+  g.strokeRect(x + 1.5, y + 1.5, Math.max(0, w - 3), Math.max(0, h - 3));
 }
 
 /**
@@ -235,12 +266,50 @@ function drawSelection(
  */
 export interface MarkerSet {
   groups: { x: Float64Array; name: string[] }[];
+  /** The OOM entries and their x: labelled before any step, in their own colour. */
+  ooms: { x: Float64Array; entry: number[] };
 }
 
-export function prepareMarkers(markers: StepMarker[]): MarkerSet {
+export function prepareMarkers(markers: StepMarker[], ooms: OomMark[] = []): MarkerSet {
   const starts = markers.filter((m) => m.stage === 'START' || m.stage === '').sort((a, b) => a.x - b.x);
   const group = (ms: StepMarker[]) => ({ x: Float64Array.from(ms, (m) => m.x), name: ms.map((m) => m.name) });
-  return { groups: [group(starts.filter(isStep)), group(starts.filter((m) => !isStep(m)))] };
+  return {
+    groups: [group(starts.filter(isStep)), group(starts.filter((m) => !isStep(m)))],
+    ooms: { x: Float64Array.from(ooms, (m) => m.x), entry: ooms.map((m) => m.entry) },
+  };
+}
+
+/** The OOM markers: a solid line across the plot and an 'OOM' label, claimed before any step label. */
+function drawOoms(
+  g: CanvasRenderingContext2D,
+  plot: Plot,
+  markers: MarkerSet,
+  toPx: (x: number) => number,
+  labels: LabelRow,
+  what: 'lines' | 'labels',
+): void {
+  const { x: at } = markers.ooms;
+  g.save();
+  g.setLineDash([]);
+  g.strokeStyle = OOM_COLOUR;
+  g.fillStyle = OOM_COLOUR;
+  g.lineWidth = 2;
+  g.font = `bold ${MARKER_FONT}`;
+  for (let i = 0; i < at.length; i++) {
+    const x = Math.round(toPx(at[i]!));
+    if (x < plot.left - 1 || x > plot.left + plot.width + 1) continue;
+    labels.place('OOM', Math.min(x, plot.left + plot.width - oomLabelWidth()), `bold ${MARKER_FONT}`);
+    if (what === 'labels') continue;
+    g.beginPath();
+    g.moveTo(x, plot.top);
+    g.lineTo(x, plot.top + plot.height);
+    g.stroke();
+  }
+  g.restore();
+}
+
+function oomLabelWidth(): number {
+  return textWidth(`bold ${MARKER_FONT}`, 'OOM') + 4;
 }
 
 /**
@@ -255,7 +324,7 @@ function drawMarkers(
   window: [number, number],
   toPx: (x: number) => number,
   what: 'lines' | 'labels',
-): void {
+): string[] {
   g.fillStyle = '#555';
   g.font = MARKER_FONT;
   g.strokeStyle = 'rgba(0,0,0,0.35)';
@@ -268,6 +337,7 @@ function drawMarkers(
   // Dense markers would hide the plot: then only the labelled ones get a line.
   const dense = visible > plot.width / 12;
   const labels = new LabelRow(g, plot, what === 'labels');
+  drawOoms(g, plot, markers, toPx, labels, what);
   const line = (x: number): void => {
     if (what === 'labels') return;
     g.beginPath();
@@ -299,13 +369,20 @@ function drawMarkers(
     }
   });
   g.setLineDash([]);
+  return labels.boxes;
 }
 
 const PLACED = -2;
+const LABEL_BACKING = 'rgba(255, 255, 255, 0.92)';
+/** Height of a label's backing, from the strip's top. */
+const LABEL_BOX = 13;
+const CUT = -3;
 
 /** The labels along the plot's top: pixel columns taken by a placed label (labels never overlap). */
 class LabelRow {
   private readonly taken: Uint8Array;
+  /** The drawn labels' backings, "x0:x1" (CSS px from the strip's left), for tests. */
+  readonly boxes: string[] = [];
   constructor(
     private readonly g: CanvasRenderingContext2D,
     private readonly plot: Plot,
@@ -314,14 +391,27 @@ class LabelRow {
     this.taken = new Uint8Array(Math.ceil(plot.width) + 1);
   }
 
-  /** Draws the label at x if its columns are free: PLACED, or the first taken column in its way. */
-  place(name: string, x: number): number {
+  /**
+   * Draws the label at x if its columns are free: PLACED, or the first taken column in its way, or
+   * CUT when the label would run past the plot's right edge (a cut label reads as another name).
+   */
+  place(name: string, x: number, font = MARKER_FONT): number {
     const c = Math.floor(x - this.plot.left);
     if (this.taken[c] === 1) return c;
-    const end = Math.min(this.taken.length, c + Math.ceil(textWidth(MARKER_FONT, name) + 8));
-    for (let k = c; k < end; k++) if (this.taken[k] === 1) return k;
-    if (this.drawn) this.g.fillText(name, x + 2, this.plot.top + 10);
-    this.taken.fill(1, c, end);
+    const end = c + Math.ceil(textWidth(font, name) + 8);
+    if (end > this.taken.length + 6) return CUT;
+    for (let k = c; k < Math.min(end, this.taken.length); k++) if (this.taken[k] === 1) return k;
+    if (this.drawn) {
+      // On a backing of its own: the dashed lines of nearby markers whose labels did not fit ran
+      // through the text and made two names read as one.
+      const text = this.g.fillStyle;
+      this.g.fillStyle = LABEL_BACKING;
+      this.g.fillRect(x + 1, this.plot.top, textWidth(font, name) + 3, LABEL_BOX);
+      this.g.fillStyle = text;
+      this.g.fillText(name, x + 2, this.plot.top + 10);
+      this.boxes.push(`${x + 1}:${x + 4 + textWidth(font, name)}`);
+    }
+    this.taken.fill(1, c, Math.min(end, this.taken.length));
     return PLACED;
   }
 
@@ -335,16 +425,4 @@ class LabelRow {
 
 function isStep(m: StepMarker): boolean {
   return m.name.startsWith('ProfilerStep');
-}
-
-/** Round tick values (1, 2, 5 × 10^k) inside [lo, hi]. */
-export function niceTicks(lo: number, hi: number, count: number): number[] {
-  const span = hi - lo;
-  if (!(span > 0)) return [];
-  const raw = span / count;
-  const mag = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) ?? 10 * mag;
-  const out: number[] = [];
-  for (let v = Math.ceil(lo / step) * step; v <= hi; v += step) out.push(v);
-  return out;
 }

@@ -1,9 +1,9 @@
 import { useEffect, useRef, useState } from 'react';
-import type { TimelineAxis } from '../../../src/engine/analyses/views/timeline/timeline-axis.js';
+import type { OomMark, TimelineAxis } from '../../../src/engine/analyses/views/timeline/timeline-axis.js';
 import type { EngineClient } from '../worker/client.js';
 import type { DeviceInfo } from '../worker/protocol.js';
 import { sizedContext, useMeasuredWidth } from './canvas.js';
-import { MARGIN, type Plot } from './draw.js';
+import { MARGIN, OOM_COLOUR, type Plot } from './draw.js';
 import { frameScheduler } from './frame-scheduler.js';
 import type { LiveWindow } from './live-window.js';
 import { clampWindow } from './timeline.js';
@@ -25,11 +25,12 @@ const HEIGHT = 44;
  * window, click to centre the current one there. `enabled` holds its query back (the timeline's
  * first level of detail goes first in the one worker).
  */
-export function Minimap(p: WindowProps & { enabled: boolean }) {
+export function Minimap(p: WindowProps & { enabled: boolean; onEntry: (entry: number) => void }) {
   const ref = useRef<HTMLCanvasElement>(null);
   const measured = useMeasuredWidth(ref);
   const width = measured ?? 800;
   const [layer, setLayer] = useState<ImageBitmap | null>(null);
+  const ooms = useOoms(p);
   const plot: Plot = {
     left: MARGIN.left,
     top: 0,
@@ -64,10 +65,15 @@ export function Minimap(p: WindowProps & { enabled: boolean }) {
   // The trace in miniature changes only with its query; the brush is a box over it, moved every
   // frame of a pan or zoom without redrawing (or re-uploading) the canvas. Its parts move by CSS
   // transforms (composited): setting its left and width cost a layout and a paint per frame.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: toPx follows the device's extent and the width, both listed
   useEffect(() => {
     const g = sizedContext(ref.current!, width, HEIGHT);
     if (layer) g.drawImage(layer, plot.left, 0, plot.width, HEIGHT);
-  }, [layer, width, plot.left, plot.width]);
+    // The OOMs, where the whole trace shows them (the timeline's window may not).
+    g.fillStyle = OOM_COLOUR;
+    for (const m of ooms) g.fillRect(Math.round(toPx(m.x)) - 1, 0, 3, HEIGHT);
+    ref.current!.dataset.ooms = ooms.map((m) => `${m.entry}@${Math.round(toPx(m.x))}`).join(' ');
+  }, [layer, width, plot.left, plot.width, ooms]);
   const brushRef = useRef<HTMLDivElement>(null);
   const place = useRef(() => {});
   place.current = () => {
@@ -107,9 +113,12 @@ export function Minimap(p: WindowProps & { enabled: boolean }) {
           const start = drag.current;
           drag.current = null;
           if (start === null || Math.abs(pxOf(e) - start) > 3) return;
+          // A click on an OOM mark centres the window on it and selects that entry.
+          const oom = ooms.find((m) => Math.abs(toPx(m.x) - pxOf(e)) <= 4);
           const [w0, w1] = p.live.get();
-          const at = toX(pxOf(e));
+          const at = oom === undefined ? toX(pxOf(e)) : oom.x;
           setWindow([at - (w1 - w0) / 2, at + (w1 - w0) / 2]);
+          if (oom !== undefined) p.onEntry(oom.entry);
         }}
       />
       <div className="minimap-plot" style={{ left: plot.left, width: plot.width }}>
@@ -123,4 +132,13 @@ export function Minimap(p: WindowProps & { enabled: boolean }) {
       </div>
     </div>
   );
+}
+
+/** The device's OOM entries on the axis (none until answered). */
+function useOoms(p: WindowProps & { enabled: boolean }): OomMark[] {
+  const [ooms, setOoms] = useState<OomMark[]>([]);
+  useEffect(() => {
+    if (p.enabled) p.client.query('ooms', { device: p.device.device, axis: p.axis }).then(setOoms);
+  }, [p.client, p.device.device, p.axis, p.enabled]);
+  return ooms;
 }

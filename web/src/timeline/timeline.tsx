@@ -1,8 +1,9 @@
 import { useEffect, useRef, useState } from 'react';
 import { freePartGroup, type PoolGroup } from '../../../src/engine/analyses/views/pools/pool-envelopes.js';
+import type { HoverFacts } from '../../../src/engine/analyses/views/timeline/hover-facts.js';
 import type { TimelineAxis } from '../../../src/engine/analyses/views/timeline/timeline-axis.js';
-import { formatStream } from '../../../src/engine/format.js';
-import { exactBytes, formatBytes } from '../format.js';
+import { formatDuration, formatStream } from '../../../src/engine/format.js';
+import { exactBytes, formatBytes, formatCount } from '../format.js';
 import type { TimelineStack, ZoomMode } from '../url-state.js';
 import { frameContext, sizedContext, useMeasuredWidth } from './canvas.js';
 import {
@@ -48,6 +49,8 @@ interface Props extends WindowProps {
   onZoomMode: (mode: ZoomMode) => void;
   /** A click at `bytes` (of the stack drawn) after `entry`: the page picks what lies there. */
   onPick: (entry: number, bytes: number) => void;
+  /** A click on an OOM marker: the page selects that entry. */
+  onEntry: (entry: number) => void;
   /** Called when a level of detail has been drawn (or could not be computed). */
   onLayer?: () => void;
 }
@@ -99,9 +102,10 @@ export function Timeline(p: Props) {
   const [drawnOnce, setDrawnOnce] = useState(false);
   useEffect(() => {
     if (!drawnOnce) return;
-    p.client
-      .query('markers', { device: p.device.device, axis: p.axis })
-      .then((m) => setMarkers(prepareMarkers(m)));
+    const args = { device: p.device.device, axis: p.axis };
+    Promise.all([p.client.query('markers', args), p.client.query('ooms', args)]).then(([m, ooms]) =>
+      setMarkers(prepareMarkers(m, ooms)),
+    );
   }, [p.client, p.device.device, p.axis, drawnOnce]);
 
   // What was last painted: a frame repaints the layer and the y axis only when what they show changed.
@@ -148,7 +152,15 @@ export function Timeline(p: Props) {
       // Every frame: the labels follow the window, then the layer and its marks move (canvases
       // first: their text needs the page's style, which moving the layer makes dirty).
       const strip = { left: 0, top: 0, width: plot.width, height: LABELS_HEIGHT };
-      drawMarkerLabels(frameContext(el.labels!, plot.width, LABELS_HEIGHT), strip, markers, window);
+      const boxes = drawMarkerLabels(
+        frameContext(el.labels!, plot.width, LABELS_HEIGHT),
+        strip,
+        markers,
+        window,
+      );
+      // Where the labels' backings lie, for tests (written only when it changes: a DOM write).
+      const placed = boxes.join(' ');
+      if (el.labels!.dataset.labels !== placed) el.labels!.dataset.labels = placed;
       drawXAxis(frameContext(el.xAxis!, width, MARGIN.bottom), plot, window, q.axis, q.device.extent.time[0]);
       const transform = layer === null ? null : layerTransform(plot.width, layer.window, window);
       const visibility = transform === null ? 'hidden' : 'visible';
@@ -240,7 +252,7 @@ export function Timeline(p: Props) {
   // Every render (selection, search matches, markers, size) redraws in the next frame.
   useEffect(draw);
 
-  const { zoom, ...gestures } = useGestures(p, plot, layerRef, (s) => {
+  const { zoom, ...gestures } = useGestures(p, plot, layerRef, markers, (s) => {
     if (hoverRef.current) hoverRef.current.textContent = s || hintFor(p.stack);
   });
   const zoomRef = useRef(zoom);
@@ -356,9 +368,11 @@ function useGestures(
   p: Props,
   plot: Plot,
   layerRef: React.RefObject<Layer | null>,
+  markers: MarkerSet,
   setHover: (s: string) => void,
 ) {
   const drag = useRef<{ x: number; window: [number, number]; moved: boolean } | null>(null);
+  const hover = useHoverFacts(p, plot, layerRef, setHover);
   const xOf = (e: React.MouseEvent) =>
     e.clientX - (e.currentTarget as HTMLElement).getBoundingClientRect().left;
   const yOf = (e: React.MouseEvent) =>
@@ -383,13 +397,20 @@ function useGestures(
         p.live.set(clamp([d.window[0] + shift, d.window[1] + shift]));
         return;
       }
-      setHover(describeAt(layerRef.current, plot, p.live.get(), xOf(e), yOf(e), p.stack));
+      hover(xOf(e), yOf(e));
     },
+    onMouseLeave: () => hover(null, null),
     onMouseUp: (e: React.MouseEvent) => {
       const d = drag.current;
       drag.current = null;
       const layer = layerRef.current;
       if (d?.moved || !layer) return;
+      const oom = oomNear(markers, plot, p.live.get(), xOf(e));
+      if (oom !== null) {
+        p.live.flush();
+        p.onEntry(oom);
+        return;
+      }
       const hit = columnAt(layer, plot, p.live.get(), xOf(e), yOf(e));
       if (hit === null) return;
       p.live.flush();
@@ -409,6 +430,81 @@ function useGestures(
       }
     },
   };
+}
+
+/** How near (px) a click must fall to an OOM marker's line to select the OOM entry. */
+const OOM_REACH = 4;
+
+/** The OOM entry whose marker line is within OOM_REACH of x, or null. */
+function oomNear(markers: MarkerSet, plot: Plot, [w0, w1]: [number, number], x: number): number | null {
+  const { x: at, entry } = markers.ooms;
+  for (let i = 0; i < at.length; i++) {
+    const px = plot.left + ((at[i]! - w0) / (w1 - w0)) * plot.width;
+    if (Math.abs(px - x) <= OOM_REACH) return entry[i]!;
+  }
+  return null;
+}
+
+/**
+ * The hover line under the pointer: the level of detail's figures at once, then the worker's facts
+ * (time since the trace start, the allocation's user frame) once it answers, unless the pointer
+ * has moved to another entry or allocation by then.
+ */
+function useHoverFacts(
+  p: Props,
+  plot: Plot,
+  layerRef: React.RefObject<Layer | null>,
+  setHover: (s: string) => void,
+): (x: number | null, y: number | null) => void {
+  const asked = useRef('');
+  return (x, y) => {
+    const layer = layerRef.current;
+    if (x === null || y === null || layer === null) {
+      asked.current = '';
+      setHover('');
+      return;
+    }
+    const window = p.live.get();
+    const under = hoverTarget(layer, plot, window, x, y, p.stack);
+    setHover(describeAt(layer, plot, window, x, y, p.stack));
+    if (under === null) return;
+    const key = `${under.entry}:${under.alloc}`;
+    if (key === asked.current) return;
+    asked.current = key;
+    p.client.query('hover', { device: p.device.device, ...under }).then((facts) => {
+      if (asked.current !== key || layerRef.current === null) return;
+      setHover(describeAt(layerRef.current, plot, p.live.get(), x, y, p.stack, facts));
+    });
+  };
+}
+
+/** The entry and the allocation (null: none, or merged ones) under a point, which the hover's facts are asked for. */
+function hoverTarget(
+  layer: Layer,
+  plot: Plot,
+  window: [number, number],
+  x: number,
+  y: number,
+  stack: TimelineStack,
+): { entry: number; alloc: number | null } | null {
+  const hit = columnAt(layer, plot, window, x, y);
+  if (hit === null) return null;
+  const r = runUnder(layer.lod, hit);
+  const code = r >= 0 ? layer.lod.runAlloc[r]! : -1;
+  // Segment runs name pieces of reserved memory; pools' free envelope parts are negative codes.
+  return { entry: hit.entry, alloc: stack !== 'segments' && code >= 0 ? code : null };
+}
+
+/** "after entry 1,234 at 2.05 s" (the time since the trace start, once the worker has said it). */
+function entryWords(entry: number, facts?: HoverFacts): string {
+  const since = facts?.since_start_us;
+  return `after entry ${formatCount(entry)}${since == null ? '' : ` at ${formatDuration(Math.round(since))}`}`;
+}
+
+/** " from name (file.py:12)": where the user's code made the allocation, once the worker has said it. */
+function madeAt(alloc: number, facts?: HoverFacts): string {
+  const a = facts?.allocation;
+  return a?.id === alloc && a.frame !== null ? ` from ${a.frame}` : '';
 }
 
 /**
@@ -438,12 +534,14 @@ function describeAt(
   x: number,
   y: number,
   stack: TimelineStack,
+  facts?: HoverFacts,
 ): string {
   if (!layer) return '';
   const hit = columnAt(layer, plot, window, x, y);
   if (hit === null) return '';
   const lod = layer.lod;
-  if (stack === 'pools') return describePools(lod, hit);
+  const when = entryWords(hit.entry, facts);
+  if (stack === 'pools') return describePools(lod, hit, when, facts);
   const active = lod.active[hit.column]!;
   let under = '';
   const r = runUnder(lod, hit);
@@ -453,17 +551,22 @@ function describeAt(
       stack === 'segments' ? ['reserved piece', 'reserved pieces'] : ['allocation', 'allocations'];
     under =
       lod.runAlloc[r]! >= 0
-        ? ` · ${one} #${lod.runAlloc[r]}: ${formatBytes(bytes)} (${exactBytes(bytes)})`
+        ? ` · ${one} #${lod.runAlloc[r]}: ${formatBytes(bytes)} (${exactBytes(bytes)})${madeAt(lod.runAlloc[r]!, facts)}`
         : ` · ${lod.runCount[r]} ${many} under a pixel tall: ${formatBytes(bytes)} in all (click picks the exact one)`;
   }
   const reserved = lod.reserved[hit.column]!;
   if (stack === 'segments')
-    return `after entry ${hit.entry}: reserved ${formatBytes(reserved)} (${exactBytes(reserved)})${under}`;
-  return `after entry ${hit.entry}: active ${formatBytes(active)} (${exactBytes(active)}), reserved ${formatBytes(reserved)}${under}`;
+    return `${when}: reserved ${formatBytes(reserved)} (${exactBytes(reserved)})${under}`;
+  return `${when}: active ${formatBytes(active)} (${exactBytes(active)}), reserved ${formatBytes(reserved)}${under}`;
 }
 
 /** The pools timeline under the pointer: an allocation, merged ones, or a group's free envelope part. */
-function describePools(lod: Layer['lod'], hit: { entry: number; bytes: number; column: number }): string {
+function describePools(
+  lod: Layer['lod'],
+  hit: { entry: number; bytes: number; column: number },
+  when: string,
+  facts?: HoverFacts,
+): string {
   const reserved = lod.reserved[hit.column]!;
   let under = '';
   const r = runUnder(lod, hit);
@@ -473,11 +576,12 @@ function describePools(lod: Layer['lod'], hit: { entry: number; bytes: number; c
     const code = lod.runAlloc[r]!;
     const g = lod.groups?.[freePartGroup(code)];
     if (g !== undefined) under = ` · ${groupName(g)}: reserved for it, not allocated ${size}`;
-    else if (code >= 0) under = ` · allocation #${code}: ${size} (click: its pool and stream)`;
+    else if (code >= 0)
+      under = ` · allocation #${code}: ${size}${madeAt(code, facts)} (click: its pool and stream)`;
     else
       under = ` · ${lod.runCount[r]} allocations under a pixel tall: ${size} in all (click picks the exact one)`;
   }
-  return `after entry ${hit.entry}: reserved ${formatBytes(reserved)} (${exactBytes(reserved)}), active ${formatBytes(lod.active[hit.column]!)}${under}`;
+  return `${when}: reserved ${formatBytes(reserved)} (${exactBytes(reserved)}), active ${formatBytes(lod.active[hit.column]!)}${under}`;
 }
 
 /** The run drawn at the hit's column and height (the last one, as drawn on top), or -1. */

@@ -8,7 +8,8 @@ import { SegmentBar } from './pool-bar.js';
 interface Props {
   /** The pool state (the page asks for it with the rest of the selection); null until answered. */
   pool: PoolStateReport | null;
-  entry: number;
+  /** The selected entry; null for a file without a trace (the pool state is the dump's). */
+  entry: number | null;
   info: EntryInfo | null;
   alloc: number | null;
   /** An address a link pointed at (a segment's, or a piece of one): its segment is outlined and scrolled into view. */
@@ -32,8 +33,10 @@ export const PoolView = memo(function PoolView(p: Props) {
       data-segments={pool?.segments.length}
       data-blocks={pool?.segments.reduce((n, s) => n + s.blocks.length, 0)}
     >
-      <h3>Pool state after entry {formatCount(p.entry)}</h3>
-      <EntryLine info={p.info} />
+      <h3>
+        {p.entry === null ? 'Pool state at dump time' : `Pool state after entry ${formatCount(p.entry)}`}
+      </h3>
+      {p.entry !== null && <EntryLine info={p.info} />}
       {pool && (
         <p>
           {formatCount(pool.segments.length)} segments, reserved{' '}

@@ -27,6 +27,8 @@ interface Props {
  */
 export function TimelinePage({ client, device, view, update }: Props) {
   const n = device.entries;
+  // A snapshot taken without recording history: the dump's state and nothing over time.
+  const dumpOnly = n === 0;
   const entry = Math.max(-1, Math.min(view.entry ?? n - 1, n - 1));
   const axis = view.axis === 'time' && device.hasTime ? 'time' : 'entry';
   const extent = device.extent[axis];
@@ -53,7 +55,7 @@ export function TimelinePage({ client, device, view, update }: Props) {
   const { shown, pick } = useSelection(
     client,
     device.device,
-    { entry, alloc: view.alloc, stream, stack: view.stack, enabled: drawnKey !== null },
+    { entry, alloc: view.alloc, stream, stack: view.stack, enabled: dumpOnly || drawnKey !== null },
     (k, alloc) => update({ entry: k, alloc }),
   );
   const info = shown?.entry ?? null;
@@ -74,96 +76,111 @@ export function TimelinePage({ client, device, view, update }: Props) {
     client
       .query('part', { device: device.device, entry: k, bytes, stream })
       .then((part) => update({ entry: k, alloc: part !== null && part.alloc >= 0 ? part.alloc : null }));
+  // An OOM marker's click: the OOM entry, nothing pinned (the entry line names the request).
+  const selectEntry = (k: number) => update({ entry: k, alloc: null });
   const cursor = axis === 'entry' ? entry + 0.5 : (info?.time_us ?? null);
   return (
     <main className="timeline-page">
-      <div className="toolbar">
-        <span>x axis:</span>
-        <label>
-          <input type="radio" name="axis" checked={axis === 'entry'} onChange={() => switchAxis('entry')} />
-          trace entry
-        </label>
-        <label title={device.hasTime ? '' : 'this trace has no time_us'}>
-          <input
-            type="radio"
-            name="axis"
-            disabled={!device.hasTime}
-            checked={axis === 'time'}
-            onChange={() => switchAxis('time')}
-          />
-          wall time
-        </label>
-        <button
-          type="button"
-          onClick={() => {
-            // Through the live window: a gesture still settling must not win over the click.
-            live.set(extent);
-            live.flush();
-          }}
-        >
-          whole trace
-        </button>
-        <span title="allocations: active memory, as memory_viz's Active Memory Timeline; segments: reserved memory, as its Active Cached Segment Timeline; pools: reserved memory by pool and stream with the allocations in it, as its Allocated Memory (incl. Private Pools)">
-          stack:
-        </span>
-        {(['allocations', 'segments', 'pools'] as const).map((s) => (
-          <label key={s}>
-            <input
-              type="radio"
-              name="stack"
-              checked={view.stack === s}
-              onChange={() => update({ stack: s })}
+      {dumpOnly ? (
+        <DumpOnly />
+      ) : (
+        <>
+          <div className="toolbar">
+            <span>x axis:</span>
+            <label>
+              <input
+                type="radio"
+                name="axis"
+                checked={axis === 'entry'}
+                onChange={() => switchAxis('entry')}
+              />
+              trace entry
+            </label>
+            <label title={device.hasTime ? '' : 'this trace has no time_us'}>
+              <input
+                type="radio"
+                name="axis"
+                disabled={!device.hasTime}
+                checked={axis === 'time'}
+                onChange={() => switchAxis('time')}
+              />
+              wall time
+            </label>
+            <button
+              type="button"
+              onClick={() => {
+                // Through the live window: a gesture still settling must not win over the click.
+                live.set(extent);
+                live.flush();
+              }}
+            >
+              whole trace
+            </button>
+            <span title="allocations: active memory, as memory_viz's Active Memory Timeline; segments: reserved memory, as its Active Cached Segment Timeline; pools: reserved memory by pool and stream with the allocations in it, as its Allocated Memory (incl. Private Pools)">
+              stack:
+            </span>
+            {(['allocations', 'segments', 'pools'] as const).map((s) => (
+              <label key={s}>
+                <input
+                  type="radio"
+                  name="stack"
+                  checked={view.stack === s}
+                  onChange={() => update({ stack: s })}
+                />
+                {s}
+              </label>
+            ))}
+            <StreamSelect
+              streams={streams ?? []}
+              stream={stream}
+              onStream={(s) => update({ stream: s })}
+              ignored={
+                view.stack === 'segments'
+                  ? "the segments stack draws the device's reserved memory, every stream's"
+                  : undefined
+              }
             />
-            {s}
-          </label>
-        ))}
-        <StreamSelect
-          streams={streams ?? []}
-          stream={stream}
-          onStream={(s) => update({ stream: s })}
-          ignored={
-            view.stack === 'segments'
-              ? "the segments stack draws the device's reserved memory, every stream's"
-              : undefined
-          }
-        />
-        <SearchBox
-          client={client}
-          device={device.device}
-          term={view.search}
-          onTerm={(search) => update({ search })}
-          onMatches={setMatches}
-        />
-        <ZoomModeButton mode={view.zoom} onMode={(zoom) => update({ zoom })} />
-      </div>
-      <Timeline
-        client={client}
-        device={device}
-        axis={axis}
-        live={live}
-        onLayer={onLayer}
-        cursor={cursor}
-        selection={selectionOf(details, axis)}
-        matches={matches}
-        search={view.search}
-        stream={stream}
-        stack={view.stack}
-        zoom={view.zoom}
-        onZoomMode={(zoom) => update({ zoom })}
-        onPick={view.stack === 'segments' ? pickSegment : view.stack === 'pools' ? pickPoolPart : pick}
-      />
-      <Minimap
-        client={client}
-        device={device}
-        axis={axis}
-        live={live}
-        enabled={drawnKey === layerKey}
-        stream={stream}
-      />
+            <SearchBox
+              client={client}
+              device={device.device}
+              term={view.search}
+              onTerm={(search) => update({ search })}
+              onMatches={setMatches}
+            />
+            <ZoomModeButton mode={view.zoom} onMode={(zoom) => update({ zoom })} />
+          </div>
+          <Timeline
+            client={client}
+            device={device}
+            axis={axis}
+            live={live}
+            onLayer={onLayer}
+            cursor={cursor}
+            selection={selectionOf(details, axis)}
+            matches={matches}
+            search={view.search}
+            stream={stream}
+            stack={view.stack}
+            zoom={view.zoom}
+            onZoomMode={(zoom) => update({ zoom })}
+            onPick={view.stack === 'segments' ? pickSegment : view.stack === 'pools' ? pickPoolPart : pick}
+            onEntry={selectEntry}
+          />
+          <Minimap
+            client={client}
+            device={device}
+            axis={axis}
+            live={live}
+            enabled={drawnKey === layerKey}
+            stream={stream}
+            onEntry={selectEntry}
+          />
+        </>
+      )}
       <div className="below">
         <PoolView
           pool={shown?.pool ?? null}
-          entry={entry}
+          entry={dumpOnly ? null : entry}
           info={info}
           alloc={view.alloc}
           segment={view.segment}
@@ -172,6 +189,18 @@ export function TimelinePage({ client, device, view, update }: Props) {
         <Details details={details} onEntry={(k) => update({ entry: k })} />
       </div>
     </main>
+  );
+}
+
+/** In place of the timeline when the file has no trace: why there is none, and what below is. */
+function DumpOnly() {
+  return (
+    <div className="dump-only" role="note">
+      <b>dump only: no trace recorded.</b> This snapshot holds the allocator's state when it was taken (its
+      segments and the blocks in them) but no history of allocations, so there is no timeline. The pool state
+      below is that dump. To get a timeline, call <code>torch.cuda.memory._record_memory_history()</code>{' '}
+      before the code you want to see.
+    </div>
   );
 }
 
@@ -204,6 +233,7 @@ function selectionOf(
 /** ←/→ step one entry, with Shift ten, Home/End jump to the ends (unless typing in a field). */
 function useArrowKeys(entry: number, n: number, go: (k: number) => void): void {
   useEffect(() => {
+    if (n === 0) return;
     const onKey = (e: KeyboardEvent) => {
       const t = e.target as HTMLElement;
       if (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA') return;

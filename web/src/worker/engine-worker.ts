@@ -10,9 +10,11 @@ import {
   segmentTimelineLod,
 } from '../../../src/engine/analyses/views/pools/segment-timeline.js';
 import { convertWindow } from '../../../src/engine/analyses/views/timeline/axis-window.js';
+import { hoverFacts } from '../../../src/engine/analyses/views/timeline/hover-facts.js';
 import {
   axisExtent,
   hasTime,
+  oomMarks,
   stepMarkers,
 } from '../../../src/engine/analyses/views/timeline/timeline-axis.js';
 import { timelineLod } from '../../../src/engine/analyses/views/timeline/timeline-lod.js';
@@ -85,6 +87,8 @@ const handlers: { [K in QueryName]: Handler<K> } = {
       : { address: p.address[id]!, size: p.size[id]!, start: p.start[id]!, end: p.end[id]! };
   },
   markers: ({ device, axis }) => stepMarkers(current(), deviceOf(device), axis),
+  ooms: ({ device, axis }) => oomMarks(current(), deviceOf(device), axis),
+  hover: ({ device, entry, alloc }) => hoverFacts(current(), deviceOf(device), entry, alloc),
   streams: ({ device }) => deviceStreams(current(), deviceOf(device)),
   axisWindow: ({ device, window, from, to }) => convertWindow(deviceOf(device), window, from, to),
   details: ({ device, alloc, entry, stream, stack }) => detailsOf(device, alloc, entry, stream, stack),

@@ -2,7 +2,12 @@ import type { SnapshotSummary } from '../../../src/engine/analyses/summary/summa
 import type { AllocationDetails } from '../../../src/engine/analyses/views/allocation/allocation-details.js';
 import type { PoolGroup } from '../../../src/engine/analyses/views/pools/pool-envelopes.js';
 import type { PoolStateReport } from '../../../src/engine/analyses/views/pools/pool-state.js';
-import type { StepMarker, TimelineAxis } from '../../../src/engine/analyses/views/timeline/timeline-axis.js';
+import type { HoverFacts } from '../../../src/engine/analyses/views/timeline/hover-facts.js';
+import type {
+  OomMark,
+  StepMarker,
+  TimelineAxis,
+} from '../../../src/engine/analyses/views/timeline/timeline-axis.js';
 import type {
   TimelineLod,
   TimelineRequest,
@@ -106,6 +111,10 @@ export interface Queries extends TableQueries, AnalysisQueries, WhatIfQueries {
     result: { address: number; size: number; start: number; end: number } | null;
   };
   markers: { args: { device: number; axis: TimelineAxis }; result: StepMarker[] };
+  /** The device's `oom` entries on the axis (the timeline and minimap mark them). */
+  ooms: { args: { device: number; axis: TimelineAxis }; result: OomMark[] };
+  /** The hover line's time since the trace start and the allocation under the pointer (alloc: null for none). */
+  hover: { args: { device: number; entry: number; alloc: number | null }; result: HoverFacts };
   /** Raw CUDA stream ids of the device's allocations and segments, ascending (after the first timeline, not in load's answer). */
   streams: { args: { device: number }; result: number[] };
   /** The same stretch of the trace on the other axis (axis-window.ts). */

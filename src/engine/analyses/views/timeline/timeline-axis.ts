@@ -55,3 +55,29 @@ export function stepMarkers(s: Snapshot, d: DeviceModel, axis: TimelineAxis): St
       x: axis === 'time' ? a.timeUs : firstAtOrAfter(d, 'time', a.timeUs),
     }));
 }
+
+/** An `oom` entry of the trace, placed on the axis where the timeline's cursor would mark it. */
+export interface OomMark {
+  entry: number;
+  x: number;
+}
+
+/** The device's `oom` entries: where the allocator gave up (the timeline and minimap mark them). */
+export function oomMarks(s: Snapshot, d: DeviceModel, axis: TimelineAxis): OomMark[] {
+  const code = s.traceColumns.actionNames.indexOf('oom');
+  if (code < 0) return [];
+  const out: OomMark[] = [];
+  const t = d.trace;
+  for (let k = 0; k < t.length; k++) {
+    if (t.action[k] !== code) continue;
+    out.push({ entry: k, x: axis === 'entry' ? k + 0.5 : timePositions(d)[k]! });
+  }
+  return out;
+}
+
+/** Time of the trace's first timed entry, which the web app counts times from (null: no time_us). */
+export function traceStartUs(d: DeviceModel): number | null {
+  const pos = timePositions(d);
+  for (let i = 0; i < pos.length; i++) if (Number.isFinite(pos[i]!)) return pos[i]!;
+  return null;
+}
