@@ -97,16 +97,28 @@ describe.skipIf(!ready && process.env.CI === undefined)('what-if and compare in 
     expect(await cell('settings', 1).textContent()).toBe(set);
     expect(await cell('OOM', 0).getAttribute('data-oom')).toBe('true');
     expect(await cell('OOM', 0).textContent()).toBe(
-      `yes, ${sim.recorded.ooms} (first at entry ${formatCount(sim.recorded.first_oom_entry)})`,
+      `yes, ${sim.recorded.ooms} (first at entry ${formatCount(sim.recorded.first_oom_entry)} of ${formatCount(sim.recorded.trace_entries)})`,
     );
-    expect(await cell('OOM', 1).textContent()).toBe('no');
+    expect(await cell('OOM', 1).textContent()).toBe(
+      `no: all ${formatCount(sim.what_if!.trace_entries)} entries`,
+    );
     for (const [row, f] of [
-      ['peak reserved', (x: RunSummary) => x.peak_reserved_bytes],
+      ['peak reserved', (x: RunSummary) => x.peak_reserved_completed_bytes],
       ['peak allocated', (x: RunSummary) => x.peak_allocated_bytes],
     ] as const) {
       expect(await cell(row, 0).textContent()).toBe(formatBytes(f(sim.recorded)));
       expect(await cell(row, 1).textContent()).toBe(formatBytes(f(sim.what_if!)));
     }
+    // Fragmentation is measured where it answers the question, and the panel says where.
+    expect(await cell('fragmentation at the allocated peak', 1).textContent()).toBe(
+      `${formatBytes(sim.what_if!.fragmentation_at_peak_bytes)} (${sim.what_if!.fragmentation_at_peak_percent}%)`,
+    );
+    expect(await cell('fragmentation at the OOM', 0).textContent()).toBe(
+      formatBytes(sim.recorded.fragmentation_at_oom_bytes!),
+    );
+    expect(await page.locator('section[aria-label="what-if"] .what-if').textContent()).toContain(
+      'reserved − allocated when allocated memory peaked',
+    );
     expect(await cell('cudaMalloc / cudaFree', 1).textContent()).toBe(
       `${formatCount(sim.what_if!.cuda_malloc_calls)} / ${formatCount(sim.what_if!.cuda_free_calls)}`,
     );
@@ -122,6 +134,14 @@ describe.skipIf(!ready && process.env.CI === undefined)('what-if and compare in 
     await expect.poll(() => rows.count(), { timeout: 20_000 }).toBe(sweep.length);
     const shown = await rows.evaluateAll((trs) => trs.map((tr) => tr.children[1]!.textContent));
     expect(shown).toEqual(sweep.map((s) => s.settings || '(defaults)'));
+    const reached = await rows.evaluateAll((trs) => trs.map((tr) => tr.children[2]!.textContent));
+    expect(reached).toEqual(
+      sweep.map((s) =>
+        s.oom
+          ? `OOM at ${formatCount(s.first_oom_entry)} of ${formatCount(s.trace_entries)}`
+          : `all ${formatCount(s.trace_entries)}`,
+      ),
+    );
     expect(await page.locator('.sweep').getAttribute('aria-busy')).toBe('false');
     await page.screenshot({ path: join(ARTIFACTS, 'whatif-sweep.png'), fullPage: true });
   });

@@ -11,7 +11,7 @@ import { type DeviceSimulation, type SimulationResult, simulate } from '../../en
 import { simulatedSnapshot } from '../../engine/simulate/to-snapshot.js';
 import { pc } from '../colors.js';
 import { indent } from '../indent.js';
-import { type FileOptions, parseCount, parseDevice, runFiles } from '../run-files.js';
+import { type FileOptions, parseBytes, parseDevice, runFiles } from '../run-files.js';
 import { writeStreamAtomically } from '../write-file.js';
 
 interface SimulateCliOptions extends FileOptions {
@@ -34,8 +34,8 @@ export function simulateCommand(program: Command): void {
     .option('--set <key:value,...>', 'allocator settings to try, PYTORCH_CUDA_ALLOC_CONF syntax')
     .option(
       '--capacity <bytes>',
-      'device memory the allocator may use (default: from an oom entry, else unlimited)',
-      parseCount,
+      'device memory the allocator may use, e.g. 80GiB (default: from an oom entry, else unlimited)',
+      parseBytes,
     )
     .option('--sweep', 'also try a standard set of settings and rank them')
     .option('--fidelity', 'show how closely the recorded settings reproduce the recorded segment events')
@@ -74,23 +74,47 @@ function writeSimulated(out: string, snapshot: Snapshot, result: SimulationResul
 }
 
 function render(d: DeviceSimulation, showFidelity: boolean): string {
-  const cap =
-    d.capacity_bytes === null
-      ? 'unlimited capacity (no oom in the trace; give --capacity)'
-      : `capacity ${formatBytes(d.capacity_bytes)} (${d.capacity_source === 'oom' ? 'reserved + device_free at the oom' : '--capacity'})`;
   const lines = [
     pc.bold(`device ${d.device}`),
-    `  ${formatCount(d.trace_entries)} trace entries replayed, ${cap}`,
+    `  ${formatCount(d.trace_entries)} trace entries replayed, ${capacityText(d)}`,
   ];
   const runs: [string, RunSummary][] = [['recorded settings', d.recorded]];
   if (d.what_if !== null) runs.push(['what if', d.what_if]);
   lines.push(runTable(runs));
+  lines.push(
+    '  fragmentation: reserved − allocated when allocated memory peaked, and when the first OOM was raised.',
+  );
   if (d.sweep !== null) {
-    lines.push('  sweep, best first:');
+    lines.push(
+      '  sweep, best first: no OOM, then the OOM that came latest; runs that got equally far by peak reserved',
+      '  over the entries they completed (the recorded settings are the recorded run above):',
+    );
     lines.push(sweepTable(d.sweep));
   }
   if (showFidelity || d.fidelity.segment_events_matched_percent < 100) lines.push(renderFidelity(d.fidelity));
   return lines.join('\n');
+}
+
+function capacityText(d: DeviceSimulation): string {
+  if (d.capacity_bytes === null) return 'unlimited capacity (no oom in the trace; give --capacity)';
+  const cap = `capacity ${formatBytes(d.capacity_bytes)}`;
+  if (d.capacity_source === 'option') return `${cap} (--capacity)`;
+  if (d.capacity_source === 'oom') return `${cap} (reserved + device_free at the oom)`;
+  return `${cap}, the reserved peak recorded after entry ${formatCount(d.capacity_peak_entry)}\n  (reserved + device_free at the oom was only ${formatBytes(d.capacity_at_oom_bytes ?? 0)}: memory held outside PyTorch grew)`;
+}
+
+/** How far a run got: all entries, or the entry whose request failed first. */
+function reach(r: RunSummary): string {
+  return r.oom
+    ? `OOM at ${formatCount(r.first_oom_entry)} of ${formatCount(r.trace_entries)}`
+    : `all ${formatCount(r.trace_entries)}`;
+}
+
+function fragmentation(r: RunSummary): string {
+  const peak = `${formatBytes(r.fragmentation_at_peak_bytes)} (${r.fragmentation_at_peak_percent}%)`;
+  return r.fragmentation_at_oom_bytes === null
+    ? peak
+    : `${peak}; at the OOM ${formatBytes(r.fragmentation_at_oom_bytes)}`;
 }
 
 function runTable(runs: [string, RunSummary][]): string {
@@ -98,35 +122,39 @@ function runTable(runs: [string, RunSummary][]): string {
   const row = (label: string, f: (r: RunSummary) => string): void => {
     t.push([label, ...runs.map(([, r]) => f(r))]);
   };
-  row('settings', (r) => r.settings || '(defaults)');
-  row('peak reserved', (r) => formatBytes(r.peak_reserved_bytes));
+  row('settings', (r) => settingsCell(r.settings));
+  row('got to entry', (r) => (r.oom ? pc.red(reach(r)) : reach(r)));
+  row('peak reserved', (r) => formatBytes(r.peak_reserved_completed_bytes));
   row('peak allocated', (r) => formatBytes(r.peak_allocated_bytes));
-  row(
-    'fragmentation at peak',
-    (r) => `${formatBytes(r.fragmentation_at_peak_bytes)} (${r.fragmentation_at_peak_percent}%)`,
-  );
+  row('fragmentation', fragmentation);
   row(
     'cudaMalloc / cudaFree',
     (r) => `${formatCount(r.cuda_malloc_calls)} / ${formatCount(r.cuda_free_calls)}`,
   );
-  row('OOM', (r) => (r.oom ? pc.red(`yes, ${r.ooms} (first at entry ${r.first_oom_entry})`) : 'no'));
+  row('OOMs', (r) => formatCount(r.ooms));
   return indent(t.toString(), '  ');
+}
+
+/** One key per line: a sweep's combined settings would widen the table past the terminal. */
+function settingsCell(settings: string): string {
+  return settings === '' ? '(defaults)' : settings.split(',').join(',\n');
 }
 
 /** One row per run: a sweep has too many runs for one column each. */
 function sweepTable(runs: RunSummary[]): string {
   const t = new Table({
-    head: ['#', 'settings', 'peak reserved', 'frag. at peak', 'cudaMalloc', 'OOM'],
-    style: { head: [], border: [] },
+    head: ['#', 'settings', 'got to entry', 'peak\nreserved', 'frag.\nat peak', 'cudaMalloc'],
+    style: { head: [], border: [], compact: true },
+    colAligns: ['right', 'left', 'left', 'right', 'right', 'right'],
   });
   runs.forEach((r, i) => {
     t.push([
       String(i + 1),
-      r.settings || '(defaults)',
-      formatBytes(r.peak_reserved_bytes),
+      settingsCell(r.settings),
+      r.oom ? pc.red(reach(r)) : reach(r),
+      formatBytes(r.peak_reserved_completed_bytes),
       `${r.fragmentation_at_peak_percent}%`,
       formatCount(r.cuda_malloc_calls),
-      r.oom ? pc.red(`yes (${r.ooms})`) : 'no',
     ]);
   });
   return indent(t.toString(), '  ');

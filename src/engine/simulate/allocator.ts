@@ -288,7 +288,7 @@ export class SimAllocator {
     bl.state[b] = ALLOCATED;
     bl.requested[b] = requested;
     bl.owner[b] = this.owner;
-    this.stats.onAlloc(bl.size[b]!, requested, this.entry);
+    this.stats.onAlloc(bl.size[b]!, requested);
     if (this.logsRequests) this.emit(Action.alloc, bl.addr[b]!, requested, bl.stream[b]!);
   }
 }

@@ -28,3 +28,30 @@ export function releaseRuns(t: DeviceTrace): Uint8Array {
   }
   return out;
 }
+
+/**
+ * A release run before a new segment that the recorded allocator had no reason to make: with
+ * neither max_split_size nor GC in the recorded settings, the only release inside a malloc is
+ * the OOM retry flush, and that needs a cudaMalloc that failed. Where the memory then reserved
+ * plus the new segment fits in `capacity`, it could not have failed: the program called
+ * empty_cache() just before an allocation that needed new memory. Such runs are replayed under
+ * every setting, like any explicit empty_cache (`runs` is changed in place and returned).
+ */
+export function explicitBeforeMalloc(
+  t: DeviceTrace,
+  reservedAfter: Float64Array,
+  startReserved: number,
+  runs: Uint8Array,
+  capacity: number,
+): Uint8Array {
+  if (!Number.isFinite(capacity)) return runs;
+  for (let i = 0; i < t.length; i++) {
+    if (runs[i] !== MALLOC_RELEASE) continue;
+    let j = i;
+    while (t.action[j] === Action.segment_free || t.action[j] === Action.segment_unmap) j++;
+    if (t.action[j] === Action.oom) continue;
+    const before = i > 0 ? reservedAfter[i - 1]! : startReserved;
+    if (before + t.size[j]! <= capacity) runs[i] = EMPTY_CACHE;
+  }
+  return runs;
+}

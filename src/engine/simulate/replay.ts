@@ -11,8 +11,8 @@ import { ALLOCATED, NONE, PENDING } from './block-store.js';
 import type { SimContext } from './context.js';
 import { deviceInputs } from './device-inputs.js';
 import { EventLog } from './event-log.js';
-import { EMPTY_CACHE, MALLOC_RELEASE, NO_RELEASE } from './releases.js';
-import type { SimSettings } from './settings.js';
+import { EMPTY_CACHE, explicitBeforeMalloc, MALLOC_RELEASE, NO_RELEASE } from './releases.js';
+import { fractionActive, recordedSettings, type SimSettings } from './settings.js';
 import { loadStartState } from './start-state.js';
 
 export interface ReplayOptions {
@@ -32,6 +32,8 @@ export interface ReplayOptions {
 export interface Replay {
   allocator: SimAllocator;
   context: SimContext;
+  /** Trace entries replayed (all of the device's). */
+  entries: number;
   /** Recorded `oom` requests that fit in the simulation. */
   oomsAvoided: number;
   /** Largest |simulated − recorded reserved bytes| after a request, and where. */
@@ -52,7 +54,8 @@ const ALIGN = 2 ** 21;
 const retained: { allocator: SimAllocator | null } = { allocator: null };
 
 export function replayDevice(s: Snapshot, d: DeviceModel, o: ReplayOptions): Replay {
-  const { context, releases, streamOrder } = deviceInputs(s, d);
+  const { context, streamOrder } = deviceInputs(s, d);
+  const releases = releasesOf(s, d, o);
   const log = new EventLog(!o.allEvents);
   const a = new SimAllocator({
     settings: o.settings,
@@ -66,6 +69,7 @@ export function replayDevice(s: Snapshot, d: DeviceModel, o: ReplayOptions): Rep
   const result: Replay = {
     allocator: a,
     context,
+    entries: d.trace.length,
     oomsAvoided: 0,
     maxReservedDeviation: 0,
     maxDeviationEntry: -1,
@@ -73,6 +77,18 @@ export function replayDevice(s: Snapshot, d: DeviceModel, o: ReplayOptions): Rep
   run(a, d, o, blockOf, context, releases, result);
   retained.allocator = a;
   return result;
+}
+
+/**
+ * Where the run replays the recording's releases. Those made inside a malloc are consequences of
+ * the recorded settings and capacity, except an empty_cache() right before a malloc that needed
+ * new memory, which looks the same in the trace: told apart by the capacity (releases.ts).
+ */
+function releasesOf(s: Snapshot, d: DeviceModel, o: ReplayOptions): Uint8Array {
+  const runs = deviceInputs(s, d).releases;
+  const rec = recordedSettings(s.allocatorSettings, o.settings.torchVersion);
+  if (Number.isFinite(rec.maxSplitSize) || (fractionActive(rec) && rec.gcThreshold > 0)) return runs;
+  return explicitBeforeMalloc(d.trace, d.totals.reserved, d.totals.start.reserved, runs.slice(), o.capacity);
 }
 
 function run(

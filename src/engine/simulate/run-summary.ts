@@ -10,9 +10,22 @@ export interface RunSummary {
   peak_allocated_bytes: number;
   /** Requested bytes, as the trace's allocated curve counts them. */
   peak_requested_bytes: number;
-  /** Reserved minus allocated when reserved memory peaked ("reserved but unallocated"). */
+  /**
+   * Reserved minus allocated block bytes when allocated memory first peaked: what the cache held
+   * unused when the program needed the most (not where reserved peaked: on a warm cache that is
+   * the first entry, before the program allocated anything).
+   */
   fragmentation_at_peak_bytes: number;
+  /** Of the memory reserved at that moment. */
   fragmentation_at_peak_percent: number;
+  /** Reserved minus allocated when the first OOM was raised; null without one. */
+  fragmentation_at_oom_bytes: number | null;
+  /** Trace entries of the device. */
+  trace_entries: number;
+  /** Entries replayed before the first OOM (all of them without one): how far the run got. */
+  completed_entries: number;
+  /** Peak reserved over the completed entries: what runs that got equally far are compared by. */
+  peak_reserved_completed_bytes: number;
   /** cudaMalloc calls and expandable page maps (num_device_alloc). */
   cuda_malloc_calls: number;
   /** cudaFree calls and expandable page unmaps (num_device_free). */
@@ -28,14 +41,19 @@ export interface RunSummary {
 
 export function summarizeRun(settings: SimSettings, r: Replay): RunSummary {
   const st = r.allocator.stats;
-  const frag = st.peakReserved - st.allocatedAtPeakReserved;
+  const frag = st.reservedAtPeakAllocated - st.peakAllocated;
   return {
     settings: describeSettings(settings),
     peak_reserved_bytes: st.peakReserved,
     peak_allocated_bytes: st.peakAllocated,
     peak_requested_bytes: st.peakRequested,
     fragmentation_at_peak_bytes: frag,
-    fragmentation_at_peak_percent: st.peakReserved > 0 ? round1((100 * frag) / st.peakReserved) : 0,
+    fragmentation_at_peak_percent:
+      st.reservedAtPeakAllocated > 0 ? round1((100 * frag) / st.reservedAtPeakAllocated) : 0,
+    fragmentation_at_oom_bytes: st.firstOomEntry < 0 ? null : st.reservedAtOom - st.allocatedAtOom,
+    trace_entries: r.entries,
+    completed_entries: st.firstOomEntry < 0 ? r.entries : st.firstOomEntry,
+    peak_reserved_completed_bytes: st.peakReservedBeforeOom,
     cuda_malloc_calls: st.deviceAllocs,
     cuda_free_calls: st.deviceFrees,
     alloc_retries: st.retries,
@@ -51,13 +69,18 @@ function round1(x: number): number {
   return Math.round(x * 10) / 10;
 }
 
-/** Best first: no OOM, then lowest peak reserved, then fewest cudaMalloc calls. */
+/**
+ * Best first, by outcome before figures: runs without an OOM, then the OOM that came latest (a
+ * run that died before the big requests has a low peak that means nothing). Runs that got
+ * equally far are compared over the same entries: lowest peak reserved, then fewest OOMs, then
+ * fewest cudaMalloc calls.
+ */
 export function rankRuns(runs: RunSummary[]): RunSummary[] {
   return [...runs].sort(
     (x, y) =>
-      Number(x.oom) - Number(y.oom) ||
+      y.completed_entries - x.completed_entries ||
+      x.peak_reserved_completed_bytes - y.peak_reserved_completed_bytes ||
       x.ooms - y.ooms ||
-      x.peak_reserved_bytes - y.peak_reserved_bytes ||
       x.cuda_malloc_calls - y.cuda_malloc_calls,
   );
 }

@@ -33,6 +33,11 @@ export interface DeviceSimulation {
   /** null: unlimited (no oom in the trace and no --capacity). */
   capacity_bytes: number | null;
   capacity_source: CapacitySource;
+  /** reserved + device_free at the first oom (null: none); differs from capacity_bytes when the
+   * recording reserved more before the oom ('recorded peak') or a capacity was given. */
+  capacity_at_oom_bytes: number | null;
+  /** With 'recorded peak': the entry after which the recording reserved that much. */
+  capacity_peak_entry: number;
   trace_entries: number;
   recorded: RunSummary;
   what_if: RunSummary | null;
@@ -75,13 +80,16 @@ export function simulate(s: Snapshot, devices: DeviceModel[], o: SimulateOptions
     } else {
       written.push({ device: d, replay: recorded, settings: base });
     }
-    const sweep = o.sweep ? rankRuns(sweepRuns(s, d, sweepSettings(base), cap.bytes)) : null;
+    const recordedRun = summarizeRun(base, recorded);
+    const sweep = o.sweep ? rankRuns(sweepRuns(s, d, sweepSettings(base), cap.bytes, recordedRun)) : null;
     return {
       device: d.device,
       capacity_bytes: Number.isFinite(cap.bytes) ? cap.bytes : null,
       capacity_source: cap.source,
+      capacity_at_oom_bytes: cap.at_oom_bytes,
+      capacity_peak_entry: cap.peak_entry,
       trace_entries: d.trace.length,
-      recorded: summarizeRun(base, recorded),
+      recorded: recordedRun,
       what_if: whatIfRun,
       sweep,
       fidelity: fidelityOf(s, d, recorded),
@@ -90,12 +98,21 @@ export function simulate(s: Snapshot, devices: DeviceModel[], o: SimulateOptions
   return { torch_version: version, devices: out, written };
 }
 
-/** The sweep's runs in order; a run that repeats an earlier one exactly takes its figures. */
-function sweepRuns(s: Snapshot, d: DeviceModel, settings: SimSettings[], capacity: number): RunSummary[] {
+/**
+ * The sweep's runs in order; a run that repeats an earlier one exactly takes its figures, and the
+ * recorded settings (the plan's first run) take the recorded run's: same settings, same answer.
+ */
+function sweepRuns(
+  s: Snapshot,
+  d: DeviceModel,
+  settings: SimSettings[],
+  capacity: number,
+  recorded: RunSummary,
+): RunSummary[] {
   const repeats = repeatedRuns(s, d, settings);
   const out: RunSummary[] = [];
   settings.forEach((set, i) => {
-    const same = out[repeats[i]!];
+    const same = i === 0 ? recorded : out[repeats[i]!];
     out.push(
       same !== undefined
         ? { ...same, settings: describeSettings(set) }

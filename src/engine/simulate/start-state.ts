@@ -157,7 +157,7 @@ function liveBlock(a: SimAllocator, d: DeviceModel, id: number, b: number): void
     a.pending.add(b);
     a.stats.active += size;
   } else {
-    a.stats.onAlloc(size, al.size[id]!, -1);
+    a.stats.onAlloc(size, al.size[id]!);
   }
 }
 

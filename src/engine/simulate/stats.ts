@@ -10,10 +10,13 @@ export class SimStats {
   peakReserved = 0;
   peakAllocated = 0;
   peakRequested = 0;
-  /** Allocated block bytes when reserved memory first reached its peak. */
-  allocatedAtPeakReserved = 0;
-  /** Trace entry during which reserved first reached its peak. */
-  peakReservedEntry = -1;
+  /** Reserved bytes when allocated block bytes first reached their peak. */
+  reservedAtPeakAllocated = 0;
+  /** Peak reserved over the entries before the first OOM (the whole run if none). */
+  peakReservedBeforeOom = 0;
+  /** Reserved and allocated bytes when the first OOM was raised (-1: none). */
+  reservedAtOom = -1;
+  allocatedAtOom = -1;
   /** cudaMalloc calls and expandable page maps (`num_device_alloc`). */
   deviceAllocs = 0;
   /** cudaFree calls and expandable unmaps (`num_device_free`). */
@@ -46,14 +49,14 @@ export class SimStats {
     this.deviceFrees++;
   }
 
-  onAlloc(blockBytes: number, requested: number, entry: number): void {
+  onAlloc(blockBytes: number, requested: number): void {
     this.allocated += blockBytes;
     this.requested += requested;
     this.active += blockBytes;
-    if (this.allocated > this.peakAllocated) this.peakAllocated = this.allocated;
+    this.notePeakAllocated();
     if (this.requested > this.peakRequested) this.peakRequested = this.requested;
     // Reserved only grows inside a malloc, so checking once the malloc succeeded sees every peak.
-    this.notePeakReserved(entry);
+    this.notePeakReserved();
   }
 
   onFreeRequested(blockBytes: number, requested: number): void {
@@ -67,23 +70,36 @@ export class SimStats {
 
   oom(entry: number): void {
     this.ooms++;
-    if (this.firstOomEntry < 0) this.firstOomEntry = entry;
-    this.notePeakReserved(entry);
+    if (this.firstOomEntry < 0) {
+      this.firstOomEntry = entry;
+      this.reservedAtOom = this.reserved;
+      this.allocatedAtOom = this.allocated;
+    }
+    this.notePeakReserved();
   }
 
   /** Starting state (blocks alive when the recorded window opens) counts toward the peaks. */
   settle(): void {
-    this.peakAllocated = Math.max(this.peakAllocated, this.allocated);
+    // Loading only allocates, so the loaded state is its own peak, with all its segments reserved.
+    if (this.allocated >= this.peakAllocated) {
+      this.peakAllocated = this.allocated;
+      this.reservedAtPeakAllocated = this.reserved;
+    }
     this.peakRequested = Math.max(this.peakRequested, this.requested);
-    // Called after the start state was loaded, whose allocs all pass entry -1.
-    this.notePeakReserved(-1);
+    this.notePeakReserved();
   }
 
-  private notePeakReserved(entry: number): void {
-    if (this.reserved > this.peakReserved) {
-      this.peakReserved = this.reserved;
-      this.allocatedAtPeakReserved = this.allocated;
-      this.peakReservedEntry = entry;
+  private notePeakAllocated(): void {
+    if (this.allocated > this.peakAllocated) {
+      this.peakAllocated = this.allocated;
+      this.reservedAtPeakAllocated = this.reserved;
     }
+  }
+
+  private notePeakReserved(): void {
+    // Reserved grows inside a malloc: what the failing one mapped does not count as completed.
+    if (this.firstOomEntry < 0 && this.reserved > this.peakReservedBeforeOom)
+      this.peakReservedBeforeOom = this.reserved;
+    if (this.reserved > this.peakReserved) this.peakReserved = this.reserved;
   }
 }

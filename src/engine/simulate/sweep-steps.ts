@@ -25,13 +25,13 @@ export function sweepPlan(s: Snapshot, o: SweepStepOptions = {}): string[] {
   return planOf(s, o).map(describeSettings);
 }
 
-/** Run `index` of the sweep on one device. */
+/** Run `index` of the sweep on one device; run 0, the recorded settings, is the recorded replay. */
 export function sweepStep(s: Snapshot, d: DeviceModel, index: number, o: SweepStepOptions = {}): RunSummary {
   const settings = planOf(s, o)[index];
   if (settings === undefined) throw new RangeError(`sweep has no run ${index}`);
   const capacity = deviceCapacity(d, o.capacity).bytes;
   return summarizeRun(
     settings,
-    replayDevice(s, d, { settings, capacity, recorded: false, allEvents: false }),
+    replayDevice(s, d, { settings, capacity, recorded: index === 0, allEvents: false }),
   );
 }

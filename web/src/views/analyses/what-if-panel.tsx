@@ -114,23 +114,41 @@ function inputProblem(d: { set: string; capacity: string; torchVersion: string }
   }
 }
 
+/** How far a run got: all entries, or the entry whose request failed first. */
+function reach(r: RunSummary): string {
+  return r.oom
+    ? `OOM at ${formatCount(r.first_oom_entry)} of ${formatCount(r.trace_entries)}`
+    : `all ${formatCount(r.trace_entries)}`;
+}
+
 const ROWS: [string, (r: RunSummary) => string][] = [
   ['settings', (r) => r.settings || '(defaults)'],
-  ['peak reserved', (r) => formatBytes(r.peak_reserved_bytes)],
+  ['peak reserved', (r) => formatBytes(r.peak_reserved_completed_bytes)],
   ['peak allocated', (r) => formatBytes(r.peak_allocated_bytes)],
   [
-    'fragmentation at peak',
+    'fragmentation at the allocated peak',
     (r) => `${formatBytes(r.fragmentation_at_peak_bytes)} (${r.fragmentation_at_peak_percent}%)`,
+  ],
+  [
+    'fragmentation at the OOM',
+    (r) => (r.fragmentation_at_oom_bytes === null ? '—' : formatBytes(r.fragmentation_at_oom_bytes)),
   ],
   ['cudaMalloc / cudaFree', (r) => `${formatCount(r.cuda_malloc_calls)} / ${formatCount(r.cuda_free_calls)}`],
 ];
 
 /** Exact bytes on hover for the rows that are sizes. */
 const TITLES: Record<string, (r: RunSummary) => number> = {
-  'peak reserved': (r) => r.peak_reserved_bytes,
+  'peak reserved': (r) => r.peak_reserved_completed_bytes,
   'peak allocated': (r) => r.peak_allocated_bytes,
-  'fragmentation at peak': (r) => r.fragmentation_at_peak_bytes,
+  'fragmentation at the allocated peak': (r) => r.fragmentation_at_peak_bytes,
+  'fragmentation at the OOM': (r) => r.fragmentation_at_oom_bytes ?? 0,
 };
+
+function capacitySource(d: DeviceSimulation): string {
+  if (d.capacity_source === 'option') return 'as given';
+  if (d.capacity_source === 'oom') return 'reserved + device_free at the oom';
+  return `the reserved peak recorded after entry ${formatCount(d.capacity_peak_entry)}; reserved + device_free at the oom was only ${formatBytes(d.capacity_at_oom_bytes ?? 0)}: memory held outside PyTorch grew`;
+}
 
 function Comparison({ d, select }: { d: DeviceSimulation; select: Select }) {
   const runs: [string, RunSummary][] = [['recorded settings', d.recorded]];
@@ -144,10 +162,13 @@ function Comparison({ d, select }: { d: DeviceSimulation; select: Select }) {
           'unlimited capacity (no oom in the trace; give a capacity)'
         ) : (
           <>
-            capacity <Bytes n={d.capacity_bytes} /> (
-            {d.capacity_source === 'oom' ? 'reserved + device_free at the oom' : 'as given'})
+            capacity <Bytes n={d.capacity_bytes} /> ({capacitySource(d)})
           </>
         )}
+      </p>
+      <p className="hint">
+        fragmentation: reserved − allocated when allocated memory peaked (what the cache held unused when the
+        program needed the most), and when the first OOM was raised
       </p>
       <Table head={['', ...runs.map(([name]) => name)]}>
         {ROWS.map(([label, text]) => (
@@ -166,10 +187,11 @@ function Comparison({ d, select }: { d: DeviceSimulation; select: Select }) {
             <td key={name} data-oom={r.oom} className={r.oom ? 'bad' : undefined}>
               {r.oom ? (
                 <>
-                  yes, {r.ooms} (first at <EntryLink k={r.first_oom_entry} select={select} />)
+                  yes, {r.ooms} (first at <EntryLink k={r.first_oom_entry} select={select} /> of{' '}
+                  {formatCount(r.trace_entries)})
                 </>
               ) : (
-                'no'
+                `no: all ${formatCount(r.trace_entries)} entries`
               )}
             </td>
           ))}
@@ -245,7 +267,8 @@ function Sweep({
         ) : (
           <span className="hint">
             the standard settings (expandable segments, max_split_size_mb, roundup_power2_divisions), ranked:
-            no OOM first, then lowest peak reserved, then fewest cudaMalloc calls
+            no OOM first, then the OOM that came latest; runs that got equally far by peak reserved over the
+            entries they completed, then fewest cudaMalloc calls
           </span>
         )}
       </p>
@@ -257,17 +280,18 @@ function Sweep({
 
 function SweepTable({ runs }: { runs: RunSummary[] }) {
   return (
-    <Table head={['#', 'settings', 'peak reserved', 'frag. at peak', 'cudaMalloc', 'OOM']}>
+    <Table head={['#', 'settings', 'got to entry', 'peak reserved', 'frag. at peak', 'cudaMalloc', 'OOMs']}>
       {runs.map((r, i) => (
         <tr key={r.settings} aria-label={`sweep rank ${i + 1}`}>
           <td className="num">{i + 1}</td>
           <td>{r.settings || '(defaults)'}</td>
+          <td className={r.oom ? 'bad' : undefined}>{reach(r)}</td>
           <td className="num">
-            <Bytes n={r.peak_reserved_bytes} />
+            <Bytes n={r.peak_reserved_completed_bytes} />
           </td>
           <td className="num">{r.fragmentation_at_peak_percent}%</td>
           <td className="num">{formatCount(r.cuda_malloc_calls)}</td>
-          <td className={r.oom ? 'bad' : undefined}>{r.oom ? `yes (${r.ooms})` : 'no'}</td>
+          <td className="num">{formatCount(r.ooms)}</td>
         </tr>
       ))}
     </Table>
