@@ -1,0 +1,65 @@
+import { formatBytes, formatCount } from '../../format.js';
+import type { Frame } from '../../model/stack-table.js';
+import type { SiteGroup } from '../frames/sites.js';
+import { siteText } from '../leaks/leaks.js';
+
+/** Most important first: the order findings are listed in. */
+export const FINDING_KINDS = ['oom', 'leak', 'gc', 'fragmentation', 'peak', 'warning'] as const;
+export type FindingKind = (typeof FINDING_KINDS)[number];
+
+/**
+ * Where the web app shows a finding's proof: the timeline at an entry (with an allocation pinned
+ * or a frame searched), the Events table over a range of entries, a segment in the pool state,
+ * the flame graph at the allocated peak, or the Overview's warnings.
+ */
+export type FindingView =
+  | { view: 'timeline'; entry: number; alloc: number | null; search: string }
+  | { view: 'events'; first: number; last: number }
+  | { view: 'pool'; entry: number; segment: number }
+  | { view: 'flame' }
+  | { view: 'overview' };
+
+/** A frame as findings print it (no extra keys: they go to JSON as they are). */
+export interface SiteFrame {
+  name: string;
+  filename: string;
+  line: number;
+}
+
+/**
+ * One thing the file says happened to GPU memory: a one-sentence headline with its evidence
+ * figure, the lines behind it, the stack it is about, and where to look next.
+ */
+export interface Finding {
+  kind: FindingKind;
+  headline: string;
+  /** The figures behind the headline, one line each. */
+  evidence: string[];
+  /** The request's or the site's stack, innermost first, the user's frames only. */
+  frames: SiteFrame[];
+  /** The figures as numbers, named as the analysis names them. */
+  figures: Record<string, number | string | null>;
+  /** The CLI command that shows the detail. */
+  command: string;
+  show: FindingView;
+}
+
+export function siteFrames(frames: Frame[], max = 8): SiteFrame[] {
+  return frames.slice(0, max).map(({ name, filename, line }) => ({ name, filename, line }));
+}
+
+/** A file name as a shell word: quoted when it holds anything a shell would read. */
+export function shellWord(file: string): string {
+  return /^[\w./,:@%+=-]+$/.test(file) ? file : `'${file.replace(/'/g, `'\\''`)}'`;
+}
+
+/** "938 MiB in 2 allocations from forward (model.py:174)": a site's share, as findings cite it. */
+export function siteBytes(g: SiteGroup): string {
+  const where = g.frames.length === 0 ? 'with no stack recorded' : `from ${siteText(g.frames)}`;
+  return `${formatBytes(g.bytes)} in ${counted(g.count, 'allocation')} ${where}`;
+}
+
+/** "1 allocation", "2 allocations". */
+export function counted(n: number, noun: string): string {
+  return `${formatCount(n)} ${noun}${n === 1 ? '' : 's'}`;
+}

@@ -1,0 +1,72 @@
+import { formatBytes, formatCount } from '../../format.js';
+import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
+import { categoriesOf } from '../categories/category-curves.js';
+import { siteText } from '../leaks/leaks.js';
+import { peakOf } from '../peak/peak.js';
+import { counted, type Finding, siteBytes, siteFrames } from './finding.js';
+
+/**
+ * What held memory at the allocated peak (the dump when the file has no trace): the peak
+ * analysis's largest sites and the categories' split at the same moment.
+ */
+export function peakFinding(s: Snapshot, d: DeviceModel, file: string): Finding[] {
+  const p = peakOf(s, d, { top: 3 });
+  if (p.live_allocations === 0) return [];
+  const traced = d.trace.length > 0;
+  const cats = categoriesOf(s, d, 1)
+    .categories.filter((c) => c.peak_bytes > 0)
+    .sort((x, y) => y.peak_bytes - x.peak_bytes);
+  const top = p.groups.find((g) => g.frames.length > 0);
+  const when = !traced
+    ? 'At the dump'
+    : p.after_entry < 0
+      ? 'At the allocated peak (before the first trace entry)'
+      : `At the allocated peak (entry ${formatCount(p.after_entry)})`;
+  const parts = [];
+  if (cats[0] !== undefined && cats[0].category !== 'unknown')
+    parts.push(`largest category ${words(cats[0].category)} (${formatBytes(cats[0].peak_bytes)})`);
+  // Memory with no recorded stack (allocated before recording) can dwarf every site that has one.
+  if (p.unknown_stack_bytes > (top?.bytes ?? 0))
+    parts.push(`${formatBytes(p.unknown_stack_bytes)} of it with no stack recorded`);
+  else if (top !== undefined)
+    parts.push(`largest site ${siteText(top.frames)} with ${formatBytes(top.bytes)}`);
+  const detail = parts.length > 0 ? `: ${parts.join('; ')}` : '';
+  const evidence = p.groups.map(siteBytes);
+  if (p.other_groups > 0)
+    evidence.push(`${formatBytes(p.other_bytes)} from ${counted(p.other_groups, 'more site')}`);
+  if (cats.length > 0)
+    evidence.push(
+      `by category: ${cats.map((c) => `${words(c.category)} ${formatBytes(c.peak_bytes)}`).join(', ')} (memlens categories ${file})`,
+    );
+  if (traced && p.peak_reserved_bytes > p.reserved_bytes)
+    evidence.push(
+      `reserved memory peaked at ${formatBytes(p.peak_reserved_bytes)} after entry ${formatCount(p.peak_reserved_after_entry)}`,
+    );
+  return [
+    {
+      kind: 'peak',
+      headline: `${when} ${formatBytes(p.allocated_bytes)} was allocated of ${formatBytes(p.reserved_bytes)} reserved${detail}.`,
+      evidence,
+      frames: siteFrames(top?.frames ?? []),
+      figures: {
+        entry: p.after_entry,
+        allocated_bytes: p.allocated_bytes,
+        reserved_bytes: p.reserved_bytes,
+        peak_reserved_bytes: p.peak_reserved_bytes,
+        live_allocations: p.live_allocations,
+        top_site_bytes: top?.bytes ?? null,
+        top_category: cats[0]?.category ?? null,
+      },
+      command:
+        p.after_entry >= 0
+          ? `memlens peak ${file} --at ${formatCount(p.after_entry)}`
+          : `memlens peak ${file}`,
+      show: { view: 'flame' },
+    },
+  ];
+}
+
+/** optimizer_state -> optimizer state */
+function words(category: string): string {
+  return category.replace(/_/g, ' ');
+}

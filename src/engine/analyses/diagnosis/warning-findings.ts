@@ -1,0 +1,38 @@
+import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
+import { summarize } from '../summary/summary.js';
+import type { Finding } from './finding.js';
+
+/**
+ * What the file cannot tell: the summary's warnings (ring-buffer overflow, blocks and frees from
+ * before recording, missing entries), and a file with no trace at all, whose findings are the
+ * dump's state alone.
+ */
+export function warningFindings(s: Snapshot, d: DeviceModel, file: string): Finding[] {
+  const summary = summarize(s, [d]);
+  const texts = [...summary.devices[0]!.warnings, ...summary.warnings];
+  const out = texts.map((text) => warning(capitalized(text), `memlens summary ${file}`));
+  if (d.trace.length === 0)
+    out.unshift(
+      warning(
+        'Dump only: no trace recorded, so the file shows the memory held at the dump, not how it got there (record with torch.cuda.memory._record_memory_history()).',
+        `memlens summary ${file}`,
+      ),
+    );
+  return out;
+}
+
+function warning(headline: string, command: string): Finding {
+  return {
+    kind: 'warning',
+    headline,
+    evidence: [],
+    frames: [],
+    figures: {},
+    command,
+    show: { view: 'overview' },
+  };
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
