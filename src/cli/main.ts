@@ -5,7 +5,6 @@
 import { Command } from 'commander';
 import { categoriesCommand } from './commands/categories.js';
 import { diagnoseCommand } from './commands/diagnose.js';
-import { diagnoseCommand } from './commands/diagnose.js';
 import { diffCommand } from './commands/diff.js';
 import { fragCommand } from './commands/frag.js';
 import { gcCommand } from './commands/gc.js';
@@ -29,7 +28,6 @@ const program = new Command()
   .version('0.1.0')
   .showHelpAfterError();
 
-diagnoseCommand(program);
 diagnoseCommand(program);
 summaryCommand(program);
 peakCommand(program);
