@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
+import { groupBursts, type PatternInput } from '../src/engine/analyses/gc/burst-patterns.js';
 import { gcBurstsOf } from '../src/engine/analyses/gc/gc-bursts.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes, type WriteOptions } from '../src/engine/synth/index.js';
@@ -45,8 +46,55 @@ describe('gc bursts: reference cycles collected every K steps (planted)', () => 
         expect(b.lived_iterations).toMatchObject({ min: 1, max: options.gcEvery });
       }
       expect(r.verdict).toMatch(/garbage collector/);
+      // One collection on a schedule: one pattern holding every burst, nothing apart.
+      expect(r.patterns).toHaveLength(1);
+      expect(r.outliers).toEqual([]);
+      const [p] = r.patterns;
+      expect(p!.count).toBe(planted.bursts.length);
+      expect(p!.period_iterations).toBe(options.gcEvery);
+      expect(p!.regular).toBe(true);
+      expect(p!.through_gc).toBe(p!.count);
+      expect(p!.first_entry).toBe(planted.bursts[0]!.entry);
+      expect(p!.total_bytes).toBe(planted.bursts.reduce((n, b) => n + b.bytes, 0));
+      expect(p!.bytes.min).toBe(Math.min(...planted.bursts.map((b) => b.bytes)));
+      expect(p!.bytes.max).toBe(Math.max(...planted.bursts.map((b) => b.bytes)));
     });
   }
+});
+
+describe('gc bursts grouped into patterns', () => {
+  const burst = (entry: number, key: string, bytes: number): PatternInput => ({
+    key,
+    entry,
+    last_entry: entry + 3,
+    time_us: 1_000_000 + entry * 10,
+    iteration: Math.floor(entry / 100),
+    count: 4,
+    bytes,
+    through_gc: true,
+    free_frames: [],
+    groups: [],
+    other_groups: 0,
+  });
+  it('a schedule is one pattern; a burst of another site, or of a very different size, stands apart', () => {
+    const bursts = Array.from({ length: 10 }, (_, k) => burst(500 * k, 'a|1', 1000 + k));
+    bursts.splice(4, 0, burst(2100, 'b|2', 1000));
+    bursts.splice(8, 0, burst(3600, 'a|1', 50_000));
+    const g = groupBursts(bursts);
+    expect(g.patterns).toHaveLength(1);
+    expect(g.patterns[0]!.count).toBe(10);
+    expect(g.patterns[0]!.period_entries).toBe(500);
+    expect(g.patterns[0]!.period_iterations).toBe(5);
+    expect(g.patterns[0]!.period_us).toBe(5000);
+    expect(g.patterns[0]!.regular).toBe(true);
+    expect(g.patterns[0]!.bytes).toEqual({ min: 1000, median: 1005, max: 1009 });
+    expect(g.outliers).toEqual([4, 8]);
+  });
+  it('two repeats are not a pattern; uneven gaps are said to be irregular', () => {
+    expect(groupBursts([burst(0, 'a', 1), burst(10, 'a', 1)]).outliers).toEqual([0, 1]);
+    const uneven = [0, 100, 150, 400, 420].map((e) => burst(e, 'a', 1));
+    expect(groupBursts(uneven).patterns[0]!.regular).toBe(false);
+  });
 });
 
 describe('gc bursts: a clean loop has none', () => {
@@ -106,6 +154,11 @@ describe('memlens gc (CLI)', () => {
     file,
     generateSnapshotBytes({ events: 40_000, seed: 54, cycleBytes: [4 * MiB, 4 * MiB], gcEvery: 3 }).bytes,
   );
+  const long = join(dir, 'long.pickle');
+  writeFileSync(
+    long,
+    generateSnapshotBytes({ events: 120_000, seed: 3, cycleBytes: [4 * MiB, 4 * MiB], gcEvery: 3 }).bytes,
+  );
   const run = (...args: string[]) =>
     spawnSync(process.execPath, [...NODE_FLAGS, CLI, 'gc', ...args], { encoding: 'utf8', timeout: 60_000 });
 
@@ -116,11 +169,28 @@ describe('memlens gc (CLI)', () => {
     expect(r.stdout).toMatch(/through the garbage collector/);
   });
 
+  it("prints a long run's collections once, as a pattern, with times into the trace", () => {
+    const r = run(long);
+    expect(r.status).toBe(0);
+    const dev = JSON.parse(run(long, '--json').stdout).files[0].devices[0];
+    expect(dev.bursts.length).toBeGreaterThan(20);
+    expect(r.stdout).toMatch(
+      new RegExp(
+        `${dev.bursts.length} bursts every ~3 iterations \\(~[\\d.]+ ms\\), entries [\\d,]+–[\\d,]+ \\([\\d.]+ (ms|s)–[\\d.]+ s into the trace\\): 6 allocations, 24.0 MiB each`,
+      ),
+    );
+    expect(r.stdout).not.toMatch(/burst at /);
+    expect(r.stdout).not.toMatch(/time_us|\d{13}/);
+    expect(r.stdout.split('\n').length).toBeLessThan(25);
+  });
+
   it('prints JSON with the documented keys', () => {
     const r = run(file, '--json', '--device', '0');
     expect(r.status).toBe(0);
     const dev = JSON.parse(r.stdout).files[0].devices[0];
     expect(dev.period_iterations).toBe(3);
+    expect(dev.patterns[0]).toMatchObject({ count: dev.bursts.length, period_iterations: 3, regular: true });
+    expect(dev.trace_start_us).toBeGreaterThan(0);
     expect(dev.bursts[0]).toMatchObject({ count: 6, bytes: 24 * MiB, through_gc: true });
     expect(dev.bursts[0].groups[0].frames[0]).toMatchObject({ name: 'forward', line: 176 });
   });

@@ -43,3 +43,15 @@ export function formatDuration(us: number): string {
   if (us < 60e6) return `${(us / 1e6).toFixed(2)} s`;
   return `${(us / 60e6).toFixed(1)} min`;
 }
+
+/**
+ * A count and its noun agreeing in number: "1 block", "2 blocks", "1,024 entries". `many` for
+ * nouns whose plural is not the noun plus s.
+ */
+export function plural(
+  n: number,
+  one: string,
+  many = /[^aeiou]y$/.test(one) ? `${one.slice(0, -1)}ies` : `${one}s`,
+): string {
+  return `${formatCount(n)} ${n === 1 ? one : many}`;
+}

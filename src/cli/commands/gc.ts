@@ -1,12 +1,22 @@
 import type { Command } from 'commander';
+import { formatFrame } from '../../engine/analyses/frames/short-path.js';
+import type { BurstPattern } from '../../engine/analyses/gc/burst-patterns.js';
 import {
   type DeviceGc,
   type GcBurst,
   type GcOptions,
   gcBurstsOf,
 } from '../../engine/analyses/gc/gc-bursts.js';
-import { burstLivedText } from '../../engine/analyses/gc/gc-words.js';
-import { formatBytes, formatCount, formatDuration } from '../../engine/format.js';
+import {
+  burstLivedText,
+  burstWhenText,
+  patternCountText,
+  patternEachText,
+  patternPeriodText,
+  patternSpanText,
+} from '../../engine/analyses/gc/gc-words.js';
+import { formatBytes, formatCount, formatDuration, plural } from '../../engine/format.js';
+import type { Frame } from '../../engine/model/stack-table.js';
 import { pc } from '../colors.js';
 import { framesCell, sitesTable } from '../frames-text.js';
 import { type FileOptions, parseCount, parseDevice, runFiles } from '../run-files.js';
@@ -17,6 +27,7 @@ interface GcCliOptions extends FileOptions {
   top: number;
   fullStacks?: boolean;
   minCount: number;
+  outliers: number;
 }
 
 /** `memlens gc`: bursts of frees of long-lived allocations, as Python's cycle collector makes them. */
@@ -33,6 +44,7 @@ export function gcCommand(program: Command): void {
     )
     .option('--min-count <n>', 'a burst frees at least n long-lived allocations', parseCount, 4)
     .option('--top <n>', 'how many allocating sites to list per burst', parseCount, 5)
+    .option('--outliers <n>', 'how many bursts outside a repeating pattern to list', parseCount, 10)
     .option('--full-stacks', 'group by whole stacks, not only frames in your own code')
     .option('--device <n>', 'only this device', parseDevice)
     .option('--json', 'print JSON: {"files": [{"file", "devices": [...]}]}')
@@ -45,36 +57,65 @@ export function gcCommand(program: Command): void {
       if (opts.marker !== undefined) gcOpts.marker = opts.marker;
       return runFiles(files, opts, (snapshot, devices) => {
         const per = devices.map((d) => gcBurstsOf(snapshot, d, gcOpts));
-        return { json: { devices: per }, text: per.map(render).join('\n\n') };
+        return { json: { devices: per }, text: per.map((r) => render(r, opts.outliers)).join('\n\n') };
       });
     });
 }
 
-function render(r: DeviceGc): string {
+function render(r: DeviceGc, shownOutliers: number): string {
   const lines = headerLines(r);
-  for (const b of r.bursts) lines.push(...burstText(b));
+  for (const p of r.patterns) lines.push(...patternText(r, p));
+  if (r.outliers.length > 0) {
+    if (r.patterns.length > 0) lines.push(`  ${plural(r.outliers.length, 'burst')} outside these patterns:`);
+    for (const i of r.outliers.slice(0, shownOutliers))
+      lines.push(...burstText(r.bursts[i]!, r.trace_start_us));
+    const more = r.outliers.length - shownOutliers;
+    if (more > 0)
+      lines.push(`  … ${plural(more, 'more burst')} (--outliers to list them, --json lists every burst)`);
+  }
   return lines.join('\n');
 }
 
-function burstText(b: GcBurst): string[] {
-  const when = [
-    `entry ${formatCount(b.entry)}`,
-    b.time_us !== null ? `time_us ${b.time_us}` : null,
-    b.iteration_name !== null ? `in ${b.iteration_name}` : null,
-  ].filter((x) => x !== null);
-  const freed = b.free_frames[0];
-  const site = freed ? `${freed.name} (${freed.filename}:${freed.line})` : 'a site with no stack';
-  const lines = [
-    `  burst at ${when.join(', ')}: ${pc.bold(`${formatCount(b.count)} allocations, ${formatBytes(b.bytes)}`)} freed` +
+/** A collection that repeats: once, with its count, period and span, and its typical burst's sites. */
+function patternText(r: DeviceGc, p: BurstPattern): string[] {
+  const typical = r.bursts[p.typical]!;
+  const gc =
+    p.through_gc === p.count
+      ? pc.yellow(' — through the garbage collector (gc)')
+      : p.through_gc > 0
+        ? pc.yellow(` — ${formatCount(p.through_gc)} of them through the garbage collector (gc)`)
+        : '';
+  return [
+    `  ${pc.bold(`${patternCountText(p)} ${patternPeriodText(p)}`)}, ${patternSpanText(p, r.trace_start_us)}: ${pc.bold(patternEachText(p))}`,
+    `    freed at ${freedAt(p.free_frames)}${gc}`,
+    `    typical burst (${burstWhenText(typical, r.trace_start_us)}): ${formatCount(typical.long_lived)} long-lived, they had lived ${burstLivedText(typical)}`,
+    ...allocatedAt(typical),
+  ];
+}
+
+function burstText(b: GcBurst, start: number | null): string[] {
+  return [
+    `  burst at ${burstWhenText(b, start)}: ${pc.bold(`${plural(b.count, 'allocation')}, ${formatBytes(b.bytes)}`)} freed` +
       (b.duration_us !== null ? ` within ${formatDuration(b.duration_us)}` : ''),
     `    ${formatCount(b.long_lived)} long-lived; they had lived ${burstLivedText(b)}`,
-    `    freed at ${site}${b.through_gc ? pc.yellow(' — through the garbage collector (gc)') : ''}`,
+    `    freed at ${freedAt(b.free_frames)}${b.through_gc ? pc.yellow(' — through the garbage collector (gc)') : ''}`,
+    ...allocatedAt(b),
+  ];
+}
+
+function freedAt(frames: Frame[]): string {
+  const f = frames[0];
+  return f ? formatFrame(f) : 'a site with no stack';
+}
+
+function allocatedAt(b: GcBurst): string[] {
+  const lines = [
     '    allocated at:',
     sitesTable(
       ['bytes', 'count', 'allocated at (innermost first)'],
       b.groups.map((g) => [formatBytes(g.bytes), formatCount(g.count), framesCell(g.frames)]),
     ),
   ];
-  if (b.other_groups > 0) lines.push(`    … ${formatCount(b.other_groups)} more sites`);
+  if (b.other_groups > 0) lines.push(`    … ${plural(b.other_groups, 'more site')}`);
   return lines;
 }

@@ -11,6 +11,8 @@ import {
   iterationAt,
   summarizeIterations,
 } from '../iterations/iterations.js';
+import { type BurstPattern, groupBursts, medianGap } from './burst-patterns.js';
+import { type Spread, spread } from './spread.js';
 
 export interface GcOptions extends IterationOptions {
   /** How many allocating sites to list per burst (default 5). */
@@ -20,11 +22,7 @@ export interface GcOptions extends IterationOptions {
   minCount?: number;
 }
 
-export interface Spread {
-  min: number;
-  median: number;
-  max: number;
-}
+export type { Spread };
 
 export interface GcBurst {
   /** First and last free entry of the burst. */
@@ -59,7 +57,14 @@ export interface DeviceGc {
   device: number;
   iterations: IterationSummary;
   min_count: number;
+  /** Every burst, in trace order. */
   bursts: GcBurst[];
+  /** Bursts that repeat the same collection (same freeing and allocating sites), largest first. */
+  patterns: BurstPattern[];
+  /** Indices into `bursts` of those in no pattern. */
+  outliers: number[];
+  /** time_us of the trace's first entry, for times relative to the trace start (null: no times). */
+  trace_start_us: number | null;
   /** Median distance between consecutive bursts. */
   period_iterations: number | null;
   period_us: number | null;
@@ -83,15 +88,20 @@ export function gcBurstsOf(s: Snapshot, d: DeviceModel, opts: GcOptions = {}): D
   const it = findIterations(s, d, opts);
   const minCount = opts.minCount ?? 4;
   const finder = new BurstFinder(s, d, it, opts.fullStacks ?? false, opts.top ?? 5);
-  const bursts = finder.bursts(minCount);
-  const period = (values: (number | null)[]): number | null => medianGap(values);
+  const found = finder.bursts(minCount);
+  const bursts = found.map((f) => f.burst);
+  const { patterns, outliers } = groupBursts(found.map((f) => ({ ...f.burst, key: f.key })));
+  const t0 = d.trace.length > 0 ? d.trace.timeUs[0]! : Number.NaN;
   const result: DeviceGc = {
     device: d.device,
     iterations: summarizeIterations(it),
     min_count: minCount,
     bursts,
-    period_iterations: it.count > 0 ? period(bursts.map((b) => b.iteration)) : null,
-    period_us: period(bursts.map((b) => b.time_us)),
+    patterns,
+    outliers,
+    trace_start_us: Number.isNaN(t0) ? null : t0,
+    period_iterations: it.count > 0 ? medianGap(bursts.map((b) => b.iteration)) : null,
+    period_us: medianGap(bursts.map((b) => b.time_us)),
     verdict: '',
   };
   result.verdict = verdict(result, it);
@@ -117,10 +127,10 @@ class BurstFinder {
   }
 
   /** The runs of frees (see gcBurstsOf) with at least `minCount` long-lived allocations. */
-  bursts(minCount: number): GcBurst[] {
+  bursts(minCount: number): { burst: GcBurst; key: string }[] {
     const t = this.d.trace;
     const a = this.d.allocations;
-    const out: GcBurst[] = [];
+    const out: { burst: GcBurst; key: string }[] = [];
     let run: number[] = [];
     let site = NO_SITE;
     let last = Number.NaN;
@@ -154,7 +164,7 @@ class BurstFinder {
     return n;
   }
 
-  private describe(entries: number[]): GcBurst {
+  private describe(entries: number[]): { burst: GcBurst; key: string } {
     const t = this.d.trace;
     const a = this.d.allocations;
     const ids = entries.map((i) => a.ofEntry[i]!);
@@ -178,7 +188,9 @@ class BurstFinder {
     const groups = groupBySite(this.allocSites, a.stack, a.size, ids);
     const k = this.it.count > 0 ? iterationAt(this.it, first) : -1;
     const time = t.timeUs[first]!;
-    return {
+    const freeSite = this.freeSites.of(t.stack[first]!);
+    const allocSites = [...new Set(ids.map((id) => this.allocSites.of(a.stack[id]!)))].sort((x, y) => x - y);
+    const burst: GcBurst = {
       entry: first,
       last_entry: lastEntry,
       time_us: Number.isNaN(time) ? null : time,
@@ -191,12 +203,13 @@ class BurstFinder {
       born_before_window: before,
       lived_iterations: spread(iterations),
       lived_us: spread(micros.filter((x) => !Number.isNaN(x))),
-      free_frames: this.freeSites.frames(this.freeSites.of(t.stack[first]!)),
+      free_frames: this.freeSites.frames(freeSite),
       through_gc: entries.some((i) => this.throughGc(t.stack[i]!)),
       free_stacks_have_cpp: this.s.stacks.frames(t.stack[first]!).some((f) => !f.filename.endsWith('.py')),
       groups: groups.slice(0, this.top),
       other_groups: Math.max(0, groups.length - this.top),
     };
+    return { burst, key: `${freeSite}|${allocSites.join(',')}` };
   }
 
   /**
@@ -234,18 +247,6 @@ function isGcFrame(f: Frame): boolean {
   );
 }
 
-function spread(values: number[]): Spread | null {
-  if (values.length === 0) return null;
-  const sorted = Float64Array.from(values).sort();
-  return { min: sorted[0]!, median: sorted[sorted.length >> 1]!, max: sorted[sorted.length - 1]! };
-}
-
-function medianGap(values: (number | null)[]): number | null {
-  const known = values.filter((v): v is number => v !== null);
-  const gaps = known.slice(1).map((v, k) => v - known[k]!);
-  return spread(gaps)?.median ?? null;
-}
-
 function verdict(r: DeviceGc, it: Iterations): string {
   const age = it.count > 0 ? 'longer than an iteration' : `${MIN_AGE_SHARE * 100}% of the trace`;
   const over = it.count > 0 ? ` over ${formatCount(it.count)} iterations` : ' (no iterations found)';
@@ -269,7 +270,7 @@ function verdict(r: DeviceGc, it: Iterations): string {
           ? 'the free stacks do not pass through Python’s garbage collector: code freed them'
           : 'the free stacks have no C++ frames to show the garbage collector (record with stacks="all")';
   return (
-    `${r.bursts.length === 1 ? '1 burst frees' : `${r.bursts.length} bursts free`} long-lived allocations at once${every}` +
+    `${r.bursts.length === 1 ? '1 burst frees' : `${formatCount(r.bursts.length)} bursts free`} long-lived allocations at once${every}` +
     ` (largest: ${formatCount(largest.count)} allocations, ${formatBytes(largest.bytes)}, that had lived ${lived}); ${why}`
   );
 }

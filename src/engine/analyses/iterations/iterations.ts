@@ -116,7 +116,7 @@ function fromSpans(
   if (starts.length === 0 || t.length === 0 || Number.isNaN(t.timeUs[0]!)) return none(marker);
   const times = entryTimes(d);
   const first = Int32Array.from(starts, (a) => entryAtTime(times, a.timeUs));
-  const closing = starts.map((a) => matchingEnd(a, ends));
+  const closing = matchingEnds(starts, ends);
   const endTimes = starts.map((_, k) => closing[k] ?? starts[k + 1]?.timeUs ?? Infinity);
   const last = Int32Array.from(endTimes, (t) => entryAtTime(times, t, true));
   const kept: number[] = [];
@@ -136,8 +136,28 @@ function fromSpans(
   };
 }
 
-function matchingEnd(start: Annotation, ends: Annotation[]): number | undefined {
-  return ends.find((e) => e.name === start.name && e.timeUs >= start.timeUs)?.timeUs;
+/**
+ * The time of each START's END: the first END of its name at or after it. Starts come sorted by
+ * time, so one cursor per name walks that name's ENDs once (a search per start was quadratic:
+ * half a second on a trace of 13,000 steps).
+ */
+function matchingEnds(starts: Annotation[], ends: Annotation[]): (number | undefined)[] {
+  const byName = new Map<string, number[]>();
+  for (const e of ends) {
+    const list = byName.get(e.name);
+    if (list) list.push(e.timeUs);
+    else byName.set(e.name, [e.timeUs]);
+  }
+  for (const list of byName.values()) list.sort((x, y) => x - y);
+  const cursor = new Map<string, number>();
+  return starts.map((a) => {
+    const list = byName.get(a.name);
+    if (list === undefined) return undefined;
+    let k = cursor.get(a.name) ?? 0;
+    while (k < list.length && list[k]! < a.timeUs) k++;
+    cursor.set(a.name, k);
+    return list[k];
+  });
 }
 
 function fromMarker(d: DeviceModel, starts: Annotation[], s: Snapshot, marker: string): Iterations {

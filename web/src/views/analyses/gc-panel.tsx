@@ -1,51 +1,124 @@
+import { useState } from 'react';
+import type { BurstPattern } from '../../../../src/engine/analyses/gc/burst-patterns.js';
 import type { DeviceGc, GcBurst } from '../../../../src/engine/analyses/gc/gc-bursts.js';
-import { burstLivedText } from '../../../../src/engine/analyses/gc/gc-words.js';
-import { formatDuration } from '../../../../src/engine/format.js';
+import {
+  burstLivedText,
+  burstWhenText,
+  patternCountText,
+  patternEachText,
+  patternPeriodText,
+  patternSpanText,
+} from '../../../../src/engine/analyses/gc/gc-words.js';
+import { formatDuration, plural } from '../../../../src/engine/format.js';
+import type { Frame } from '../../../../src/engine/model/stack-table.js';
 import { formatCount } from '../../format.js';
 import { BlocksThrough, Bytes, EntryLink, Frames, type Select, Table } from './bits.js';
 import { Header } from './leaks-panel.js';
 
-/** `memlens gc`: bursts of frees of long-lived allocations, each linked to its first entry. */
+/** Bursts outside a pattern listed before "show all". */
+const OUTLIERS_SHOWN = 10;
+
+/**
+ * `memlens gc`: collections that repeat, once per pattern (a long run makes thousands of the same
+ * burst), then the bursts that fit no pattern, each linked to its entries.
+ */
 export function GcPanel({ r, select }: { r: DeviceGc; select: Select }) {
+  const [allOutliers, setAllOutliers] = useState(false);
+  const shown = allOutliers ? r.outliers : r.outliers.slice(0, OUTLIERS_SHOWN);
   return (
     <section aria-label="gc bursts">
       <Header iterations={r.iterations} verdict={r.verdict} select={select} />
-      {r.bursts.map((b) => (
-        <Burst key={b.entry} b={b} select={select} />
+      {r.patterns.map((p) => (
+        <Pattern key={p.first_entry} r={r} p={p} select={select} />
       ))}
+      {r.outliers.length > 0 && r.patterns.length > 0 && (
+        <h4 className="outliers">{plural(r.outliers.length, 'burst')} outside these patterns</h4>
+      )}
+      {shown.map((i) => (
+        <Burst key={r.bursts[i]!.entry} b={r.bursts[i]!} start={r.trace_start_us} select={select} />
+      ))}
+      {shown.length < r.outliers.length && (
+        <button type="button" className="link" onClick={() => setAllOutliers(true)}>
+          show {plural(r.outliers.length - shown.length, 'more burst')}
+        </button>
+      )}
     </section>
   );
 }
 
-function Burst({ b, select }: { b: GcBurst; select: Select }) {
-  const freed = b.free_frames[0];
+function Pattern({ r, p, select }: { r: DeviceGc; p: BurstPattern; select: Select }) {
+  const typical = r.bursts[p.typical]!;
+  const first = r.bursts[p.bursts[0]!]!;
+  const last = r.bursts[p.bursts[p.bursts.length - 1]!]!;
+  return (
+    <div className="burst pattern" data-pattern-count={p.count}>
+      <p>
+        <strong>
+          {patternCountText(p)} {patternPeriodText(p)}
+        </strong>
+        , {patternSpanText(p, r.trace_start_us)}: <strong>{patternEachText(p)}</strong>
+      </p>
+      <p className="indent">
+        first <EntryLink k={first.entry} select={select} />, last <EntryLink k={last.entry} select={select} />
+        ; typical burst <EventsLink b={typical} select={select} /> ({burstWhenText(typical, r.trace_start_us)}
+        )
+      </p>
+      <p className="indent">
+        {formatCount(typical.long_lived)} long-lived; they had lived {burstLivedText(typical)}
+      </p>
+      <FreedAt frames={p.free_frames} throughGc={p.through_gc === p.count} />
+      <Sites b={typical} select={select} />
+    </div>
+  );
+}
+
+function Burst({ b, start, select }: { b: GcBurst; start: number | null; select: Select }) {
   return (
     <div className="burst">
       <p>
-        burst at <EntryLink k={b.entry} select={select} /> (
-        <button
-          type="button"
-          className="link"
-          data-events={`${b.entry}..${b.last_entry}`}
-          title="the Events table on the burst's entries"
-          onClick={() => select.eventsIn(b.entry, b.last_entry)}
-        >
-          entries {formatCount(b.entry)}–{formatCount(b.last_entry)}
-        </button>
-        ){b.time_us !== null && `, time_us ${b.time_us}`}
-        {b.iteration_name !== null && `, in ${b.iteration_name}`}:{' '}
+        burst at <EntryLink k={b.entry} select={select} /> (<EventsLink b={b} select={select} />){', '}
+        {burstWhenText(b, start)}:{' '}
         <strong>
-          {formatCount(b.count)} allocations, <Bytes n={b.bytes} />
+          {plural(b.count, 'allocation')}, <Bytes n={b.bytes} />
         </strong>{' '}
         freed{b.duration_us !== null && ` within ${formatDuration(b.duration_us)}`}
       </p>
       <p className="indent">
         {formatCount(b.long_lived)} long-lived; they had lived {burstLivedText(b)}
       </p>
-      <p className="indent">
-        freed at {freed ? `${freed.name} (${freed.filename}:${freed.line})` : 'a site with no stack'}
-        {b.through_gc && <span className="warn"> — through the garbage collector (gc)</span>}
-      </p>
+      <FreedAt frames={b.free_frames} throughGc={b.through_gc} />
+      <Sites b={b} select={select} />
+    </div>
+  );
+}
+
+function EventsLink({ b, select }: { b: GcBurst; select: Select }) {
+  return (
+    <button
+      type="button"
+      className="link"
+      data-events={`${b.entry}..${b.last_entry}`}
+      title="the Events table on the burst's entries"
+      onClick={() => select.eventsIn(b.entry, b.last_entry)}
+    >
+      entries {formatCount(b.entry)}–{formatCount(b.last_entry)}
+    </button>
+  );
+}
+
+function FreedAt({ frames, throughGc }: { frames: Frame[]; throughGc: boolean }) {
+  const freed = frames[0];
+  return (
+    <p className="indent">
+      freed at {freed ? `${freed.name} (${freed.filename}:${freed.line})` : 'a site with no stack'}
+      {throughGc && <span className="warn"> — through the garbage collector (gc)</span>}
+    </p>
+  );
+}
+
+function Sites({ b, select }: { b: GcBurst; select: Select }) {
+  return (
+    <>
       <Table head={['bytes', 'count', 'allocated at (innermost first)']}>
         {b.groups.map((g, i) => (
           // biome-ignore lint/suspicious/noArrayIndexKey: groups are ranked; rank is the identity
@@ -61,7 +134,7 @@ function Burst({ b, select }: { b: GcBurst; select: Select }) {
           </tr>
         ))}
       </Table>
-      {b.other_groups > 0 && <p className="dim indent">… {formatCount(b.other_groups)} more sites</p>}
-    </div>
+      {b.other_groups > 0 && <p className="dim indent">… {plural(b.other_groups, 'more site')}</p>}
+    </>
   );
 }
