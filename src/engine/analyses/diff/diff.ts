@@ -1,7 +1,8 @@
 import { formatBytes } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import type { Frame } from '../../model/stack-table.js';
-import { userFrames } from '../frames/user-frames.js';
+import { formatFrame } from '../frames/short-path.js';
+import { topUserFrame } from '../frames/user-frames.js';
 import { type DeviceSide, type DiffSide, diffSide, FIGURES, type MomentSide } from './diff-side.js';
 
 export interface DiffOptions {
@@ -231,9 +232,9 @@ function framesKey(frames: Frame[]): string {
  * out, as two ranks may run the same script from different checkouts. undefined without a stack.
  */
 function userSiteKey(frames: Frame[]): string | undefined {
-  const f = userFrames(frames)[0];
+  const f = topUserFrame(frames);
   if (f === undefined) return undefined;
-  return `${f.name}\n${f.filename.slice(f.filename.lastIndexOf('/') + 1)}:${f.line}`;
+  return `${f.name}\n${f.filename.split(/[\\/]/).pop()}:${f.line}`;
 }
 
 function explain(when: string, m: MomentDiff): string[] {
@@ -241,9 +242,9 @@ function explain(when: string, m: MomentDiff): string[] {
   const more = m.delta_bytes >= 0 ? 'B holds' : 'A holds';
   const lines = [`${when}: ${more} ${formatBytes(Math.abs(m.delta_bytes))} more in live allocations.`];
   const first = m.sites[0]!;
-  const where = first.frames[0]
-    ? `${first.frames[0].name} (${first.frames[0].filename}:${first.frames[0].line})`
-    : 'allocations without a recorded stack';
+  // The user's frame even when sites are whole stacks, whose first frame is the recorder's.
+  const top = topUserFrame(first.frames);
+  const where = top ? formatFrame(top) : 'allocations without a recorded stack';
   lines.push(
     `  the largest difference: ${formatBytes(Math.abs(first.delta_bytes))} ${first.delta_bytes >= 0 ? 'more in B' : 'more in A'} from ${where} (${first.a_count} allocations in A, ${first.b_count} in B).`,
   );

@@ -1,5 +1,5 @@
 import type { Frame, StackTable } from '../../model/stack-table.js';
-import { userFrames } from './user-frames.js';
+import { shownFrames } from './user-frames.js';
 
 /** Site of entries whose stack the file does not have. */
 export const NO_SITE = 0;
@@ -29,8 +29,7 @@ export class Sites {
     if (stack < 0) return NO_SITE;
     const known = this.siteOfStack[stack]!;
     if (known >= 0) return known;
-    const all = this.stacks.frames(stack);
-    const frames = this.fullStacks ? all : userFrames(all);
+    const frames = shownFrames(this.stacks.frames(stack), { full: this.fullStacks });
     const key = frames.map((f) => `${f.filename}:${f.line}:${f.name}`).join('\n');
     let site = this.index.get(key);
     if (site === undefined) {

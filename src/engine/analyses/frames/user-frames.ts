@@ -1,52 +1,65 @@
-import type { Frame } from '../../model/stack-table.js';
+/**
+ * The one frame filter every report and view goes through: which frames of a recorded stack to
+ * show, and which one frame names an allocation. The user's own code comes first; the machinery
+ * every allocation passes through (frame-kinds.ts) is hidden unless whole stacks are asked for.
+ */
+import { type FrameKind, type FrameLike, frameKind, HIDDEN_KINDS, isUserCode } from './frame-kinds.js';
 
-/** Frames of the recording machinery itself (memory_viz drops the same ones). */
-const NOISE_NAMES = [
-  'unwind::unwind',
-  'CapturedTraceback::gather',
-  'gather_with_cpp',
-  '_start',
-  '__libc_start_main',
-  'PyEval_',
-  'PyObject_',
-  'PyFunction_',
-];
-const NOISE_FILES = [
-  'core/boxing',
-  '/Register',
-  '/Redispatch',
-  'pythonrun.c',
-  'Modules/main.c',
-  'Objects/call.c',
-  'Objects/methodobject.c',
-  'pycore_ceval.h',
-  'ceval.c',
-  'cpython/abstract.h',
-];
-/** Python files that belong to libraries or the interpreter, not to the user's program. */
-const LIBRARY_PATHS = ['/site-packages/', '/dist-packages/', '/lib/python', '<frozen ', '/torch/'];
+export { type FrameKind, type FrameLike, frameKind, isUserCode } from './frame-kinds.js';
 
-function isNoise(f: Frame): boolean {
-  return NOISE_NAMES.some((n) => f.name.includes(n)) || NOISE_FILES.some((n) => f.filename.includes(n));
-}
-
-function isPython(f: Frame): boolean {
-  return f.filename.endsWith('.py');
-}
-
-/** A frame of the user's own Python files (not a library's, not the interpreter's). */
-export function isUserCode(f: Frame): boolean {
-  return isPython(f) && !LIBRARY_PATHS.some((p) => f.filename.includes(p));
+export interface ShowOptions {
+  /** Every recorded frame, in order (`--full-stacks`, the views' "full stacks"). */
+  full?: boolean;
 }
 
 /**
- * The frames that say where in the user's program memory was allocated: their own Python files
- * first; if the stack has none, any Python frames; else every frame but the recorder's own.
+ * The frames a report groups and lists an allocation by, innermost first: the user's own frames;
+ * without any, the libraries' Python frames; without those (a backward-pass stack), the operator
+ * and autograd frames with the machinery hidden. With `full`, the whole stack.
  */
-export function userFrames(frames: Frame[]): Frame[] {
+export function shownFrames<F extends FrameLike>(frames: F[], opts: ShowOptions = {}): F[] {
+  if (opts.full) return frames;
   const user = frames.filter(isUserCode);
   if (user.length > 0) return user;
-  const python = frames.filter(isPython);
-  if (python.length > 0) return python;
-  return frames.filter((f) => !isNoise(f));
+  const kinds = frames.map(frameKind);
+  const library = frames.filter((_, i) => kinds[i] === 'library');
+  if (library.length > 0) return library;
+  const visible = frames.filter((_, i) => !HIDDEN_KINDS.has(kinds[i]!));
+  return visible.length > 0 ? visible : frames;
+}
+
+/** The frames a report groups by (shownFrames without `full`). */
+export function userFrames<F extends FrameLike>(frames: F[]): F[] {
+  return shownFrames(frames);
+}
+
+/** The one frame that names an allocation in a table cell or a headline, full stacks or not. */
+export function topUserFrame<F extends FrameLike>(frames: F[]): F | undefined {
+  return shownFrames(frames)[0];
+}
+
+export type KindedFrame<F extends FrameLike = FrameLike> = F & { kind: FrameKind };
+
+/** A whole stack as a reader wants it: the user's code first, what it called after, machinery hidden. */
+export interface UserFirstStack<F extends FrameLike> {
+  /** From the innermost frame of the user's code outwards (every visible frame without user code). */
+  frames: KindedFrame<F>[];
+  /** The visible frames inside that innermost user frame (the library and operator it called), innermost first. */
+  inner: KindedFrame<F>[];
+  /** Recorder, allocator, dispatcher and interpreter frames left out of both. */
+  hidden: number;
+  /** Every frame, in order, with its kind (full stacks). */
+  all: KindedFrame<F>[];
+}
+
+export function userFirstStack<F extends FrameLike>(frames: F[]): UserFirstStack<F> {
+  const kinded = frames.map((f) => ({ ...f, kind: frameKind(f) }));
+  const visible = kinded.filter((f) => !HIDDEN_KINDS.has(f.kind));
+  const first = visible.findIndex((f) => f.kind === 'user');
+  return {
+    frames: first < 0 ? visible : visible.slice(first),
+    inner: first < 0 ? [] : visible.slice(0, first),
+    hidden: kinded.length - visible.length,
+    all: kinded,
+  };
 }

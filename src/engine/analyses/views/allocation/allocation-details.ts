@@ -1,7 +1,7 @@
 import { FREED_BEFORE_WINDOW } from '../../../model/allocations.js';
 import { BlockState } from '../../../model/segments.js';
 import type { DeviceModel, Snapshot } from '../../../model/snapshot.js';
-import { userFrames } from '../../frames/user-frames.js';
+import { type FrameKind, userFirstStack } from '../../frames/user-frames.js';
 import { SMALL_REQUEST_LIMIT } from '../../state/trace-window.js';
 
 /** Everything the file says about one allocation: what a click on it pins. */
@@ -34,8 +34,26 @@ export interface AllocationDetails {
   /** The alloc entry's `user_metadata` and `compile_context` (torch.compile), when recorded. */
   user_metadata: string | null;
   compile_context: string | null;
-  /** The whole stack, innermost first; `user` marks the frames peak groups by (user-frames.ts). */
-  frames: { filename: string; line: number; name: string; user: boolean }[];
+  /**
+   * The stack as it is read first (user-frames.ts userFirstStack): from the innermost frame of
+   * the user's code outwards, the recorder, allocator, dispatcher and interpreter frames hidden.
+   */
+  frames: DetailFrame[];
+  /** The visible frames inside that innermost user frame (the library call and operator), innermost first. */
+  inner_frames: DetailFrame[];
+  /** Frames the two lists leave out. */
+  hidden_frames: number;
+  /** The whole stack as recorded, innermost first ("full stack"). */
+  full_frames: DetailFrame[];
+}
+
+export interface DetailFrame {
+  filename: string;
+  line: number;
+  name: string;
+  kind: FrameKind;
+  /** The user's own code (kind 'user'). */
+  user: boolean;
 }
 
 export function allocationDetails(s: Snapshot, d: DeviceModel, id: number): AllocationDetails {
@@ -48,8 +66,7 @@ export function allocationDetails(s: Snapshot, d: DeviceModel, id: number): Allo
   const b = a.block[id]!;
   const time = (k: number): number | null =>
     k >= 0 && k < n && !Number.isNaN(t.timeUs[k]!) ? t.timeUs[k]! : null;
-  const frames = s.stacks.frames(a.stack[id]!);
-  const user = new Set(userFrames(frames));
+  const stack = userFirstStack(s.stacks.frames(a.stack[id]!));
   const freeTime = time(end);
   const allocTime = time(start);
   return {
@@ -69,8 +86,15 @@ export function allocationDetails(s: Snapshot, d: DeviceModel, id: number): Allo
     ...poolOf(s, d, id),
     user_metadata: textAt(s, t.userMetadata, start),
     compile_context: textAt(s, t.compileContext, start),
-    frames: frames.map((f) => ({ filename: f.filename, line: f.line, name: f.name, user: user.has(f) })),
+    frames: stack.frames.map(detailFrame),
+    inner_frames: stack.inner.map(detailFrame),
+    hidden_frames: stack.hidden,
+    full_frames: stack.all.map(detailFrame),
   };
+}
+
+function detailFrame(f: { filename: string; line: number; name: string; kind: FrameKind }): DetailFrame {
+  return { filename: f.filename, line: f.line, name: f.name, kind: f.kind, user: f.kind === 'user' };
 }
 
 type PoolFields = Pick<AllocationDetails, 'pool' | 'pool_exact' | 'private_pool'>;

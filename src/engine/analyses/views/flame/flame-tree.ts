@@ -1,6 +1,6 @@
 import type { DeviceModel, Snapshot } from '../../../model/snapshot.js';
 import type { Frame } from '../../../model/stack-table.js';
-import { isUserCode, userFrames } from '../../frames/user-frames.js';
+import { isUserCode, shownFrames } from '../../frames/user-frames.js';
 import { liveAllocated } from '../../peak/peak.js';
 
 /** A frame of the flame graph: where it is, and whether it is the user's own code. */
@@ -80,24 +80,40 @@ function trie(frame: number): Trie {
   return { frame, children: new Map(), ids: [], bytes: 0, count: 0 };
 }
 
-function total(n: Trie, size: Float64Array): void {
-  n.bytes = n.ids.reduce((sum, id) => sum + size[id]!, 0);
-  n.count = n.ids.length;
-  for (const c of n.children.values()) {
-    total(c, size);
-    n.bytes += c.bytes;
-    n.count += c.count;
+/**
+ * Bytes and counts of every subtree. Iterative, as every walk here: stacks can be 100,000 frames
+ * deep (recursive code, compiled graphs, hostile files), far past the JS call stack.
+ */
+function total(root: Trie, size: Float64Array): void {
+  const order = preorder(root, (n) => n.children.values());
+  for (let i = order.length - 1; i >= 0; i--) {
+    const n = order[i]!.n;
+    n.bytes = n.ids.reduce((sum, id) => sum + size[id]!, 0);
+    n.count = n.ids.length;
+    for (const c of n.children.values()) {
+      n.bytes += c.bytes;
+      n.count += c.count;
+    }
   }
 }
 
+/** Nodes in preorder with their depth, children in the order `kids` gives them. */
+function preorder(root: Trie, kids: (n: Trie) => Iterable<Trie>): { n: Trie; depth: number }[] {
+  const out: { n: Trie; depth: number }[] = [];
+  const todo = [{ n: root, depth: 0 }];
+  while (todo.length > 0) {
+    const next = todo.pop()!;
+    out.push(next);
+    const children = [...kids(next.n)];
+    for (let i = children.length - 1; i >= 0; i--) todo.push({ n: children[i]!, depth: next.depth + 1 });
+  }
+  return out;
+}
+
 function flatten(root: Trie, size: Float64Array) {
-  const nodes: { n: Trie; depth: number }[] = [];
-  const walk = (n: Trie, depth: number): void => {
-    nodes.push({ n, depth });
-    const kids = [...n.children.values()].sort((x, y) => y.bytes - x.bytes || y.count - x.count);
-    for (const c of kids) walk(c, depth + 1);
-  };
-  walk(root, 0);
+  const nodes = preorder(root, (n) =>
+    [...n.children.values()].sort((x, y) => y.bytes - x.bytes || y.count - x.count),
+  );
   const m = nodes.length;
   const out = {
     total_bytes: root.bytes,
@@ -146,8 +162,7 @@ class FrameIndex {
   path(stack: number): number[] {
     let p = this.paths.get(stack);
     if (p === undefined) {
-      const all = this.s.stacks.frames(stack);
-      const shown = this.full ? all : userFrames(all);
+      const shown = shownFrames(this.s.stacks.frames(stack), { full: this.full });
       p = shown.length === 0 ? [NO_STACK_FRAME] : shown.reverse().map((f) => this.indexOf(f));
       this.paths.set(stack, p);
     }

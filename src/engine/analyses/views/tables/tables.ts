@@ -1,7 +1,8 @@
 import { SnapshotError } from '../../../errors.js';
 import { lowerBound } from '../../../model/lower-bound.js';
 import type { DeviceModel, Snapshot } from '../../../model/snapshot.js';
-import { userFrames } from '../../frames/user-frames.js';
+import { formatFrame } from '../../frames/short-path.js';
+import { topUserFrame } from '../../frames/user-frames.js';
 
 /**
  * The event and block tables (MindStudio Insight's two tables) as row accessors over the model's
@@ -130,8 +131,8 @@ function frameText(s: Snapshot): (stack: number) => string {
     if (stack < 0) return '';
     let text = cache[stack];
     if (text === undefined) {
-      const f = userFrames(s.stacks.frames(stack))[0];
-      text = f ? `${f.name} (${f.filename}:${f.line})` : '';
+      const f = topUserFrame(s.stacks.frames(stack));
+      text = f ? formatFrame(f, { fullPath: true }) : '';
       cache[stack] = text;
     }
     return text;

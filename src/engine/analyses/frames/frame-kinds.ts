@@ -1,0 +1,120 @@
+/**
+ * What a frame of a recorded stack is: the user's own code, a library's, or the machinery that
+ * every allocation passes through (the recorder, the allocator, the dispatcher, the interpreter).
+ * The machinery says nothing about why memory was allocated, so reports and views hide it unless
+ * asked for whole stacks. PyTorch's memory_viz hides the recorder and interpreter frames by the
+ * same kind of name and file tests; the allocator and dispatcher lists go further, because a
+ * backward-pass stack has no Python frames and its first frame would otherwise be the allocator.
+ */
+
+/** The fields a frame test reads (a model Frame, a frame sent to the web app). */
+export interface FrameLike {
+  filename: string;
+  line: number;
+  name: string;
+}
+
+export type FrameKind =
+  /** A Python file of the user's program. */
+  | 'user'
+  /** A Python file of a library (site-packages, the standard library, torch). */
+  | 'library'
+  /** C++ that names an operator or an autograd node (at::native::addmm, MulBackward0::apply). */
+  | 'native'
+  /** The stack recorder itself (unwind, CapturedTraceback). */
+  | 'recorder'
+  /** The caching allocator and the code that only makes a tensor's storage (empty_*, TensorIterator outputs). */
+  | 'allocator'
+  /** Operator dispatch: boxing, redispatch, registrations, generated autograd wrappers. */
+  | 'dispatcher'
+  /** CPython's evaluator and call machinery, process and thread start. */
+  | 'interpreter';
+
+/** Kinds hidden unless whole stacks are asked for. */
+export const HIDDEN_KINDS: ReadonlySet<FrameKind> = new Set([
+  'recorder',
+  'allocator',
+  'dispatcher',
+  'interpreter',
+]);
+
+const RECORDER_NAMES = ['unwind::unwind', 'CapturedTraceback::gather', 'gather_with_cpp'];
+const RECORDER_FILES = ['memory_snapshot.cpp'];
+
+/** The allocator, and frames that only create or free storage on the way to it. */
+const ALLOCATOR_NAMES =
+  /CUDACachingAllocator|c10::cuda::.*(malloc|free|allocate|raw_delete)|c10::(StorageImpl|TensorImpl)::(~|release_resources)|intrusive_ptr<c10::(StorageImpl|TensorImpl)|at::(detail|native)::(_?empty|new_empty)|at::empty|at::TensorBase at::detail::_empty|at::TensorIterator(Base)?::(build|fast_set_up|allocate_or_resize_outputs|set_output)|set_output_raw_strided|create_out\(|at::meta::resize|at::native::resize_(output|bytes|impl)|at::native::resize_cuda_|c10::(cuda::)?[A-Za-z]*Allocator/;
+const ALLOCATOR_FILES = ['CUDACachingAllocator.cpp', 'TensorImpl.cpp', 'StorageImpl'];
+
+/** Dispatch machinery: the kernel an operator goes through on its way to the code that runs. */
+const DISPATCHER_NAMES =
+  /c10::impl::|c10::Dispatcher|c10::BoxedKernel|c10::KernelFunction|c10::OperatorHandle|at::_ops::|::redispatch\(|torch::autograd::VariableType::|torch::ADInplaceOrView::|wrapper_(CUDA|CPU|Composite|Meta|Functionalize|Autograd)|at::functionalization::|torch::TraceType::|boxed_kernel/;
+const DISPATCHER_FILES = [
+  'core/boxing',
+  'Register',
+  'Redispatch',
+  'VariableType',
+  'ADInplaceOrView',
+  'TraceType',
+];
+
+/** CPython's internals and process start: never the reason for an allocation. */
+const INTERPRETER_NAMES =
+  /^(_?Py[A-Z][A-Za-z]*_|_?PyEval|_?PyObject_|_?PyFunction_|_?PyVectorcall|_?PyRun|Py_RunMain|Py_BytesMain|Py_Main|pymain_|cfunction_(call|vectorcall)|method_vectorcall|vectorcall_|slot_tp_|_start$|__libc_start|__libc_init_first|start_thread$|__clone|clone3$|pthread_|std::error_code::default_error_condition)/;
+const INTERPRETER_FILES = [
+  'pythonrun.c',
+  'Modules/main.c',
+  'Objects/',
+  'Python/ceval',
+  'pycore_ceval.h',
+  'ceval.c',
+  'cpython/abstract.h',
+  'Python/',
+];
+
+/**
+ * Python files of libraries and the interpreter, matched on a path with forward slashes and a
+ * leading slash: a virtual environment (site-packages, dist-packages), a Unix standard library
+ * (lib/python3.11), a Windows one (C:\\Python311\\Lib\\, a venv's or conda's Lib\\: capital L, as
+ * Windows installs name it, so a project's own lib/ folder stays the user's), torch itself,
+ * frozen modules.
+ */
+const LIBRARY_PATHS = [
+  /\/(site|dist)-packages\//i,
+  /\/lib\/python\d/i,
+  /\/Lib\//,
+  /\/torch\//,
+  /^\/<frozen /,
+];
+
+/** A path with forward slashes (Windows paths keep their drive letter). */
+export function slashPath(path: string): string {
+  return path.includes('\\') ? path.replaceAll('\\', '/') : path;
+}
+
+function isPython(f: FrameLike): boolean {
+  return f.filename.endsWith('.py') || f.filename.startsWith('<frozen ');
+}
+
+/** A frame of the user's own Python files (not a library's, not the interpreter's). */
+export function isUserCode(f: FrameLike): boolean {
+  if (!isPython(f)) return false;
+  const p = `/${slashPath(f.filename)}`;
+  return !LIBRARY_PATHS.some((r) => r.test(p));
+}
+
+export function frameKind(f: FrameLike): FrameKind {
+  if (isPython(f)) return isUserCode(f) ? 'user' : 'library';
+  const { name, filename } = f;
+  if (RECORDER_NAMES.some((n) => name.includes(n)) || RECORDER_FILES.some((n) => filename.includes(n)))
+    return 'recorder';
+  if (ALLOCATOR_NAMES.test(name) || ALLOCATOR_FILES.some((n) => filename.includes(n))) return 'allocator';
+  if (DISPATCHER_NAMES.test(name) || DISPATCHER_FILES.some((n) => filename.includes(n))) return 'dispatcher';
+  if (INTERPRETER_NAMES.test(name) || INTERPRETER_FILES.some((n) => filename.includes(n)))
+    return 'interpreter';
+  return 'native';
+}
+
+export function isHidden(f: FrameLike): boolean {
+  return HIDDEN_KINDS.has(frameKind(f));
+}

@@ -1,0 +1,61 @@
+import type { FrameLike } from './frame-kinds.js';
+
+const PACKAGES = /[\\/](site|dist)-packages[\\/]/i;
+
+/**
+ * A source path short enough for a table cell, still telling files apart: a library's path from
+ * its package on, with an ellipsis for the middle (torch/…/modules/module.py), else its last two
+ * components (…/nanogpt/model.py). Windows paths keep their backslashes.
+ */
+export function shortPath(path: string): string {
+  const sep = path.includes('\\') && !path.includes('/') ? '\\' : '/';
+  const m = PACKAGES.exec(path);
+  const parts = (m ? path.slice(m.index + m[0].length) : path).split(/[\\/]/);
+  const tail = parts.slice(-2).join(sep);
+  if (m) return parts.length <= 3 ? parts.join(sep) : `${parts[0]}${sep}…${sep}${tail}`;
+  return parts.length <= 3 ? path : `…${sep}${tail}`;
+}
+
+/**
+ * "name (…/dir/file.py:12)": how reports and views name one frame; a C++ frame the unwinder
+ * found no source for ('??', '') is its name alone, and without a line its file alone.
+ * `fullPath` keeps the path and the C++ signature whole (CSV cells); else both are shortened.
+ */
+export function formatFrame(f: FrameLike, opts: { fullPath?: boolean } = {}): string {
+  const name = opts.fullPath ? f.name : shortName(f.name);
+  if (f.filename === '' || f.filename === '??') return name;
+  const file = opts.fullPath ? f.filename : shortPath(f.filename);
+  return f.line > 0 ? `${name} (${file}:${f.line})` : `${name} (${file})`;
+}
+
+const LONG_TEMPLATE = 24;
+
+/**
+ * A C++ symbol without its parameter list and long template arguments: the function is what
+ * tells frames apart (at::native::mul(…), wrap_kernel_functor_unboxed_<…>::call(…)). Python
+ * names pass unchanged.
+ */
+export function shortName(name: string): string {
+  if (!name.includes('(') && !name.includes('<')) return name;
+  let out = '';
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < name.length; i++) {
+    const c = name[i]!;
+    if (c === '<' || c === '(') {
+      if (depth === 0) start = i;
+      depth++;
+    } else if ((c === '>' || c === ')') && depth > 0) {
+      depth--;
+      if (depth === 0) {
+        const group = name.slice(start, i + 1);
+        out += c === ')' ? parens(group) : group.length > LONG_TEMPLATE ? '<…>' : group;
+      }
+    } else if (depth === 0) out += c;
+  }
+  return depth === 0 ? out : name;
+}
+
+function parens(group: string): string {
+  return group === '()' || group === '(anonymous namespace)' ? group : '(…)';
+}
