@@ -20,10 +20,13 @@ interface BarProps {
   onSelect: (a: number) => void;
 }
 
-/** A segment's bar: a button per block, or one canvas when the segment holds thousands. */
-export function SegmentBar(p: BarProps) {
+/**
+ * A segment's bar: a button per block, or one canvas when the segment holds thousands. `width`:
+ * its share of the row (segments sized by bytes), never under a few pixels.
+ */
+export function SegmentBar({ width = 1, ...p }: BarProps & { width?: number }) {
   return (
-    <div className="seg-bar">
+    <div className="seg-bar" style={width < 1 ? { width: `max(4px, ${width * 100}%)` } : undefined}>
       {p.s.blocks.length > DENSE_BLOCKS ? (
         <DenseBar {...p} />
       ) : (

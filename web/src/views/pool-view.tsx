@@ -1,5 +1,11 @@
 import { memo, useEffect, useMemo, useRef, useState } from 'react';
-import type { PoolSegment, PoolStateReport } from '../../../src/engine/analyses/views/pools/pool-state.js';
+import {
+  orderSegments,
+  type PoolSegment,
+  type PoolStateReport,
+  type SegmentOrder,
+} from '../../../src/engine/analyses/views/pools/pool-state.js';
+import { formatDuration } from '../../../src/engine/format.js';
 import { exactBytes, formatBytes, formatCount, hex } from '../format.js';
 import type { EntryInfo } from '../worker/protocol.js';
 import { Bytes } from './analyses/bits.js';
@@ -24,6 +30,8 @@ interface Props {
  */
 export const PoolView = memo(function PoolView(p: Props) {
   const pool = p.pool;
+  const [order, setOrder] = useState<SegmentOrder>('address');
+  const [widths, setWidths] = useState<SegmentWidths>('equal');
   return (
     <section
       className="pool"
@@ -47,16 +55,52 @@ export const PoolView = memo(function PoolView(p: Props) {
           <span className="legend">
             <i className="swatch allocated" /> allocated <i className="swatch pending_free" /> pending free{' '}
             <i className="swatch waste" /> rounding waste (blocks in the dump) <i className="swatch free" />{' '}
-            free
+            free <i className="swatch private-pool" /> private pool
           </span>
         </p>
       )}
       {pool && (
-        <SegmentList segments={pool.segments} alloc={p.alloc} segment={p.segment} onSelect={p.onSelect} />
+        <p className="pool-controls">
+          <label>
+            bar widths{' '}
+            <select
+              aria-label="segment bar widths"
+              value={widths}
+              onChange={(e) => setWidths(e.target.value as SegmentWidths)}
+            >
+              <option value="equal">equal (each segment's own scale)</option>
+              <option value="bytes">by bytes (one scale for all)</option>
+            </select>
+          </label>{' '}
+          <label>
+            order{' '}
+            <select
+              aria-label="segment order"
+              value={order}
+              onChange={(e) => setOrder(e.target.value as SegmentOrder)}
+            >
+              <option value="address">by address</option>
+              <option value="gap">largest free gap first</option>
+            </select>
+          </label>
+        </p>
+      )}
+      {pool && (
+        <SegmentList
+          segments={pool.segments}
+          order={order}
+          widths={widths}
+          alloc={p.alloc}
+          segment={p.segment}
+          onSelect={p.onSelect}
+        />
       )}
     </section>
   );
 });
+
+/** equal: every bar spans the row (each segment at its own scale); bytes: bar widths proportional to segment size. */
+type SegmentWidths = 'equal' | 'bytes';
 
 /** Height of a segment row, and of the list's viewport. */
 const ROW = 34;
@@ -70,18 +114,24 @@ const OVERSCAN = 6;
  * segment scrolls its row into view.
  */
 function SegmentList({
-  segments,
+  segments: listed,
+  order,
+  widths,
   alloc,
   segment,
   onSelect,
 }: {
   segments: PoolSegment[];
+  order: SegmentOrder;
+  widths: SegmentWidths;
   alloc: number | null;
   segment: number | null;
   onSelect: (a: number) => void;
 }) {
   const ref = useRef<HTMLDivElement>(null);
   const [top, setTop] = useState(0);
+  const segments = useMemo(() => orderSegments(listed, order), [listed, order]);
+  const largest = useMemo(() => listed.reduce((m, s) => Math.max(m, s.size), 0), [listed]);
   const height = Math.min(VIEWPORT, segments.length * ROW);
   const target = useMemo(
     () =>
@@ -113,6 +163,7 @@ function SegmentList({
             key={s.address}
             s={s}
             top={(first + i) * ROW}
+            width={widths === 'bytes' ? s.size / largest : 1}
             selected={alloc}
             focused={segment !== null && holds(s, segment)}
             onSelect={onSelect}
@@ -141,6 +192,9 @@ function EntryLine({ info }: { info: EntryInfo | null }) {
         </>
       )}
       {info.address !== null && <> at {hex(info.address)}</>}
+      {info.since_start_us !== null && (
+        <>, {formatDuration(Math.round(info.since_start_us))} into the trace</>
+      )}
       {free !== null && (
         <>
           , CUDA had <Bytes n={free} /> free
@@ -157,18 +211,23 @@ function SegmentRow({
   selected,
   focused,
   top,
+  width,
   onSelect,
 }: {
   s: PoolSegment;
   selected: number | null;
   focused: boolean;
   top: number;
+  /** The bar's share of the row's bar column (1: all of it). */
+  width: number;
   onSelect: (a: number) => void;
 }) {
+  const pool = s.private_pool;
   return (
     <div
-      className={focused ? 'segment focused' : 'segment'}
+      className={`segment${focused ? ' focused' : ''}${pool ? ' private' : ''}`}
       data-address={s.address}
+      data-private-pool={pool ? pool.join(',') : undefined}
       style={{ position: 'absolute', top, left: 0, right: 0, height: ROW - 4 }}
     >
       <div
@@ -176,11 +235,21 @@ function SegmentRow({
         title={`segment ${hex(s.address)}: ${exactBytes(s.size)}, ${formatCount(s.blocks.length)} blocks live`}
       >
         {hex(s.address)} · {formatBytes(s.size)}
-        {s.pool ? ` · ${s.pool}` : ''}
+        {/* A private pool's id in place of large/small: it decides who can use the free space. */}
+        {pool ? (
+          <b className="private-pool" title={`private pool (${pool.join(', ')}): CUDA graph or MemPool`}>
+            {' '}
+            · pool ({pool.join(', ')})
+          </b>
+        ) : s.pool ? (
+          ` · ${s.pool}`
+        ) : (
+          ''
+        )}
         <br />
         gaps {formatBytes(s.gap_bytes)} in {formatCount(s.gap_count)}, max {formatBytes(s.max_gap)}
       </div>
-      <SegmentBar s={s} selected={selected} onSelect={onSelect} />
+      <SegmentBar s={s} selected={selected} onSelect={onSelect} width={width} />
     </div>
   );
 }

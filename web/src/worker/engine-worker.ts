@@ -16,6 +16,7 @@ import {
   hasTime,
   oomMarks,
   stepMarkers,
+  traceStartUs,
 } from '../../../src/engine/analyses/views/timeline/timeline-axis.js';
 import { timelineLod } from '../../../src/engine/analyses/views/timeline/timeline-lod.js';
 import { asSnapshotError, SnapshotError } from '../../../src/engine/errors.js';
@@ -217,6 +218,7 @@ function entryInfo(s: Snapshot, d: DeviceModel, k: number): EntryInfo | null {
     size: num(t.size[k]!),
     stream: s.traceColumns.streams[t.stream[k]!] ?? 0,
     time_us: num(t.timeUs[k]!),
+    since_start_us: Number.isNaN(t.timeUs[k]!) ? null : t.timeUs[k]! - (traceStartUs(d) ?? t.timeUs[k]!),
     allocated_bytes: d.totals.allocated[k]!,
     active_bytes: d.totals.active[k]!,
     reserved_bytes: d.totals.reserved[k]!,

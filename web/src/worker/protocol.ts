@@ -49,6 +49,8 @@ export interface EntryInfo {
   size: number | null;
   stream: number;
   time_us: number | null;
+  /** µs since the trace's first timed entry (what the app shows; never raw epoch µs), else null. */
+  since_start_us: number | null;
   allocated_bytes: number;
   active_bytes: number;
   reserved_bytes: number;

@@ -10,15 +10,28 @@ import { listName } from '../../../../src/engine/analyses/fragmentation/fragment
 import { formatCount, hex } from '../../format.js';
 import { Bytes, EntryLink, type Select, Table } from './bits.js';
 
-/** `memlens frag`: the free blocks at dump time and at the selected entry, and the segment_allocs. */
+/**
+ * `memlens frag`: the free blocks at dump time and at the selected entry, and the segment_allocs.
+ * The selected entry is the last one unless another is chosen, and when nothing changed memory
+ * after it its state is the dump's (`exact`): that report is printed once, under both names.
+ */
 export function FragPanel({ r, select }: { r: DeviceFragmentation; select: Select }) {
   const m = r.most_cached;
+  const same = r.at?.exact === true;
   return (
     <section aria-label="fragmentation">
-      <State title="at dump time (exact)" s={r.dump} select={select} />
-      {r.at !== null && (
+      <State
+        title={
+          same
+            ? `at dump time (exact), the same as after trace entry ${formatCount(r.at!.after_entry)}: nothing changed memory after it`
+            : 'at dump time (exact)'
+        }
+        s={r.dump}
+        select={select}
+      />
+      {r.at !== null && !same && (
         <State
-          title={`after trace entry ${formatCount(r.at.after_entry)} (${r.at.exact ? 'exact: nothing changed memory after it' : 'estimated from the trace'})`}
+          title={`after trace entry ${formatCount(r.at.after_entry)} (estimated from the trace)`}
           s={r.at}
           select={select}
         />

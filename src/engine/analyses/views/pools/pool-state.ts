@@ -1,6 +1,7 @@
 import { FREED_BEFORE_WINDOW } from '../../../model/allocations.js';
 import type { DeviceModel, Snapshot } from '../../../model/snapshot.js';
 import { stateAfter } from '../../../model/state-at.js';
+import { describeSegment } from '../../state/state-segments.js';
 
 /**
  * The caching allocator's pool after any trace entry, as MindStudio Insight's "memory pool state"
@@ -29,6 +30,12 @@ export interface PoolSegment {
   /** 'large' / 'small' and the segment's stream, when the dump has the segment. */
   pool: string | null;
   stream: number | null;
+  /**
+   * A private pool's id (CUDA graph capture, MemPool: `segment_pool_id` other than (0, 0)): the dump
+   * segment's, else its segment event's `pool_id`; null for the default pool. Only allocations
+   * of that pool can use its free space.
+   */
+  private_pool: [number, number] | null;
   blocks: PoolBlock[];
   allocated_bytes: number;
   /** Segment bytes minus the live blocks' bytes, the number of free stretches and the largest. */
@@ -50,12 +57,14 @@ export function poolStateAfter(s: Snapshot, d: DeviceModel, k: number): PoolStat
   const state = stateAfter(s, d, k);
   const segments: PoolSegment[] = state.reserved.map((r) => {
     const seg = r.segment >= 0 ? s.tables.segments[r.segment]! : undefined;
+    const [x, y] = describeSegment(s, d, r).poolId;
     return {
       address: r.address,
       size: r.size,
       segment: r.segment,
       pool: seg?.pool ?? null,
       stream: r.stream,
+      private_pool: x === 0 && y === 0 ? null : [x, y],
       blocks: [],
       allocated_bytes: 0,
       gap_bytes: 0,
@@ -122,4 +131,17 @@ function measureGaps(seg: PoolSegment): void {
   }
   gap(seg.address + seg.size - cursor);
   seg.gap_bytes = seg.size - seg.allocated_bytes;
+}
+
+/** How the pool state lists segments: by address (the allocator's order) or largest free gap first. */
+export type SegmentOrder = 'address' | 'gap';
+
+/**
+ * The segments in the order asked, as a new array. Largest gap first answers "where could a big
+ * request still fit, and which segment wastes most in one piece"; ties keep address order.
+ */
+export function orderSegments(segments: readonly PoolSegment[], order: SegmentOrder): PoolSegment[] {
+  const out = [...segments];
+  if (order === 'gap') out.sort((a, b) => b.max_gap - a.max_gap || a.address - b.address);
+  return out;
 }
