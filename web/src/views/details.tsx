@@ -1,4 +1,9 @@
-import type { AllocationDetails } from '../../../src/engine/analyses/views/allocation/allocation-details.js';
+import { useState } from 'react';
+import { frameWhere, shortName } from '../../../src/engine/analyses/frames/short-path.js';
+import type {
+  AllocationDetails,
+  DetailFrame,
+} from '../../../src/engine/analyses/views/allocation/allocation-details.js';
 import { formatDuration, formatStream } from '../../../src/engine/format.js';
 import { exactBytes, formatBytes, formatCount, hex } from '../format.js';
 
@@ -67,22 +72,7 @@ export function Details({
           {d.compile_context !== null && <Row k="compile context" v={d.compile_context} />}
         </tbody>
       </table>
-      <h4>Stack (innermost first; your code in bold)</h4>
-      {d.frames.length === 0 ? (
-        <p className="hint">no frames recorded for this allocation</p>
-      ) : (
-        <ol className="stack">
-          {d.frames.map((f, i) => (
-            // biome-ignore lint/suspicious/noArrayIndexKey: a stack can repeat a frame; position is its identity
-            <li key={i} className={f.user ? 'user' : undefined}>
-              <span className="fn">{f.name}</span>{' '}
-              <span className="loc">
-                {f.filename}:{f.line}
-              </span>
-            </li>
-          ))}
-        </ol>
-      )}
+      <Stack d={d} />
     </aside>
   );
 }
@@ -93,5 +83,62 @@ function Row({ k, v }: { k: string; v: React.ReactNode }) {
       <th>{k}</th>
       <td>{v}</td>
     </tr>
+  );
+}
+
+/**
+ * The stack, the user's code first: from the innermost frame of their code outwards, then what
+ * that frame called (the library and operator) folded; the recorder, allocator, dispatcher and
+ * interpreter frames only with "full stack", which lists every frame as recorded.
+ */
+function Stack({ d }: { d: AllocationDetails }) {
+  const [full, setFull] = useState(false);
+  if (d.full_frames.length === 0) return <p className="hint">no frames recorded for this allocation</p>;
+  const first = d.frames[0];
+  const order = full
+    ? 'every recorded frame, innermost first'
+    : first?.user
+      ? 'your code first, then its callers'
+      : 'no frame of your code; innermost first';
+  const hidden =
+    !full && d.hidden_frames > 0
+      ? ` · ${d.hidden_frames} recorder, allocator, dispatcher and interpreter frames hidden`
+      : '';
+  return (
+    <>
+      <h4 className="stack-head">
+        Stack
+        <label className="full-stack">
+          <input type="checkbox" checked={full} onChange={(e) => setFull(e.target.checked)} /> full stack
+        </label>
+      </h4>
+      <p className="hint">
+        {order}
+        {hidden}
+      </p>
+      <FrameList frames={full ? d.full_frames : d.frames} />
+      {!full && d.inner_frames.length > 0 && first !== undefined && (
+        <details className="inner-frames">
+          <summary>
+            inside {first.name} ({frameWhere(first)}): {d.inner_frames.length} library and operator frame
+            {d.inner_frames.length === 1 ? '' : 's'}, innermost {shortName(d.inner_frames[0]!.name)}
+          </summary>
+          <FrameList frames={d.inner_frames} />
+        </details>
+      )}
+    </>
+  );
+}
+
+function FrameList({ frames }: { frames: DetailFrame[] }) {
+  return (
+    <ol className="stack">
+      {frames.map((f, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: a stack can repeat a frame; position is its identity
+        <li key={i} className={f.kind} data-kind={f.kind} title={`${f.name}\n${f.filename}:${f.line}`}>
+          <span className="fn">{shortName(f.name)}</span> <span className="loc">{frameWhere(f)}</span>
+        </li>
+      ))}
+    </ol>
   );
 }

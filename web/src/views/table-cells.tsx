@@ -1,3 +1,4 @@
+import { shortPath } from '../../../src/engine/analyses/frames/short-path.js';
 import type { Cell } from '../../../src/engine/analyses/views/tables/tables.js';
 import { exactBytes, formatBytes, formatCount, hex } from '../format.js';
 
@@ -66,11 +67,9 @@ const TEXT_COLUMNS = new Set(['action', 'state', 'frame']);
 function FrameText({ text }: { text: string }) {
   const m = /^(.*) \((.*):(\d+)\)$/.exec(text);
   if (!m) return text;
-  const parts = m[2]!.split('/');
-  const path = parts.length > 2 ? `…/${parts.slice(-2).join('/')}` : m[2];
   return (
     <>
-      <b>{m[1]}</b> ({path}:{m[3]})
+      <b>{m[1]}</b> ({shortPath(m[2]!)}:{m[3]})
     </>
   );
 }

@@ -23,9 +23,15 @@ export function shortPath(path: string): string {
  */
 export function formatFrame(f: FrameLike, opts: { fullPath?: boolean } = {}): string {
   const name = opts.fullPath ? f.name : shortName(f.name);
-  if (f.filename === '' || f.filename === '??') return name;
+  const where = frameWhere(f, opts);
+  return where === '' ? name : `${name} (${where})`;
+}
+
+/** "…/dir/file.py:12", "Functions.cpp" without a line, '' without a source file. */
+export function frameWhere(f: FrameLike, opts: { fullPath?: boolean } = {}): string {
+  if (f.filename === '' || f.filename === '??') return '';
   const file = opts.fullPath ? f.filename : shortPath(f.filename);
-  return f.line > 0 ? `${name} (${file}:${f.line})` : `${name} (${file})`;
+  return f.line > 0 ? `${file}:${f.line}` : file;
 }
 
 const LONG_TEMPLATE = 24;

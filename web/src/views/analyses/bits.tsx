@@ -1,4 +1,6 @@
 import type { ReactNode } from 'react';
+import { shortPath } from '../../../../src/engine/analyses/frames/short-path.js';
+import { topUserFrame } from '../../../../src/engine/analyses/frames/user-frames.js';
 import type { Frame } from '../../../../src/engine/model/stack-table.js';
 import { exactBytes, formatBytes, formatCount } from '../../format.js';
 
@@ -19,8 +21,8 @@ export interface Select {
 
 /** "blocks through FRAME": the Blocks table on the blocks whose stack passes through a site's innermost frame. */
 export function BlocksThrough({ frames, select }: { frames: Frame[]; select: Select }) {
-  if (frames.length === 0) return null;
-  const name = frames[0]!.name;
+  const name = topUserFrame(frames)?.name;
+  if (name === undefined) return null;
   return (
     <button type="button" className="link" onClick={() => select.blocksThrough(name)}>
       blocks through {name}
@@ -60,17 +62,12 @@ export function Frames({ frames, shown = 4 }: { frames: Frame[]; shown?: number 
       {frames.slice(0, shown).map((f, i) => (
         // biome-ignore lint/suspicious/noArrayIndexKey: frames repeat; position is the identity
         <li key={i} title={`${f.filename}:${f.line}`}>
-          {f.name} ({shortFile(f.filename)}:{f.line})
+          {f.name} ({shortPath(f.filename)}:{f.line})
         </li>
       ))}
       {frames.length > shown && <li className="dim">… {frames.length - shown} more</li>}
     </ul>
   );
-}
-
-function shortFile(path: string): string {
-  const parts = path.split('/');
-  return parts.length > 2 ? `…/${parts.slice(-2).join('/')}` : path;
 }
 
 /** A compact table: a header row and the body rows given. */
