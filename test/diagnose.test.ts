@@ -126,6 +126,11 @@ describe('diagnose: a clean training loop has no leak, no gc burst and no OOM', 
         expect(kinds(findings)).not.toContain('leak');
         expect(kinds(findings)).not.toContain('gc');
         expect(findings.some((f) => f.kind === 'peak')).toBe(true);
+        // A clean file says what was looked for, so silence never stands for "no leak".
+        const { checked } = diagnose(s, d);
+        expect(checked[0]).toBe('no OOM in the trace');
+        expect(checked[1]).toMatch(/^no allocation site accumulates over \d+ iterations$/);
+        expect(checked[2]).toBe('no burst of long-lived frees');
         // Reserved stays within a few percent of allocated: caching cost nothing worth a finding.
         const { peak } = d.totals;
         if (peak.reserved - peak.allocated < 0.05 * peak.reserved)
@@ -134,6 +139,17 @@ describe('diagnose: a clean training loop has no leak, no gc burst and no OOM', 
       }
     });
   }
+});
+
+describe('diagnose: what a file cannot tell is said, not passed over', () => {
+  it('a trace of one step: leaks not judged, and not listed as checked', () => {
+    const { s } = generated({ events: 1500, seed: 5 });
+    const { findings, checked } = diagnose(s, s.devices[0]!);
+    const note = findings.find((f) => f.headline.startsWith('Leaks could not be judged'));
+    expect(note?.kind).toBe('warning');
+    expect(note!.headline).toMatch(/only 1 iteration was found/);
+    expect(checked.join(' ')).not.toMatch(/accumulates/);
+  });
 });
 
 describe.skipIf(corpus.length === 0)('diagnose on the real corpus', () => {
@@ -154,8 +170,10 @@ describe.skipIf(corpus.length === 0)('diagnose on the real corpus', () => {
         }
         // No corpus file has an oom entry; dump-only files say so first among the warnings.
         expect(kinds(findings)).not.toContain('oom');
-        if (d.trace.length === 0)
+        if (d.trace.length === 0) {
           expect(findings.find((f) => f.kind === 'warning')!.headline).toMatch(/^Dump only: no trace/);
+          expect(diagnose(s, d).checked).toEqual([]);
+        }
       }
     }
   });

@@ -65,6 +65,10 @@ function render(r: DeviceDiagnosis, shown: number): string {
   const width = process.stdout.isTTY ? Math.max(60, process.stdout.columns ?? PIPE_WIDTH) : PIPE_WIDTH;
   const lines = [pc.bold(`device ${r.device}`)];
   for (const [i, f] of r.findings.entries()) lines.push(...finding(f, i + 1, shown, width));
+  if (r.checked.length > 0) {
+    const [head, ...rest] = wrap(`Looked for and not found: ${r.checked.join('; ')}.`, width - 4);
+    lines.push(pc.green(`  ✓ ${head}`), ...rest.map((l) => pc.green(`    ${l}`)));
+  }
   return lines.join('\n');
 }
 

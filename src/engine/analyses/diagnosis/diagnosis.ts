@@ -18,6 +18,8 @@ export interface DeviceDiagnosis {
   device: number;
   /** Most important first: an OOM, then leaks, GC bursts, fragmentation, the peak, warnings. */
   findings: Finding[];
+  /** What was looked for and not found ("no OOM in the trace"); empty when the file cannot tell. */
+  checked: string[];
 }
 
 /**
@@ -28,16 +30,20 @@ export function diagnose(s: Snapshot, d: DeviceModel, opts: DiagnoseOptions = {}
   const file = shellWord(opts.file ?? 'FILE');
   const oomCommand =
     opts.capacity === undefined ? `memlens oom ${file}` : `memlens oom ${file} --capacity ${opts.capacity}`;
+  const outcomes = [
+    oomFinding(s, d, oomCommand, opts.capacity),
+    leakFindings(s, d, file),
+    gcFinding(s, d, file),
+    fragFinding(s, d, file),
+  ];
   const findings = [
-    ...oomFinding(s, d, oomCommand, opts.capacity),
-    ...leakFindings(s, d, file),
-    ...gcFinding(s, d, file),
-    ...fragFinding(s, d, file),
+    ...outcomes.flatMap((o) => o.findings),
     ...peakFinding(s, d, file),
     ...warningFindings(s, d, file),
   ];
   const rank = (f: Finding) => FINDING_KINDS.indexOf(f.kind);
   // A stable sort: within a kind, each module's own order (largest first).
   findings.sort((x, y) => rank(x) - rank(y));
-  return { device: d.device, findings };
+  const checked = outcomes.flatMap((o) => (o.clear === null ? [] : [o.clear]));
+  return { device: d.device, findings, checked };
 }

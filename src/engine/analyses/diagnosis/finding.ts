@@ -44,6 +44,15 @@ export interface Finding {
   show: FindingView;
 }
 
+/**
+ * What one finding module concluded: its findings, and when it looked and found nothing, that
+ * in words ("no OOM in the trace"), so a clean file says what was checked rather than nothing.
+ */
+export interface Outcome {
+  findings: Finding[];
+  clear: string | null;
+}
+
 export function siteFrames(frames: Frame[], max = 8): SiteFrame[] {
   return frames.slice(0, max).map(({ name, filename, line }) => ({ name, filename, line }));
 }

@@ -2,7 +2,7 @@ import { formatBytes, formatCount } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { fragmentationOf, type SegmentAllocMoment } from '../fragmentation/fragmentation.js';
 import { estimatedFreeState } from '../state/free-blocks.js';
-import { counted, type Finding } from './finding.js';
+import { counted, type Finding, type Outcome } from './finding.js';
 
 /** Reserved above allocated matters from this share of the reserved peak (rounding stays below it). */
 const MIN_RESERVED_SHARE = 0.05;
@@ -14,37 +14,44 @@ const MIN_RESERVED_SHARE = 0.05;
  * but no block large enough. Either alone is no finding: caching without gaps costs nothing at
  * the peak, and gaps that later allocations fill cost nothing either.
  */
-export function fragFinding(s: Snapshot, d: DeviceModel, file: string): Finding[] {
-  if (d.trace.length === 0) return [];
+export function fragFinding(s: Snapshot, d: DeviceModel, file: string): Outcome {
+  if (d.trace.length === 0) return { findings: [], clear: null };
   const { peak } = d.totals;
   const excess = peak.reserved - peak.allocated;
-  if (excess < MIN_RESERVED_SHARE * peak.reserved) return [];
+  const fb = formatBytes;
+  if (excess < MIN_RESERVED_SHARE * peak.reserved)
+    return {
+      findings: [],
+      clear: `no fragmentation that cost memory (reserved peaked ${fb(excess)} above allocated)`,
+    };
   const costly = fragmentationOf(s, d, { samples: 2 }).segment_allocs.filter(isFragmented);
-  if (costly.length === 0) return [];
+  if (costly.length === 0)
+    return {
+      findings: [],
+      clear: 'no fragmentation that cost memory (no segment was made for want of a large enough free block)',
+    };
   const worst = costly.reduce((x, y) => (y.segment_bytes > x.segment_bytes ? y : x));
   const free = worst.detail!;
-  const fb = formatBytes;
-  return [
-    {
-      kind: 'fragmentation',
-      headline: `Fragmentation cost up to ${fb(excess)}: reserved memory peaked at ${fb(peak.reserved)} while allocated memory never passed ${fb(peak.allocated)}, and ${counted(costly.length, 'new segment')} were made while enough memory sat free in blocks too small for the request.`,
-      evidence: [
-        `largest: entry ${formatCount(worst.entry)} made a ${fb(worst.segment_bytes)} segment for a ${fb(worst.request_bytes!)} request while ${fb(free.same_list_free_bytes)} sat free in ${counted(free.same_list_free_blocks, 'block')} of its pool and stream, the largest ${fb(free.same_list_largest_free_block)}`,
-        'reserved − allocated also counts rounding and memory cached for other pools and streams: the cost is at most the excess',
-        'expandable_segments:True lets segments grow in place instead; memlens simulate tests it',
-      ],
-      frames: [],
-      figures: {
-        excess_bytes: excess,
-        peak_reserved_bytes: peak.reserved,
-        peak_allocated_bytes: peak.allocated,
-        fragmented_segment_allocs: costly.length,
-        worst_entry: worst.entry,
-      },
-      command: `memlens frag ${file} --at ${formatCount(worst.entry - 1)}`,
-      show: { view: 'pool', entry: worst.entry - 1, segment: worstSegment(s, d, worst) },
+  const finding: Finding = {
+    kind: 'fragmentation',
+    headline: `Fragmentation cost up to ${fb(excess)}: reserved memory peaked at ${fb(peak.reserved)} while allocated memory never passed ${fb(peak.allocated)}, and ${counted(costly.length, 'new segment')} were made while enough memory sat free in blocks too small for the request.`,
+    evidence: [
+      `largest: entry ${formatCount(worst.entry)} made a ${fb(worst.segment_bytes)} segment for a ${fb(worst.request_bytes!)} request while ${fb(free.same_list_free_bytes)} sat free in ${counted(free.same_list_free_blocks, 'block')} of its pool and stream, the largest ${fb(free.same_list_largest_free_block)}`,
+      'reserved − allocated also counts rounding and memory cached for other pools and streams: the cost is at most the excess',
+      'expandable_segments:True lets segments grow in place instead; memlens simulate tests it',
+    ],
+    frames: [],
+    figures: {
+      excess_bytes: excess,
+      peak_reserved_bytes: peak.reserved,
+      peak_allocated_bytes: peak.allocated,
+      fragmented_segment_allocs: costly.length,
+      worst_entry: worst.entry,
     },
-  ];
+    command: `memlens frag ${file} --at ${formatCount(worst.entry - 1)}`,
+    show: { view: 'pool', entry: worst.entry - 1, segment: worstSegment(s, d, worst) },
+  };
+  return { findings: [finding], clear: null };
 }
 
 /** The free list had the bytes but not the block: the segment exists only because of the gaps. */

@@ -3,19 +3,26 @@ import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { type GcBurst, gcBurstsOf } from '../gc/gc-bursts.js';
 import { burstLivedText } from '../gc/gc-words.js';
 import { siteText } from '../leaks/leaks.js';
-import { type Finding, siteFrames } from './finding.js';
+import { type Finding, type Outcome, siteFrames } from './finding.js';
 
 /**
  * Bursts of frees of long-lived allocations, when their stacks go through Python's garbage
  * collector or cannot show it; bursts that code freed on purpose are no finding.
  */
-export function gcFinding(s: Snapshot, d: DeviceModel, file: string): Finding[] {
-  if (d.trace.length === 0) return [];
+export function gcFinding(s: Snapshot, d: DeviceModel, file: string): Outcome {
+  if (d.trace.length === 0) return { findings: [], clear: null };
   const r = gcBurstsOf(s, d);
   const viaGc = r.bursts.filter((b) => b.through_gc);
   const unknown = r.bursts.filter((b) => !b.through_gc && !b.free_stacks_have_cpp);
   const bursts = viaGc.length > 0 ? viaGc : unknown;
-  if (bursts.length === 0) return [];
+  if (bursts.length === 0)
+    return {
+      findings: [],
+      clear:
+        r.bursts.length === 0
+          ? 'no burst of long-lived frees'
+          : 'no burst of long-lived frees through the garbage collector (code freed the ones found)',
+    };
   const largest = bursts.reduce((x, y) => (y.bytes > x.bytes ? y : x));
   const total = bursts.reduce((n, b) => n + b.bytes, 0);
   const every =
@@ -25,24 +32,23 @@ export function gcFinding(s: Snapshot, d: DeviceModel, file: string): Finding[] 
     viaGc.length > 0
       ? `Python's garbage collector freed long-lived tensors at once in ${count}${every} (largest ${formatBytes(largest.bytes)}): reference cycles held them until a collection.`
       : `Long-lived tensors were freed at once in ${count}${every} (largest ${formatBytes(largest.bytes)}), as Python's garbage collector frees reference cycles; the free stacks have no C++ frames to confirm it.`;
-  return [
-    {
-      kind: 'gc',
-      headline,
-      evidence: evidenceOf(largest, total, bursts.length),
-      frames: siteFrames(largest.groups[0]?.frames ?? []),
-      figures: {
-        bursts: bursts.length,
-        bytes: total,
-        largest_burst_bytes: largest.bytes,
-        largest_burst_entry: largest.entry,
-        period_iterations: r.period_iterations,
-        through_gc: viaGc.length,
-      },
-      command: `memlens gc ${file}`,
-      show: { view: 'events', first: largest.entry, last: largest.last_entry },
+  const finding: Finding = {
+    kind: 'gc',
+    headline,
+    evidence: evidenceOf(largest, total, bursts.length),
+    frames: siteFrames(largest.groups[0]?.frames ?? []),
+    figures: {
+      bursts: bursts.length,
+      bytes: total,
+      largest_burst_bytes: largest.bytes,
+      largest_burst_entry: largest.entry,
+      period_iterations: r.period_iterations,
+      through_gc: viaGc.length,
     },
-  ];
+    command: `memlens gc ${file}`,
+    show: { view: 'events', first: largest.entry, last: largest.last_entry },
+  };
+  return { findings: [finding], clear: null };
 }
 
 function evidenceOf(b: GcBurst, total: number, n: number): string[] {

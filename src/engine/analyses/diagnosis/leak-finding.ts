@@ -1,24 +1,28 @@
 import { formatBytes, formatCount } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { type DeviceLeaks, type LeakGroup, leaksOf, siteText } from '../leaks/leaks.js';
-import { type Finding, siteFrames } from './finding.js';
+import { counted, type Finding, type Outcome, siteFrames } from './finding.js';
 
 /** Sites the leaks analysis found accumulating, most held first; the rest are in `memlens leaks`. */
 const MAX_LEAK_FINDINGS = 3;
+/** The leaks analysis's default: a site must hold allocations from this many iterations. */
+const MIN_ITERATIONS = 3;
 
 /**
  * The leaks analysis's accumulating sites, one finding each; when it could not judge (no
  * iterations), a warning that says so, since silence would read as "no leak".
  */
-export function leakFindings(s: Snapshot, d: DeviceModel, file: string): Finding[] {
-  if (d.trace.length === 0) return [];
+export function leakFindings(s: Snapshot, d: DeviceModel, file: string): Outcome {
+  if (d.trace.length === 0) return { findings: [], clear: null };
   const r = leaksOf(s, d);
   const command = `memlens leaks ${file}`;
-  if (r.iterations.count === 0) return [unjudged(r, command)];
-  return r.groups
-    .filter((g) => g.accumulating)
-    .slice(0, MAX_LEAK_FINDINGS)
-    .map((g) => leak(g, r, command));
+  const leaks = r.groups.filter((g) => g.accumulating).slice(0, MAX_LEAK_FINDINGS);
+  if (leaks.length > 0) return { findings: leaks.map((g) => leak(g, r, command)), clear: null };
+  if (r.iterations.count <= MIN_ITERATIONS) return { findings: [unjudged(r, command)], clear: null };
+  return {
+    findings: [],
+    clear: `no allocation site accumulates over ${formatCount(r.iterations.count)} iterations`,
+  };
 }
 
 function leak(g: LeakGroup, r: DeviceLeaks, command: string): Finding {
@@ -55,12 +59,16 @@ function leak(g: LeakGroup, r: DeviceLeaks, command: string): Finding {
   };
 }
 
+/** Too few iterations (none found, or too few to see anything accumulate): the leak question stays open. */
 function unjudged(r: DeviceLeaks, command: string): Finding {
+  const why =
+    r.iterations.count === 0
+      ? 'no iteration markers were found'
+      : `only ${counted(r.iterations.count, 'iteration')} ${r.iterations.count === 1 ? 'was' : 'were'} found, too few to see anything accumulate`;
   return {
     kind: 'warning',
-    headline:
-      'Leaks could not be judged: no iteration markers were found; name the step with --marker NAME or a window with --range A:B.',
-    evidence: [`tried: ${r.iterations.marker}`],
+    headline: `Leaks could not be judged: ${why}; name the step with --marker NAME or a window with --range A:B.`,
+    evidence: [`iterations from: ${r.iterations.marker}`],
     frames: [],
     figures: { iterations: 0 },
     command,

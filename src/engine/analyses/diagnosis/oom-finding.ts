@@ -3,16 +3,16 @@ import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { Sites } from '../frames/sites.js';
 import { type OomReport, oomReports } from '../oom/oom.js';
 import { peakOf } from '../peak/peak.js';
-import { type Finding, siteBytes, siteFrames } from './finding.js';
+import { type Finding, type Outcome, siteBytes, siteFrames } from './finding.js';
 
 /**
  * The trace's first OOM, with the oom analysis's verdict and arithmetic, the failing request's
  * stack and what held memory at that moment. Later OOMs are counted, not repeated.
  */
-export function oomFinding(s: Snapshot, d: DeviceModel, command: string, capacity?: number): Finding[] {
+export function oomFinding(s: Snapshot, d: DeviceModel, command: string, capacity?: number): Outcome {
   const reports = oomReports(s, d, capacity).filter((r) => r.entry >= 0);
   const r = reports[0];
-  if (r === undefined) return [];
+  if (r === undefined) return { findings: [], clear: d.trace.length > 0 ? 'no OOM in the trace' : null };
   const sites = new Sites(s.stacks, false);
   const frames = sites.frames(sites.of(d.trace.stack[r.entry]!));
   const held = peakOf(s, d, { at: r.entry, top: 3 });
@@ -20,28 +20,27 @@ export function oomFinding(s: Snapshot, d: DeviceModel, command: string, capacit
   const evidence = [lead, ...held.groups.map((g) => `held then: ${siteBytes(g)}`), ...figures];
   for (const setting of r.settings) evidence.push(`would help: ${setting}`);
   if (reports.length > 1) evidence.push(`${formatCount(reports.length - 1)} more OOMs follow in the trace`);
-  return [
-    {
-      kind: 'oom',
-      headline: `Out of memory at entry ${formatCount(r.entry)}: a ${formatBytes(r.requested_bytes)} request failed — ${causeOf(r)}.`,
-      evidence,
-      frames: siteFrames(frames),
-      figures: {
-        entry: r.entry,
-        verdict: r.verdict,
-        requested_bytes: r.requested_bytes,
-        device_free_bytes: r.device_free_bytes,
-        reserved_bytes: r.reserved_bytes,
-        allocated_bytes: r.allocated_bytes,
-        cached_free_bytes: r.cached_free_bytes,
-        largest_free_block: r.largest_free_block,
-        outside_bytes: r.outside_bytes,
-        ooms: reports.length,
-      },
-      command,
-      show: { view: 'timeline', entry: r.entry, alloc: null, search: '' },
+  const finding: Finding = {
+    kind: 'oom',
+    headline: `Out of memory at entry ${formatCount(r.entry)}: a ${formatBytes(r.requested_bytes)} request failed — ${causeOf(r)}.`,
+    evidence,
+    frames: siteFrames(frames),
+    figures: {
+      entry: r.entry,
+      verdict: r.verdict,
+      requested_bytes: r.requested_bytes,
+      device_free_bytes: r.device_free_bytes,
+      reserved_bytes: r.reserved_bytes,
+      allocated_bytes: r.allocated_bytes,
+      cached_free_bytes: r.cached_free_bytes,
+      largest_free_block: r.largest_free_block,
+      outside_bytes: r.outside_bytes,
+      ooms: reports.length,
     },
-  ];
+    command,
+    show: { view: 'timeline', entry: r.entry, alloc: null, search: '' },
+  };
+  return { findings: [finding], clear: null };
 }
 
 /** The verdict in a clause with the figure that decides it; the oom analysis's own word otherwise. */
