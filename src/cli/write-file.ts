@@ -1,7 +1,11 @@
 import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { SnapshotError } from '../engine/errors.js';
+import { removeIfInterrupted } from './interrupt-cleanup.js';
 
-/** Writes to a temporary name, then renames: a failed run never leaves a half-written file. */
+/**
+ * Writes to a temporary name, then renames: a failed or interrupted run (Ctrl+C, SIGTERM, SIGHUP,
+ * a kill) never leaves a half-written file, under either name.
+ */
 export function writeFileAtomically(path: string, data: string | Uint8Array): void {
   const bytes = typeof data === 'string' ? Buffer.from(data) : data;
   writeStreamAtomically(path, (write) => write(bytes));
@@ -16,6 +20,8 @@ export function writeStreamAtomically(
   produce: (write: (chunk: Uint8Array) => void) => void,
 ): void {
   const tmp = `${path}.memlens-${process.pid}.tmp`;
+  // Before the file exists: an interrupt at any point after this leaves no temporary file.
+  const release = removeIfInterrupted(tmp);
   let fd = -1;
   try {
     fd = openSync(tmp, 'w');
@@ -32,5 +38,7 @@ export function writeStreamAtomically(
     if (e instanceof SnapshotError) throw e;
     const code = (e as { code?: string }).code ?? (e as Error).message;
     throw new SnapshotError(`cannot write ${path} (${code})`);
+  } finally {
+    release();
   }
 }
