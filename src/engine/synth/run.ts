@@ -52,7 +52,7 @@ const ENTRIES_PER_STEP = 1500;
 export function generateRun(o: RunOptions): RunFile[] {
   const per = o.stepsPerWindow ?? 1;
   const lastStep = o.windows * per;
-  const snapshot = loadSnapshotBytes(generateSnapshotBytes(synthOptions(o, lastStep + 2)).bytes);
+  const snapshot = generateSteps(o, lastStep + 2);
   const files: RunFile[] = [];
   for (const d of snapshot.devices) {
     const startOf = stepStarts(snapshot, d);
@@ -89,6 +89,20 @@ export function generateRun(o: RunOptions): RunFile[] {
   return files;
 }
 
+/**
+ * The generated model's size (so its entries per step) depends on the seed: when the first try
+ * holds too few steps on some rank, try again with the budget scaled by what it fell short.
+ */
+function generateSteps(o: RunOptions, steps: number): Snapshot {
+  let perStep = ENTRIES_PER_STEP;
+  for (let attempt = 0; ; attempt++) {
+    const s = loadSnapshotBytes(generateSnapshotBytes(synthOptions(o, steps, perStep)).bytes);
+    const fewest = Math.min(...s.devices.map((d) => stepStarts(s, d).size));
+    if (fewest >= steps + 1 || attempt === 3) return s;
+    perStep = Math.ceil((perStep * (steps + 2)) / Math.max(1, fewest - 1));
+  }
+}
+
 /** First trace entry of each ProfilerStep#N of the device, by N. */
 function stepStarts(s: Snapshot, d: DeviceModel): Map<number, number> {
   const it = findIterations(s, d);
@@ -100,7 +114,7 @@ function stepStarts(s: Snapshot, d: DeviceModel): Map<number, number> {
   return out;
 }
 
-function synthOptions(o: RunOptions, steps: number) {
+function synthOptions(o: RunOptions, steps: number, perStep: number) {
   const plants: Record<number, DevicePlants> = {};
   const at = (rank: number): DevicePlants => {
     if (!Number.isInteger(rank) || rank < 0 || rank >= o.ranks)
@@ -116,7 +130,7 @@ function synthOptions(o: RunOptions, steps: number) {
   if (o.growth) at(o.growth.rank).leakBytes = o.growth.bytes;
   if (o.oom) at(o.oom.rank).oomCause = o.oom.cause;
   // Steps run until the events budget; the OOM plant comes after it, in the step that follows.
-  return { seed: o.seed ?? 1, devices: o.ranks, events: steps * ENTRIES_PER_STEP, devicePlants: plants };
+  return { seed: o.seed ?? 1, devices: o.ranks, events: steps * perStep, devicePlants: plants };
 }
 
 function sliceBytes(s: Snapshot, d: DeviceModel, from: number, to: number): Uint8Array {

@@ -1,0 +1,32 @@
+/**
+ * What a run needs of one snapshot, computed once where the file is decoded (a worker thread)
+ * and small and plain enough to cross threads by structured clone and to be cached as JSON:
+ * the summary figures of each device, its live allocations by site (the diff's half), its OOMs.
+ */
+import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
+import { type DiffSide, diffSide } from '../diff/diff-side.js';
+import { type OomReport, oomReports } from '../oom/oom.js';
+import { type DeviceSummary, summarize } from '../summary/summary.js';
+
+export interface CellResult {
+  devices: DeviceSummary[];
+  side: DiffSide;
+  ooms: { device: number; reports: OomReport[] }[];
+}
+
+/** Devices a run compares: those with a trace or memory at the dump (a rank's own GPU). */
+export function runDevices(s: Snapshot): DeviceModel[] {
+  const used = s.devices.filter((d) => d.trace.length > 0 || d.segmentIds.length > 0);
+  return used.length > 0 ? used : s.devices;
+}
+
+export function cellResult(s: Snapshot): CellResult {
+  const devices = runDevices(s);
+  return {
+    devices: summarize(s, devices).devices,
+    side: diffSide(s, devices, false),
+    ooms: devices
+      .map((d) => ({ device: d.device, reports: oomReports(s, d) }))
+      .filter((o) => o.reports.length > 0),
+  };
+}
