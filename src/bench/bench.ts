@@ -9,8 +9,8 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { NODE_FLAGS } from '../cli/node-flags.js';
-import { cachedSnapshot, ROOT } from './cached-snapshot.js';
-import { benchCommands } from './commands.js';
+import { cachedGcSnapshot, cachedSnapshot, ROOT } from './cached-snapshot.js';
+import { benchCollector, benchCommands } from './commands.js';
 import { machineLine } from './machine.js';
 import { benchSimulator } from './simulator-table.js';
 
@@ -48,9 +48,21 @@ function best(what: What, file: string, runs: number): Measurement {
 const mb = (bytes: number): string => (bytes / 1e6).toFixed(0);
 const speed = (m: Measurement): string => `${m.ms.toFixed(0)} ms (${mb(m.bytes / (m.ms / 1000))} MB/s)`;
 
-function main(opts: { sizes: string; runs: string; commands: string | false; commandRuns: string }): void {
+interface BenchOptions {
+  sizes: string;
+  runs: string;
+  commands: string | false;
+  commandRuns: string;
+  onlyGc?: boolean;
+}
+
+function main(opts: BenchOptions): void {
   const runs = Math.max(1, Number(opts.runs));
   console.log(machineLine());
+  if (opts.onlyGc) {
+    collector(opts);
+    return;
+  }
   console.log(`best of ${runs} runs, each in a fresh process (peak RSS: the largest of the runs)\n`);
   console.log(
     '"read only": the file read in 4 MiB chunks. "JS byte loop": the same, plus a JS loop summing every',
@@ -86,6 +98,18 @@ function main(opts: { sizes: string; runs: string; commands: string | false; com
     Math.max(1, Number(opts.commandRuns)),
   );
   benchSimulator(join(ROOT, 'dist', 'bench'), cachedSnapshot(size), `synthetic-${size}.pickle`, 1);
+  collector(opts);
+}
+
+function collector(opts: BenchOptions): void {
+  const size = opts.commands === false ? '1GB' : opts.commands.trim();
+  benchCollector(
+    join(ROOT, 'dist', 'cli', 'main.js'),
+    join(ROOT, 'dist', 'bench', 'measure.js'),
+    cachedGcSnapshot(size),
+    `synthetic-${size}-gc-every-2.pickle`,
+    Math.max(1, Number(opts.commandRuns)),
+  );
 }
 
 new Command('bench')
@@ -94,5 +118,6 @@ new Command('bench')
   .option('--commands <size>', 'also time every memlens command on the synthetic file of this size', '1GB')
   .option('--no-commands', 'skip the per-command timings')
   .option('--command-runs <n>', 'runs per command (best is reported)', '1')
+  .option('--only-gc', 'only gc and diagnose on the collector trace (--commands size)')
   .action(main)
   .parse();

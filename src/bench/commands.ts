@@ -11,6 +11,7 @@ import { NODE_FLAGS } from '../cli/node-flags.js';
 
 interface CommandMeasurement {
   ms: number;
+  cpuMs: number;
   maxRssBytes: number;
   exitCode: number;
 }
@@ -52,9 +53,20 @@ function measureCommand(measureJs: string, file: string, template: readonly stri
 /** Prints a Markdown table: command, wall time (best of `runs`), peak RSS (largest), exit code. */
 export function benchCommands(measureJs: string, file: string, label: string, runs: number): void {
   console.log(`\ncommands on ${label} (stdout to /dev/null; best of ${runs}):\n`);
-  console.log('| command | wall | peak RSS | exit |');
-  console.log('|---|---|---|---|');
-  for (const template of BENCH_COMMANDS) {
+  commandTable(measureJs, file, label, runs, BENCH_COMMANDS);
+}
+
+function commandTable(
+  measureJs: string,
+  file: string,
+  label: string,
+  runs: number,
+  templates: readonly (readonly string[])[],
+  withCpu = false,
+): void {
+  console.log(`| command | wall |${withCpu ? ' CPU (user+sys) |' : ''} peak RSS | exit |`);
+  console.log(`|---|---|${withCpu ? '---|' : ''}---|---|`);
+  for (const template of templates) {
     let best: CommandMeasurement | undefined;
     let rss = 0;
     for (let i = 0; i < runs; i++) {
@@ -62,9 +74,47 @@ export function benchCommands(measureJs: string, file: string, label: string, ru
       rss = Math.max(rss, m.maxRssBytes);
       if (!best || m.ms < best.ms) best = m;
     }
-    const shown = template.map((a) => (a === 'FILE' ? label : a === 'OUT' ? 'out.pickle' : a)).join(' ');
     console.log(
-      `| memlens ${shown} | ${(best!.ms / 1000).toFixed(2)} s | ${(rss / 1e6).toFixed(0)} MB | ${best!.exitCode} |`,
+      `| memlens ${shownCommand(template, label)} | ${(best!.ms / 1000).toFixed(2)} s |${withCpu ? ` ${(best!.cpuMs / 1000).toFixed(2)} s |` : ''} ${(rss / 1e6).toFixed(0)} MB | ${best!.exitCode} |`,
     );
   }
+}
+
+function shownCommand(template: readonly string[], label: string): string {
+  return template.map((a) => (a === 'FILE' ? label : a === 'OUT' ? 'out.pickle' : a)).join(' ');
+}
+
+/**
+ * `gc` and `diagnose` on a trace with thousands of collector bursts (issue 12: a report per burst
+ * took 16.9 s and printed 7,200 tables). `diagnose` is measured only once the CLI has it.
+ */
+export function benchCollector(
+  mainJs: string,
+  measureJs: string,
+  file: string,
+  label: string,
+  runs: number,
+): void {
+  const gc = spawnSync(process.execPath, [...NODE_FLAGS, mainJs, 'gc', file, '--json'], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 30,
+  });
+  const devices = (
+    JSON.parse(gc.stdout) as { files: { devices: { bursts: unknown[]; patterns: unknown[] }[] }[] }
+  ).files[0]!.devices;
+  const bursts = devices.reduce((n, d) => n + d.bursts.length, 0);
+  const patterns = devices.reduce((n, d) => n + d.patterns.length, 0);
+  console.log(
+    `\ngc and diagnose on ${label}: ${bursts.toLocaleString('en-US')} collector bursts in ${patterns} pattern(s) (stdout to /dev/null; best of ${runs}):\n`,
+  );
+  const templates: string[][] = [
+    ['gc', 'FILE'],
+    ['gc', 'FILE', '--json'],
+  ];
+  const hasDiagnose =
+    spawnSync(process.execPath, [...NODE_FLAGS, mainJs, 'diagnose', '--help'], { stdio: 'ignore' }).status ===
+    0;
+  if (hasDiagnose) templates.push(['diagnose', 'FILE'], ['diagnose', 'FILE', '--json']);
+  commandTable(measureJs, file, label, runs, templates, true);
+  if (!hasDiagnose) console.log('\nmemlens diagnose: skipped, this build has no `diagnose` command yet');
 }

@@ -3,7 +3,7 @@
  *   node dist/bench/measure.js read|touch|summary FILE
  * prints one JSON line {ms, bytes, entries, maxRssBytes};
  *   node dist/bench/measure.js cli RESULT.json COMMAND ARGS...
- * runs the memlens CLI in this process and writes {ms, maxRssBytes, exitCode} to RESULT.json as
+ * runs the memlens CLI in this process and writes {ms, cpuMs, maxRssBytes, exitCode} to RESULT.json as
  * the process exits (the CLI owns stdout, and it ends with process.exit).
  */
 import { writeFileSync } from 'node:fs';
@@ -31,8 +31,11 @@ async function runCli(result: string, args: string[]): Promise<void> {
   const t0 = performance.now();
   process.on('exit', (exitCode) => {
     const ms = performance.now() - t0;
-    const maxRssBytes = process.resourceUsage().maxRSS * 1024;
-    writeFileSync(result, JSON.stringify({ ms, maxRssBytes, exitCode }));
+    const usage = process.resourceUsage();
+    const maxRssBytes = usage.maxRSS * 1024;
+    // CPU time (user + system, all threads): on a shared machine it says what wall time cannot.
+    const cpuMs = (usage.userCPUTime + usage.systemCPUTime) / 1000;
+    writeFileSync(result, JSON.stringify({ ms, cpuMs, maxRssBytes, exitCode }));
   });
   process.argv = [process.argv[0]!, 'memlens', ...args];
   await import('../cli/main.js');
