@@ -31,6 +31,8 @@ export const MARGIN = { left: 64, right: 8, top: 18, bottom: 22 };
 
 /** Search matches' fill: magenta, far from every colour of the allocations' palette (paint-layer.ts). */
 export const MATCH_FILL = '#ff00ff';
+/** Their edge, where a run is tall enough to keep its fill: a darker magenta, which no palette colour is either. */
+const MATCH_EDGE = '#8e008e';
 /** The OOM marker's colour (the cursor is #d00; an OOM must not read as the selection). */
 export const OOM_COLOUR = '#b00020';
 
@@ -204,14 +206,15 @@ function drawMatches(
   g.fillStyle = 'rgba(255, 255, 255, 0.7)';
   g.fillRect(plot.left, plot.top, plot.width, plot.height);
   g.fillStyle = MATCH_FILL;
-  g.strokeStyle = '#000';
+  g.strokeStyle = MATCH_EDGE;
   g.lineWidth = 1;
   for (let r = 0; r < lod.runs; r++) {
     const id = lod.runAlloc[r]! >= 0 ? lod.runAlloc[r]! : lod.runTone[r]!;
     if (matches[id] !== 1) continue;
     const b = box(r);
     g.fillRect(...b);
-    g.strokeRect(...b);
+    // An edge only where it leaves the fill visible: on a run a few pixels tall it was all edge.
+    if (b[3] >= 5 && b[2] >= 5) g.strokeRect(b[0] + 0.5, b[1] + 0.5, b[2] - 1, b[3] - 1);
   }
 }
 
