@@ -47,9 +47,9 @@ function render(r: DeviceCategories): string {
   const at =
     r.peak_after_entry < 0 ? 'before the first entry' : `after entry ${formatCount(r.peak_after_entry)}`;
   const table = new Table({
-    head: ['Category', `At peak (${at})`, 'At dump', 'Max over time', 'Allocations'],
+    head: ['Category', `At peak (${at})`, 'At dump', 'Max over time', 'Allocations', 'Labelled by rules'],
     style: { head: [], border: [] },
-    colAligns: ['left', 'right', 'right', 'right', 'right'],
+    colAligns: ['left', 'right', 'right', 'right', 'right', 'left'],
   });
   for (const c of r.categories) {
     table.push([
@@ -58,15 +58,17 @@ function render(r: DeviceCategories): string {
       formatBytes(c.dump_bytes),
       formatBytes(c.max_bytes),
       formatCount(c.allocations),
+      c.rules.length === 0 ? pc.dim('—') : c.rules.join(', '),
     ]);
   }
   lines.push(
     table.toString(),
     '  rules that fired (first match wins; bytes: all allocations they labelled):',
   );
+  const width = Math.max(...r.rules.map((x) => x.rule.length));
   for (const rule of r.rules) {
     lines.push(
-      `  ${rule.category.padEnd(16)} ${formatCount(rule.allocations).padStart(9)} allocs ${formatBytes(rule.bytes).padStart(10)}  ${rule.says}`,
+      `  ${pc.bold(rule.rule.padEnd(width))}  ${rule.category.padEnd(15)} ${formatCount(rule.allocations).padStart(9)} ${rule.allocations === 1 ? 'alloc ' : 'allocs'} ${formatBytes(rule.bytes).padStart(10)}  ${rule.says}`,
     );
   }
   return lines.join('\n');

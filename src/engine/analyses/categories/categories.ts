@@ -36,6 +36,26 @@ export const RULES: readonly { id: string; category: Category; says: string }[] 
   },
   { id: 'load-state-dict', category: 'parameter', says: 'allocated in load_state_dict (weights loaded)' },
   {
+    id: 'weight-init',
+    category: 'parameter',
+    says: 'allocated in a weight initialiser (init_weight, init_weights, init_weight_list, _init_weights), kept',
+  },
+  {
+    id: 'weight-init-freed',
+    category: 'temporary',
+    says: 'allocated in a weight initialiser, freed again (initialisation buffer)',
+  },
+  {
+    id: 'load-weights',
+    category: 'parameter',
+    says: 'allocated while loading weights (from_pretrained, load_checkpoint, load_state_dict, dist_checkpointing load), kept',
+  },
+  {
+    id: 'load-weights-freed',
+    category: 'temporary',
+    says: 'allocated while loading weights, freed again (read or merge buffer)',
+  },
+  {
     id: 'optimizer-init',
     category: 'optimizer_state',
     says: 'allocated in torch.optim _init_group or an optimizer constructor (state, fp32 main params)',
@@ -126,6 +146,11 @@ function byFrames(alloc: number, free: number, freed: boolean): number | undefin
   if (alloc & Trait.moduleToDevice) return RULE['module-to-device'];
   if (alloc & Trait.moduleInit) return RULE['module-init'];
   if (alloc & Trait.loadState) return RULE['load-state-dict'];
+  // An optimizer's state loaded from a checkpoint runs under load_checkpoint too: its frames decide.
+  if (!(alloc & (Trait.optimizer | Trait.optimizerInit))) {
+    if (alloc & Trait.weightInit) return freed ? RULE['weight-init-freed'] : RULE['weight-init'];
+    if (alloc & Trait.loadWeights) return freed ? RULE['load-weights-freed'] : RULE['load-weights'];
+  }
   if (alloc & Trait.optimizerInit) return RULE['optimizer-init'];
   if (alloc & Trait.accumulateGrad) return RULE['accumulate-grad'];
   if (free & Trait.zeroGrad) return RULE['freed-by-zero-grad'];

@@ -11,6 +11,8 @@ export interface CategoryFigures {
   /** Entry after which this category was largest (-1: before the first entry). */
   max_after_entry: number;
   allocations: number;
+  /** The rules that labelled this category's allocations (RuleCount.rule), most bytes first. */
+  rules: string[];
 }
 
 export interface RuleCount {
@@ -95,6 +97,10 @@ export function categoriesOf(s: Snapshot, d: DeviceModel, points: number): Devic
       max_bytes: max[c]!,
       max_after_entry: maxAt[c]!,
       allocations: counts[c]!,
+      rules: rules
+        .filter((r) => r.category === category && r.allocations > 0)
+        .sort((x, y) => y.bytes - x.bytes || y.allocations - x.allocations)
+        .map((r) => r.rule),
     })),
     rules: rules.filter((r) => r.allocations > 0),
     curve: curve.result(),

@@ -28,6 +28,10 @@ export enum Trait {
   zeroGrad = 1 << 8,
   /** torch.nn.utils.clip_grad: per-parameter norms, freed once the scale is applied. */
   clipGrad = 1 << 9,
+  /** A weight initialiser of any program (init_weight, init_weights, init_weight_list, _init_weights). */
+  weightInit = 1 << 10,
+  /** Weights loaded from a checkpoint (from_pretrained, load_checkpoint, load_state_dict outside torch.optim, dist_checkpointing). */
+  loadWeights = 1 << 11,
 }
 
 const MODULE_PY = /torch\/nn\/modules\/module\.py$/;
@@ -36,6 +40,13 @@ const OPTIM_PY = /torch\/optim\/[^/]+\.py$/;
 /** Files that build models: torch/nn/modules, and the layers/models folders of Megatron, TE, vLLM, HF. */
 const MODEL_FILE = /\/(nn|nn\/modules|layers?|modules?|models?(\/[^/]+)?|transformer|embeddings)\/[^/]+\.py$/;
 const OPTIMIZER_FILE = /optim/i;
+/** FlexGen's init_weight_list / init_all_weights, Hugging Face's _init_weights, timm's init_weights. */
+const WEIGHT_INIT = /^_?(init|initiali[sz]e)_(all_)?weights?(_list)?$/;
+/** Loading a model's weights: Hugging Face, Megatron, DeepSpeed, vLLM, safetensors, torch.distributed.checkpoint. */
+const LOAD_WEIGHTS =
+  /^(_?load_state_dict|_load_from_state_dict|from_pretrained|_?load_(pretrained_model|checkpoint|model|weights|sharded_checkpoint|state_dict_into_(meta_)?model|global_dist_base_checkpoint|base_checkpoint)|load_checkpoint_in_model|load_model_weights)$/;
+/** Checkpoint readers whose own functions are named plainly (load, load_file, _load_state_dict). */
+const CHECKPOINT_FILE = /\/(dist_checkpointing|distributed\/checkpoint|safetensors)\/[^/]+\.py$/;
 
 function frameTraits(filename: string, name: string): number {
   let t = 0;
@@ -47,7 +58,12 @@ function frameTraits(filename: string, name: string): number {
   }
   if (OPTIMIZER_FILE.test(filename)) {
     if (name === '_init_group' || name === 'init_state_fn' || name === '__init__') t |= Trait.optimizerInit;
-  } else if (isConstructor(filename, name)) t |= Trait.moduleInit;
+  } else {
+    if (isConstructor(filename, name)) t |= Trait.moduleInit;
+    if (WEIGHT_INIT.test(name)) t |= Trait.weightInit;
+    if (LOAD_WEIGHTS.test(name) || (CHECKPOINT_FILE.test(filename) && /^_?load/.test(name)))
+      t |= Trait.loadWeights;
+  }
   if (OPTIM_PY.test(filename)) t |= Trait.optimizer;
   if (filename.endsWith('torch/nn/utils/clip_grad.py')) t |= Trait.clipGrad;
   if (name === 'zero_grad') t |= Trait.zeroGrad;

@@ -33,6 +33,7 @@ export function CategoriesPanel({ r, select }: { r: DeviceCategories; select: Se
           'At dump',
           'Max over time',
           'Allocations',
+          'Labelled by rules',
         ]}
       >
         {r.categories.map((c) => (
@@ -47,16 +48,25 @@ export function CategoriesPanel({ r, select }: { r: DeviceCategories; select: Se
               <Bytes n={c.dump_bytes} />
             </td>
             <td className="num">
-              <Bytes n={c.max_bytes} /> at <EntryLink k={c.max_after_entry} select={select} />
+              <Bytes n={c.max_bytes} />{' '}
+              {c.max_after_entry < 0 ? (
+                'before the first entry'
+              ) : (
+                <>
+                  at <EntryLink k={c.max_after_entry} select={select} />
+                </>
+              )}
             </td>
             <td className="num">{formatCount(c.allocations)}</td>
+            <td className="rule-ids">{c.rules.length === 0 ? '—' : c.rules.join(', ')}</td>
           </tr>
         ))}
       </Table>
       <p>rules that fired (first match wins; bytes: all allocations they labelled):</p>
-      <Table head={['category', 'allocations', 'bytes', 'rule']}>
+      <Table head={['rule', 'category', 'allocations', 'bytes', 'what it matches']}>
         {r.rules.map((rule) => (
-          <tr key={rule.rule}>
+          <tr key={rule.rule} data-rule={rule.rule}>
+            <td className="rule-ids">{rule.rule}</td>
             <td>{rule.category}</td>
             <td className="num">{formatCount(rule.allocations)}</td>
             <td className="num">
