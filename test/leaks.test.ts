@@ -141,6 +141,55 @@ describe.skipIf(corpus.length === 0)('leaks on the real corpus', () => {
   });
 });
 
+describe.skipIf(corpus.length === 0)('leaks without iterations on the real corpus', () => {
+  it('says no markers were found (not "no leaks"), what was tried, and how to give them', () => {
+    let withoutIterations = 0;
+    for (const file of corpus) {
+      const s = loadSnapshotBytes(new Uint8Array(readFileSync(join(CORPUS, file))));
+      for (const d of s.devices) {
+        const r = leaksOf(s, d);
+        if (r.iterations.count > 0) continue;
+        withoutIterations++;
+        expect(r.verdict, file).not.toMatch(/none were found/);
+        if (d.trace.length === 0) {
+          expect(r.no_trace, file).toBe(true);
+          expect(r.verdict, file).toMatch(/^no trace recorded, so leaks cannot be judged/);
+          continue;
+        }
+        expect(r.verdict, file).toMatch(
+          /^no iteration markers found, so leaks were not judged: this does not mean there are none/,
+        );
+        // Each way of finding steps that was tried is named with what it found.
+        expect(r.iterations.tried.length, file).toBeGreaterThan(0);
+        expect(r.iterations.tried.join('\n'), file).toMatch(
+          /ProfilerStep#N annotations: |'Optimizer\.step#…' annotations: one/,
+        );
+        if (!/one '/.test(r.iterations.marker))
+          expect(r.iterations.tried.join('\n'), file).toMatch(
+            /a call site that allocates once per step at a regular interval: /,
+          );
+      }
+    }
+    expect(withoutIterations).toBeGreaterThan(10);
+  });
+
+  it('the CLI names the options that give iterations', () => {
+    const file = corpus.find((f) => f.startsWith('MAGMA27_'));
+    if (!file) return;
+    const r = spawnSync(process.execPath, [...NODE_FLAGS, CLI, 'leaks', join(CORPUS, file)], {
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(
+      /iterations: none found\n {4}tried ProfilerStep#N annotations: the file has no annotations/,
+    );
+    expect(r.stdout).toMatch(/no iteration markers found/);
+    expect(r.stdout).toMatch(/--marker NAME .*function called once per step/);
+    expect(r.stdout).toMatch(/--range A:B .*entries as printed/);
+    expect(r.stdout).not.toMatch(/none were found/);
+  });
+});
+
 describe('memlens leaks (CLI)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'memlens-leaks-'));
   const file = join(dir, 'leak.pickle');

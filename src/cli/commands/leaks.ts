@@ -64,6 +64,7 @@ export function leaksCommand(program: Command): void {
 
 function render(r: DeviceLeaks): string {
   const lines = headerLines(r);
+  if (r.iterations.count === 0 && !r.no_trace) lines.push(...howToGiveIterations());
   if (r.allocated_growth_bytes_per_iteration !== null)
     lines.push(
       `  allocated memory at the end of each iteration changes by ${formatBytes(r.allocated_growth_bytes_per_iteration)} per iteration (fitted)`,
@@ -78,15 +79,27 @@ function render(r: DeviceLeaks): string {
 
 /** The device, the iterations the analysis used, and its verdict. */
 export function headerLines(r: { device: number; iterations: IterationSummary; verdict: string }): string[] {
+  const tried = r.iterations.count === 0 ? r.iterations.tried.map((t) => `    tried ${t}`) : [];
   return [
     pc.bold(`device ${r.device}`),
     `  iterations: ${iterationsText(r.iterations)}`,
+    ...tried,
     `  ${pc.bold(r.verdict)}`,
   ];
 }
 
+/** With no iterations found: the options that give them, so the user can judge leaks after all. */
+function howToGiveIterations(): string[] {
+  return [
+    '  to judge leaks, say what marks a step:',
+    '    --marker NAME     a record_function name prefix, or a function called once per step (e.g. train_step)',
+    '    --range A:B       or what trace entries A to B allocated and still held after B (entries as printed: 20,047:30,000)',
+    '    --time-range A:B  the same for a time_us window',
+  ];
+}
+
 function iterationsText(it: IterationSummary): string {
-  if (it.count === 0) return `none (${it.marker})`;
+  if (it.count === 0) return it.tried.length === 0 ? `none (${it.marker})` : 'none found';
   return (
     `${formatCount(it.count)} from ${it.marker} (${it.first_name}–${it.last_name}, ` +
     `entries ${formatCount(it.first_entry!)}–${formatCount(it.last_entry!)}, ~${formatCount(it.mean_entries!)} entries each)`

@@ -27,6 +27,8 @@ export interface Iterations {
   names: string[];
   /** Iterations known to have run to their end: all but the last unless an END annotation closed it. */
   complete: number;
+  /** With none found: each way of finding them that was tried, and what it found. */
+  tried: string[];
 }
 
 export interface IterationOptions {
@@ -39,8 +41,10 @@ const STEP_ANNOTATIONS = ['Optimizer.step#', 'enumerate(DataLoader)#', 'Optimize
 const PROFILER_STEP = /^ProfilerStep#\d+$/;
 
 export function findIterations(s: Snapshot, d: DeviceModel, opts: IterationOptions = {}): Iterations {
+  if (d.trace.length === 0) return none('no trace recorded', []);
   const starts = deviceStarts(s.annotations, d.device);
   if (opts.marker !== undefined) return fromMarker(d, starts, s, opts.marker);
+  const tried: string[] = [];
   const steps = starts.filter((a) => PROFILER_STEP.test(a.name));
   if (steps.length > 0) {
     const ends = deviceAnnotations(s.annotations, d.device).filter(
@@ -48,17 +52,31 @@ export function findIterations(s: Snapshot, d: DeviceModel, opts: IterationOptio
     );
     const found = fromSpans(d, steps, ends, 'profiler steps', 'ProfilerStep#N annotations');
     if (found.count > 0) return found;
-  }
+    tried.push(`ProfilerStep#N annotations: ${steps.length} found, none spanning trace entries`);
+  } else
+    tried.push(`ProfilerStep#N annotations: ${starts.length === 0 ? 'the file has no annotations' : 'none'}`);
   for (const prefix of STEP_ANNOTATIONS) {
     const marked = starts.filter((a) => a.name.startsWith(prefix));
     const found = fromSpans(d, marked, [], 'annotation', `'${prefix}…' annotations`);
     if (found.count > 1) return found;
     // One step marker: the trace holds about one step, and a regular site is an inner loop.
-    if (marked.length === 1) return none(`one '${prefix}…' annotation: the trace holds about one step`);
+    if (marked.length === 1) {
+      tried.push(`'${prefix}…' annotations: one, so the trace holds about one step`);
+      return none(`one '${prefix}…' annotation: the trace holds about one step`, tried);
+    }
   }
+  if (starts.length > 0)
+    tried.push(
+      `per-step record_function annotations (${STEP_ANNOTATIONS.map((p) => `'${p}…'`).join(', ')}): none`,
+    );
   const periodic = periodicAnchors(s, d);
-  if (periodic === null)
-    return none('no ProfilerStep annotations and no allocation site that repeats at a regular interval');
+  if ('why' in periodic) {
+    tried.push(`a call site that allocates once per step at a regular interval: ${periodic.why}`);
+    return none(
+      'no ProfilerStep annotations and no allocation site that repeats at a regular interval',
+      tried,
+    );
+  }
   return consecutive(periodic.starts, d.trace.length, 'periodicity', periodic.marker);
 }
 
@@ -77,7 +95,7 @@ export function iterationAt(it: Iterations, i: number): number {
   return found;
 }
 
-function none(marker: string): Iterations {
+function none(marker: string, tried: string[] = [marker]): Iterations {
   return {
     source: 'none',
     marker,
@@ -86,6 +104,7 @@ function none(marker: string): Iterations {
     end: new Int32Array(0),
     names: [],
     complete: 0,
+    tried,
   };
 }
 
@@ -133,6 +152,7 @@ function fromSpans(
     names: kept.map((k) => starts[k]!.name),
     complete:
       kept.length > 0 && closing[kept[kept.length - 1]!] === undefined ? kept.length - 1 : kept.length,
+    tried: [],
   };
 }
 
@@ -211,6 +231,7 @@ function consecutive(starts: number[], n: number, source: IterationSource, marke
     end: Int32Array.from(starts, (_, k) => starts[k + 1] ?? n),
     names: starts.map((_, k) => `#${k}`),
     complete: starts.length - 1,
+    tried: [],
   };
 }
 
@@ -224,6 +245,8 @@ export interface IterationSummary {
   first_name: string | null;
   last_name: string | null;
   mean_entries: number | null;
+  /** With none found: each way of finding them that was tried, and what it found. */
+  tried: string[];
 }
 
 export function summarizeIterations(it: Iterations): IterationSummary {
@@ -237,5 +260,6 @@ export function summarizeIterations(it: Iterations): IterationSummary {
     first_name: it.names[0] ?? null,
     last_name: it.names[k] ?? null,
     mean_entries: k < 0 ? null : Math.round((it.end[k]! - it.start[0]!) / it.count),
+    tried: it.tried,
   };
 }

@@ -28,7 +28,7 @@ export interface PeriodicAnchors {
  * parameter) are rejected: they would fake a leak. An inner loop that releases everything
  * (the layers of an inference pass) cannot be told from steps by the trace alone.
  */
-export function periodicAnchors(s: Snapshot, d: DeviceModel): PeriodicAnchors | null {
+export function periodicAnchors(s: Snapshot, d: DeviceModel): PeriodicAnchors | { why: string } {
   const t = d.trace;
   const n = t.length;
   const keys = allocKeys(d);
@@ -37,14 +37,20 @@ export function periodicAnchors(s: Snapshot, d: DeviceModel): PeriodicAnchors | 
     const k = keys.of[i]!;
     if (k >= 0) stats.add(k, i, i > 0 ? d.totals.allocated[i - 1]! : d.totals.start.allocated);
   }
-  for (const key of stats.candidates(n).slice(0, MAX_CANDIDATES)) {
+  const candidates = stats.candidates(n).slice(0, MAX_CANDIDATES);
+  for (const key of candidates) {
     const starts: number[] = [];
     for (let i = 0; i < n; i++) if (keys.of[i] === key) starts.push(i);
     if (heldShare(d, starts) > MAX_HELD_SHARE) continue;
     const where = keys.describe(key, s);
     return { starts, marker: `an allocation at ${where} every ~${stats.meanGap(key)} entries` };
   }
-  return null;
+  return {
+    why:
+      candidates.length === 0
+        ? 'no site allocates at a regular interval across most of the trace'
+        : `${candidates.length} regular sites, each an inner loop that hands on most of what it allocates (layers, parameters), not steps`,
+  };
 }
 
 /** Share of the bytes allocated in iteration k still held when iteration k+1 ends. */

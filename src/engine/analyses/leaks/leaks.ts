@@ -58,7 +58,12 @@ export interface DeviceLeaks {
   groups: LeakGroup[];
   other_groups: number;
   unreleased: Unreleased | null;
+  /** The file has no allocation history: nothing can be judged, whatever the markers. */
+  no_trace: boolean;
 }
+
+const NO_TRACE =
+  'no trace recorded, so leaks cannot be judged: record the allocation history (torch.cuda.memory._record_memory_history()) before the steps';
 
 /**
  * Leaks across iterations. An allocation made in iteration k that is still allocated when
@@ -83,7 +88,8 @@ export function leaksOf(s: Snapshot, d: DeviceModel, opts: LeakOptions = {}): De
   return {
     device: d.device,
     iterations: summarizeIterations(it),
-    verdict: verdict(it, groups, minIterations),
+    verdict: d.trace.length === 0 ? NO_TRACE : verdict(it, groups, minIterations),
+    no_trace: d.trace.length === 0,
     allocated_growth_bytes_per_iteration: growth(d, it),
     groups: groups.slice(0, top),
     other_groups: Math.max(0, groups.length - top),
@@ -166,7 +172,7 @@ function growth(d: DeviceModel, it: Iterations): number | null {
 
 function verdict(it: Iterations, groups: LeakGroup[], minIterations: number): string {
   if (it.count === 0)
-    return 'leaks are judged per iteration and none were found: give --marker NAME, or --range A:B for what a window left allocated';
+    return 'no iteration markers found, so leaks were not judged: this does not mean there are none';
   const leaks = groups.filter((g) => g.accumulating);
   if (leaks.length === 0) {
     if (it.count <= minIterations)
