@@ -202,7 +202,9 @@ describe('memlens diagnose (CLI)', () => {
     const lines = r.stdout.split('\n');
     expect(lines[0]).toBe(oomFile);
     expect(lines[1]).toBe('device 0');
-    expect(lines[2]).toMatch(/^ {2}1\. OOM +Out of memory at entry [\d,]+: a 1\.05 GiB request failed/);
+    expect(lines[2]).toMatch(
+      /^ {2}1\. OOM +Out of memory from fragmentation: a 1\.05 GiB request at entry [\d,]+ failed/,
+    );
     expect(r.stdout).toMatch(/stack of the failing request \(innermost first\):\n +forward \(/);
     expect(r.stdout).toContain(`→ memlens oom ${oomFile}\n`);
     expect(r.stdout).toMatch(/ {2}\d\. PEAK +At the allocated peak/);

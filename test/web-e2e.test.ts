@@ -64,7 +64,9 @@ describe.skipIf(!ready && process.env.CI === undefined)('web app in headless Chr
     // Through about:blank: a hash-only goto does not reload the app, and a reload can race the old
     // app rewriting its own hash from a state update still in flight.
     await page.goto('about:blank');
-    await page.goto(`${view.url}#file=${encodeURIComponent(name)}${extra}`);
+    // The app opens on the Diagnosis tab; these tests start on the timeline unless the link says otherwise.
+    const tab = extra.includes('tab=') ? '' : '&tab=timeline';
+    await page.goto(`${view.url}#file=${encodeURIComponent(name)}${tab}${extra}`);
     await timelineReady();
   };
 
@@ -323,6 +325,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('web app in headless Chr
     local.on('pageerror', (e) => errors.push(e.message));
     await local.goto(pathToFileURL(APP).href);
     await local.getByLabel('open a snapshot file').setInputFiles(join(dir, 'generated.pickle'));
+    await local.getByRole('tab', { name: /Timeline/ }).click();
     await local.waitForSelector('canvas[data-ready="true"]', { timeout: 30_000 });
     await local.screenshot({ path: join(ARTIFACTS, 'file-protocol.png') });
     expect(Number(await local.locator('.load-done').getAttribute('data-scanned-entries'))).toBeGreaterThan(

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { type ServedFile, servedFiles } from './served-files.js';
 import { readUrlState, type Tab, type ViewState, writeUrlState } from './url-state.js';
 import { AnalysesPage } from './views/analyses-page.js';
+import { DiagnosisPage } from './views/diagnosis/diagnosis-page.js';
 import { FileBar } from './views/file-bar.js';
 import { FlamePage } from './views/flame-page.js';
 import { type LoadState, LoadStatus } from './views/load-status.js';
@@ -101,6 +102,9 @@ export function App() {
         onTab={setTab}
       />
       <LoadStatus state={load} hasFiles={files.length > 0} />
+      {ready && device && view.tab === 'diagnosis' && (
+        <DiagnosisPage client={client} device={device.device} file={view.file ?? ''} update={update} />
+      )}
       {ready && device && view.tab === 'overview' && <Overview client={client} device={device.device} />}
       {ready && device && view.tab === 'timeline' && (
         // One per file and device: its live window, layers and markers belong to that trace.

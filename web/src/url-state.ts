@@ -5,7 +5,7 @@ import { readTableState, type TableState, writeTableState } from './views/table-
  * What the page is showing, kept in the URL's hash so a reload or a shared link restores it:
  * file, device, tab, selected entry and allocation, and the timeline's window and axis.
  */
-export const TABS = ['overview', 'timeline', 'events', 'blocks', 'flame', 'analyses'] as const;
+export const TABS = ['diagnosis', 'overview', 'timeline', 'events', 'blocks', 'flame', 'analyses'] as const;
 export type Tab = (typeof TABS)[number];
 /** The Analyses tab's panels. */
 export const PANELS = ['leaks', 'gc', 'frag', 'oom', 'categories', 'whatif', 'compare'] as const;
@@ -62,7 +62,8 @@ export interface FlameState {
 const DEFAULTS: ViewState = {
   file: null,
   device: null,
-  tab: 'timeline',
+  // The app opens on the answer: what happened to the memory, and a link to the view that proves it.
+  tab: 'diagnosis',
   axis: 'entry',
   entry: null,
   alloc: null,

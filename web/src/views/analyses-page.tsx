@@ -36,27 +36,7 @@ const TITLES: Record<Panel, string> = {
  * same engine calls. An entry a panel names is a link: it selects that entry and opens the timeline.
  */
 export function AnalysesPage({ client, device, view, update }: Props) {
-  const select: Select = {
-    entry: (k) => update({ entry: k, tab: 'timeline' }),
-    alloc: (alloc, entry) => update({ alloc, entry, tab: 'timeline' }),
-    segment: (segment, entry) => update({ segment, entry, tab: 'timeline' }),
-    blocksThrough: (frame) =>
-      update({ tab: 'blocks', table: { kind: 'blocks', form: { ...EMPTY_FORM, frame }, sort: null } }),
-    blocksIn: (from, to) =>
-      update({
-        tab: 'blocks',
-        table: { kind: 'blocks', form: { ...EMPTY_FORM, address: `${hex(from)}..${hex(to)}` }, sort: null },
-      }),
-    eventsIn: (first, last) =>
-      update({
-        tab: 'events',
-        table: {
-          kind: 'events',
-          form: { ...EMPTY_FORM, rangeColumn: 'id', min: String(first), max: String(last) },
-          sort: null,
-        },
-      }),
-  };
+  const select = selectIn(update);
   return (
     <main className="analyses-page">
       <div className="subtabs" role="tablist" aria-label="analyses">
@@ -84,6 +64,34 @@ export function AnalysesPage({ client, device, view, update }: Props) {
       </div>
     </main>
   );
+}
+
+/**
+ * What a link in an analysis does to the view: selects an entry or allocation on the timeline,
+ * or opens a table filtered to what it names. The Diagnosis tab's links use the same.
+ */
+export function selectIn(update: (patch: Partial<ViewState>) => void): Select {
+  return {
+    entry: (k) => update({ entry: k, tab: 'timeline' }),
+    alloc: (alloc, entry) => update({ alloc, entry, tab: 'timeline' }),
+    segment: (segment, entry) => update({ segment, entry, tab: 'timeline' }),
+    blocksThrough: (frame) =>
+      update({ tab: 'blocks', table: { kind: 'blocks', form: { ...EMPTY_FORM, frame }, sort: null } }),
+    blocksIn: (from, to) =>
+      update({
+        tab: 'blocks',
+        table: { kind: 'blocks', form: { ...EMPTY_FORM, address: `${hex(from)}..${hex(to)}` }, sort: null },
+      }),
+    eventsIn: (first, last) =>
+      update({
+        tab: 'events',
+        table: {
+          kind: 'events',
+          form: { ...EMPTY_FORM, rangeColumn: 'id', min: String(first), max: String(last) },
+          sort: null,
+        },
+      }),
+  };
 }
 
 function PanelBody({ client, device, view, update, select }: Props & { select: Select }) {
@@ -117,14 +125,7 @@ function PanelBody({ client, device, view, update, select }: Props & { select: S
         />
       );
     case 'oom':
-      return (
-        <Query
-          client={client}
-          q="oom"
-          args={{ device: d }}
-          render={(r) => <OomPanel ooms={r} select={select} />}
-        />
-      );
+      return <OomPanel client={client} device={d} file={view.file} select={select} />;
     case 'categories':
       return (
         <Query

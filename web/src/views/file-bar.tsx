@@ -14,6 +14,7 @@ interface Props {
 }
 
 const TABS: [Tab, string][] = [
+  ['diagnosis', 'Diagnosis'],
   ['overview', 'Overview'],
   ['timeline', 'Timeline & pool state'],
   ['flame', 'Flame graph'],

@@ -46,7 +46,8 @@ function SummaryOf({ summary, device }: { summary: SnapshotSummary; device: numb
         <h2>Trace</h2>
         <TraceFacts d={d} annotations={summary.annotations} />
       </section>
-      <section>
+      {/* The settings explain the answer above; below it, across the page, never beside it. */}
+      <section className="settings-section" style={{ gridColumn: '1 / -1' }}>
         <h2>Allocator settings</h2>
         {summary.allocator_settings === null ? (
           <p>not recorded (PyTorch older than 2.3, or a bare segment list)</p>

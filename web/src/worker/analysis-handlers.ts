@@ -1,4 +1,5 @@
 import { categoriesOf } from '../../../src/engine/analyses/categories/category-curves.js';
+import { diagnose } from '../../../src/engine/analyses/diagnosis/diagnosis.js';
 import { liveMemoryProfile } from '../../../src/engine/analyses/export/speedscope.js';
 import { fragmentationOf } from '../../../src/engine/analyses/fragmentation/fragmentation.js';
 import { gcBurstsOf } from '../../../src/engine/analyses/gc/gc-bursts.js';
@@ -56,5 +57,6 @@ export function analysisHandlers(
     frag: ({ device, entry }) => with_(device, (s, d) => fragmentationOf(s, d, { at: entry })),
     oom: ({ device }) => with_(device, oomReports),
     categories: ({ device, points }) => with_(device, (s, d) => categoriesOf(s, d, points)),
+    diagnosis: ({ device, file }) => with_(device, (s, d) => diagnose(s, d, { file })),
   };
 }

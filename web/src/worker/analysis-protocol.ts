@@ -1,4 +1,5 @@
 import type { DeviceCategories } from '../../../src/engine/analyses/categories/category-curves.js';
+import type { DeviceDiagnosis } from '../../../src/engine/analyses/diagnosis/diagnosis.js';
 import type { DeviceFragmentation } from '../../../src/engine/analyses/fragmentation/fragmentation.js';
 import type { DeviceGc } from '../../../src/engine/analyses/gc/gc-bursts.js';
 import type { DeviceLeaks } from '../../../src/engine/analyses/leaks/leaks.js';
@@ -34,4 +35,6 @@ export interface AnalysisQueries {
   frag: { args: { device: number; entry: number }; result: DeviceFragmentation };
   oom: { args: { device: number }; result: OomReport[] };
   categories: { args: { device: number; points: number }; result: DeviceCategories };
+  /** `memlens diagnose`'s findings; file: the name the suggested commands use. */
+  diagnosis: { args: { device: number; file: string }; result: DeviceDiagnosis };
 }

@@ -22,7 +22,7 @@ export function oomFinding(s: Snapshot, d: DeviceModel, command: string, capacit
   if (reports.length > 1) evidence.push(`${formatCount(reports.length - 1)} more OOMs follow in the trace`);
   const finding: Finding = {
     kind: 'oom',
-    headline: `Out of memory at entry ${formatCount(r.entry)}: a ${formatBytes(r.requested_bytes)} request failed — ${causeOf(r)}.`,
+    headline: headlineOf(r),
     evidence,
     frames: siteFrames(frames),
     figures: {
@@ -43,23 +43,24 @@ export function oomFinding(s: Snapshot, d: DeviceModel, command: string, capacit
   return { findings: [finding], clear: null };
 }
 
-/** The verdict in a clause with the figure that decides it; the oom analysis's own word otherwise. */
-function causeOf(r: OomReport): string {
+/** The cause first, then the request and the figure that decides it. */
+function headlineOf(r: OomReport): string {
   const fb = formatBytes;
+  const request = `a ${fb(r.requested_bytes)} request at entry ${formatCount(r.entry)}`;
   switch (r.verdict as string) {
     case 'fragmentation': {
       const short = r.requested_bytes - r.largest_free_block;
       const largest =
         fb(r.largest_free_block) === fb(r.requested_bytes) ? `${fb(short)} short` : fb(r.largest_free_block);
-      return `${fb(r.cached_free_bytes)} sat free in reserved segments, but no block it could use was large enough (the largest was ${largest}): fragmentation`;
+      return `Out of memory from fragmentation: ${request} failed while ${fb(r.cached_free_bytes)} sat free in reserved segments, but in no block large enough (the largest was ${largest}).`;
     }
     case 'exhaustion':
-      return `PyTorch held ${fb(r.reserved_bytes)} reserved (${fb(r.allocated_bytes)} allocated) and CUDA reported ${fb(r.device_free_bytes)} free: exhaustion`;
+      return `Out of memory from exhaustion: ${request} failed with ${fb(r.reserved_bytes)} reserved by PyTorch (${fb(r.allocated_bytes)} allocated) and ${fb(r.device_free_bytes)} free on the device.`;
     case 'outside PyTorch':
-      return `${fb(r.outside_bytes ?? 0)} of the GPU was held outside PyTorch's allocator`;
+      return `Out of memory from memory held outside PyTorch: ${fb(r.outside_bytes ?? 0)} of the GPU was not PyTorch's when ${request} failed.`;
     case 'not out of device memory':
-      return `CUDA reported ${fb(r.device_free_bytes)} free, so something other than device memory refused it`;
+      return `Out of memory, but not of device memory: ${request} failed while CUDA reported ${fb(r.device_free_bytes)} free.`;
     default:
-      return r.verdict;
+      return `Out of memory (${r.verdict}): ${request} failed.`;
   }
 }

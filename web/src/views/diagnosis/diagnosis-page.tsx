@@ -1,0 +1,69 @@
+import type { DeviceDiagnosis } from '../../../../src/engine/analyses/diagnosis/diagnosis.js';
+import type { ViewState } from '../../url-state.js';
+import type { EngineClient } from '../../worker/client.js';
+import { useQuery } from '../analyses/use-query.js';
+import { selectIn } from '../analyses-page.js';
+import { FindingCard } from './finding-card.js';
+import { findingLink } from './finding-link.js';
+import './diagnosis.css';
+
+interface Props {
+  client: EngineClient;
+  device: number;
+  file: string;
+  update: (patch: Partial<ViewState>) => void;
+}
+
+/**
+ * Where the app opens: `memlens diagnose`'s findings for the device, computed in the worker by the
+ * same engine call, the most important first and largest, each linked to the view that proves it.
+ */
+export function DiagnosisPage({ client, device, file, update }: Props) {
+  // The commands name the file as a terminal in its folder would.
+  const name = file.split(/[\\/]/).pop() ?? file;
+  const answer = useQuery(client, 'diagnosis', { device, file: name });
+  if (answer.status === 'loading') return <p className="hint">diagnosing…</p>;
+  if (answer.status === 'error') return <p className="error">{answer.message}</p>;
+  return <Findings r={answer.value} update={update} />;
+}
+
+function Findings({ r, update }: { r: DeviceDiagnosis; update: (patch: Partial<ViewState>) => void }) {
+  const select = selectIn(update);
+  const problems = r.findings.filter((f) => f.kind !== 'peak' && f.kind !== 'warning');
+  const peak = r.findings.filter((f) => f.kind === 'peak');
+  const notes = r.findings.filter((f) => f.kind === 'warning');
+  const card = (f: DeviceDiagnosis['findings'][number], i: number, lead: boolean) => (
+    <FindingCard key={i} f={f} lead={lead} link={findingLink(f.show, select, update)} />
+  );
+  const checked = r.checked.length > 0 && (
+    <section className={`checked${problems.length === 0 ? ' clean' : ''}`} aria-label="checked">
+      <h2>{problems.length === 0 ? '✓ No problem found' : 'Also checked, nothing found'}</h2>
+      <ul>
+        {r.checked.map((c) => (
+          <li key={c}>{c}</li>
+        ))}
+      </ul>
+    </section>
+  );
+  return (
+    <main className="diagnosis" aria-label="diagnosis">
+      <h1>What happened to the memory of cuda:{r.device}</h1>
+      {problems.length === 0 && checked}
+      {problems.map((f, i) => card(f, i, i === 0))}
+      {problems.length > 0 && checked}
+      {peak.map((f, i) => card(f, i, false))}
+      {notes.length > 0 && (
+        <section className="notes" aria-label="what the file cannot tell">
+          <h2>What this file cannot tell</h2>
+          <ul>
+            {notes.map((f) => (
+              <li key={f.headline}>
+                {f.headline} <code>{f.command}</code>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+    </main>
+  );
+}
