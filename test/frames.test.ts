@@ -99,6 +99,9 @@ describe('the frame filter on recorded stacks', () => {
         f('torch::autograd::VariableType::(anonymous namespace)::mul_Tensor()', 'VariableType_0.cpp'),
       ),
     ).toBe('dispatcher');
+    expect(frameKind(f('torch::autograd::Engine::thread_main(std::shared_ptr<GraphTask> const&)'))).toBe(
+      'dispatcher',
+    );
     expect(frameKind(f('_PyEval_EvalFrameDefault'))).toBe('interpreter');
     expect(frameKind(f('PyObject_Call'))).toBe('interpreter');
     expect(frameKind(f('method_vectorcall_VARARGS', 'Objects/descrobject.c'))).toBe('interpreter');

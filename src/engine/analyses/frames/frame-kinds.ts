@@ -25,7 +25,7 @@ export type FrameKind =
   | 'recorder'
   /** The caching allocator and the code that only makes a tensor's storage (empty_*, TensorIterator outputs). */
   | 'allocator'
-  /** Operator dispatch: boxing, redispatch, registrations, generated autograd wrappers. */
+  /** Operator dispatch (boxing, redispatch, registrations, generated autograd wrappers) and the autograd engine's scheduling of backward nodes. */
   | 'dispatcher'
   /** CPython's evaluator and call machinery, process and thread start. */
   | 'interpreter';
@@ -46,9 +46,13 @@ const ALLOCATOR_NAMES =
   /CUDACachingAllocator|c10::cuda::.*(malloc|free|allocate|raw_delete)|c10::(StorageImpl|TensorImpl)::(~|release_resources)|intrusive_ptr<c10::(StorageImpl|TensorImpl)|at::(detail|native)::(_?empty|new_empty)|at::empty|at::TensorBase at::detail::_empty|at::TensorIterator(Base)?::(build|fast_set_up|allocate_or_resize_outputs|set_output)|set_output_raw_strided|create_out\(|at::meta::resize|at::native::resize_(output|bytes|impl)|at::native::resize_cuda_|c10::(cuda::)?[A-Za-z]*Allocator/;
 const ALLOCATOR_FILES = ['CUDACachingAllocator.cpp', 'TensorImpl.cpp', 'StorageImpl'];
 
-/** Dispatch machinery: the kernel an operator goes through on its way to the code that runs. */
+/**
+ * Dispatch machinery: the kernel an operator goes through on its way to the code that runs, and
+ * the autograd engine's threads that call each backward node (the node itself, MulBackward0::apply,
+ * stays: it names the operator).
+ */
 const DISPATCHER_NAMES =
-  /c10::impl::|c10::Dispatcher|c10::BoxedKernel|c10::KernelFunction|c10::OperatorHandle|at::_ops::|::redispatch\(|torch::autograd::VariableType::|torch::ADInplaceOrView::|wrapper_(CUDA|CPU|Composite|Meta|Functionalize|Autograd)|at::functionalization::|torch::TraceType::|boxed_kernel/;
+  /torch::autograd::(Engine|python::PythonEngine)::|torch::autograd::Node::operator\(\)|torch::autograd::call_function|c10::impl::|c10::Dispatcher|c10::BoxedKernel|c10::KernelFunction|c10::OperatorHandle|at::_ops::|::redispatch\(|torch::autograd::VariableType::|torch::ADInplaceOrView::|wrapper_(CUDA|CPU|Composite|Meta|Functionalize|Autograd)|at::functionalization::|torch::TraceType::|boxed_kernel/;
 const DISPATCHER_FILES = [
   'core/boxing',
   'Register',
