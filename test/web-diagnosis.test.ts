@@ -96,6 +96,11 @@ describe.skipIf(!ready && process.env.CI === undefined)('Diagnosis tab in headle
     await expect.poll(() => hash().get('tab')).toBe('timeline');
     expect(hash().get('entry')).toBe(String(entry));
     await page.waitForSelector('canvas[data-ready="true"]', { timeout: 30_000 });
+    // An oom entry opens no allocation: the details pane pins the failing request's stack instead.
+    const pane = page.getByRole('complementary', { name: 'failing request' });
+    await expect.poll(() => pane.locator('.verdict').textContent()).toBe(expected.findings[0]!.headline);
+    expect(await pane.locator('ul.frames li').first().textContent()).toMatch(/^forward \(/);
+    await page.screenshot({ path: join(SHOTS, 'diagnosis-oom-timeline.png') });
   });
 
   it('a leak file leads with the leak; its link searches the site and pins its newest held allocation', async () => {

@@ -10,6 +10,7 @@ import type { ViewState } from '../url-state.js';
 import type { EngineClient } from '../worker/client.js';
 import type { DeviceInfo } from '../worker/protocol.js';
 import { Details } from './details.js';
+import { OomRequest } from './diagnosis/oom-request.js';
 import { PoolView } from './pool-view.js';
 import { useSelection } from './use-selection.js';
 import { ZoomModeButton } from './zoom-mode-button.js';
@@ -186,7 +187,11 @@ export function TimelinePage({ client, device, view, update }: Props) {
           segment={view.segment}
           onSelect={selectAlloc}
         />
-        <Details details={details} onEntry={(k) => update({ entry: k })} />
+        {details === null && info?.action === 'oom' ? (
+          <OomRequest client={client} device={device.device} file={view.file ?? ''} entry={info.entry} />
+        ) : (
+          <Details details={details} onEntry={(k) => update({ entry: k })} />
+        )}
       </div>
     </main>
   );

@@ -1,5 +1,5 @@
 import { categoriesOf } from '../../../src/engine/analyses/categories/category-curves.js';
-import { diagnose } from '../../../src/engine/analyses/diagnosis/diagnosis.js';
+import { type DeviceDiagnosis, diagnose } from '../../../src/engine/analyses/diagnosis/diagnosis.js';
 import { liveMemoryProfile } from '../../../src/engine/analyses/export/speedscope.js';
 import { fragmentationOf } from '../../../src/engine/analyses/fragmentation/fragmentation.js';
 import { gcBurstsOf } from '../../../src/engine/analyses/gc/gc-bursts.js';
@@ -35,6 +35,7 @@ export function analysisHandlers(
       last = { snapshot: current(), key, tree: flameTree(current(), d, at, { fullStacks }) };
     return last.tree;
   };
+  let lastDiagnosis: { d: DeviceModel; file: string; result: DeviceDiagnosis } | undefined;
   const with_ = <T>(device: number, f: (s: Snapshot, d: DeviceModel) => T): T =>
     f(current(), deviceOf(device));
 
@@ -57,6 +58,12 @@ export function analysisHandlers(
     frag: ({ device, entry }) => with_(device, (s, d) => fragmentationOf(s, d, { at: entry })),
     oom: ({ device }) => with_(device, oomReports),
     categories: ({ device, points }) => with_(device, (s, d) => categoriesOf(s, d, points)),
-    diagnosis: ({ device, file }) => with_(device, (s, d) => diagnose(s, d, { file })),
+    diagnosis: ({ device, file }) => {
+      // Asked by the Diagnosis tab and again by the timeline's OOM pane: computed once per device.
+      const d = deviceOf(device);
+      if (lastDiagnosis?.d !== d || lastDiagnosis.file !== file)
+        lastDiagnosis = { d, file, result: diagnose(current(), d, { file }) };
+      return lastDiagnosis.result;
+    },
   };
 }
