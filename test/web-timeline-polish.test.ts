@@ -320,6 +320,16 @@ describe.skipIf(!ready && process.env.CI === undefined)('timeline page fixes see
     expect(oom).toBeLessThanOrEqual(v1!);
   });
 
+  it('the Events table shows times since the trace start, raw time_us only in the title', async () => {
+    await open(file('oom.pickle'), '&tab=events', false);
+    const cells = page.locator('td.col-time_us');
+    await cells.first().waitFor({ timeout: 30_000 });
+    const texts = await cells.allTextContents();
+    expect(texts.length).toBeGreaterThan(5);
+    for (const t of texts) expect(t).toMatch(/^[\d.]+ (µs|ms|s|min)$/);
+    expect(await cells.first().getAttribute('title')).toMatch(/^time_us \d+$/);
+  });
+
   it('times on the page count from the trace start: no raw epoch µs', async () => {
     await open(file('oom.pickle'), `&tab=timeline&axis=time&entry=${Math.floor(n / 2)}`);
     await expect.poll(() => page.locator('.pool .event').textContent()).toMatch(/into the trace/);

@@ -1,5 +1,6 @@
 import { shortPath } from '../../../src/engine/analyses/frames/short-path.js';
 import type { Cell } from '../../../src/engine/analyses/views/tables/tables.js';
+import { formatDuration } from '../../../src/engine/format.js';
 import { exactBytes, formatBytes, formatCount, hex } from '../format.js';
 
 /**
@@ -31,7 +32,16 @@ export function HeaderRow(p: { columns: string[]; sort: string | null; onSort: (
 const BYTE_COLUMNS = new Set(['size', 'block_size', 'allocated_bytes', 'active_bytes', 'reserved_bytes']);
 
 /** Sizes in KiB/MiB/GiB with exact bytes on hover; addresses in hex. */
-export function CellView({ column, value }: { column: string; value: Cell }) {
+export function CellView({
+  column,
+  value,
+  startUs = null,
+}: {
+  column: string;
+  value: Cell;
+  /** The trace's first time_us: time cells show the time since it (raw µs only in their title). */
+  startUs?: number | null;
+}) {
   const cls = `cell col-${column}`;
   if (value === null) return <td className={TEXT_COLUMNS.has(column) ? cls : `${cls} num`}>—</td>;
   if (typeof value === 'number' && BYTE_COLUMNS.has(column))
@@ -50,6 +60,12 @@ export function CellView({ column, value }: { column: string; value: Cell }) {
     return (
       <td className={`${cls} num`} title="outside the recorded trace (-1 in the CLI's table)">
         —
+      </td>
+    );
+  if (typeof value === 'number' && column === 'time_us' && startUs !== null)
+    return (
+      <td className={`${cls} num`} title={`time_us ${value}`}>
+        {formatDuration(value - startUs)}
       </td>
     );
   if (typeof value === 'number')

@@ -217,7 +217,9 @@ export function TableView({ client, device, kind, view, update }: Props) {
                     onClick={() => row && choose(row)}
                   >
                     {row ? (
-                      selected.columns.map((c, i) => <CellView key={c} column={c} value={row.cells[i]!} />)
+                      selected.columns.map((c, i) => (
+                        <CellView key={c} column={c} value={row.cells[i]!} startUs={device.startUs} />
+                      ))
                     ) : (
                       <td className="cell">…</td>
                     )}

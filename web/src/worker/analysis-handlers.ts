@@ -53,10 +53,14 @@ export function analysisHandlers(
     },
     speedscope: ({ device, entry, name }) =>
       with_(device, (s, d) => JSON.stringify(liveMemoryProfile(s, d, entry, name))),
-    leaks: ({ device }) => with_(device, leaksOf),
+    leaks: ({ device, marker, range }) =>
+      with_(device, (s, d) =>
+        leaksOf(s, d, { ...(marker ? { marker } : {}), ...(range ? { window: { entries: range } } : {}) }),
+      ),
     gc: ({ device }) => with_(device, gcBurstsOf),
     frag: ({ device, entry }) => with_(device, (s, d) => fragmentationOf(s, d, { at: entry })),
-    oom: ({ device }) => with_(device, oomReports),
+    oom: ({ device, capacity, request }) =>
+      with_(device, (s, d) => oomReports(s, d, capacity ?? undefined, request ?? 0)),
     categories: ({ device, points }) => with_(device, (s, d) => categoriesOf(s, d, points)),
     diagnosis: ({ device, file }) => {
       // Asked by the Diagnosis tab and again by the timeline's OOM pane: computed once per device.

@@ -30,10 +30,15 @@ export interface AnalysisQueries {
   };
   /** The speedscope profile of live memory after the entry, as JSON text. */
   speedscope: { args: { device: number; entry: number; name: string }; result: string };
-  leaks: { args: { device: number }; result: DeviceLeaks };
+  /** `memlens leaks`; marker as --marker, range as --range (trace entries a..b); null: not given. */
+  leaks: {
+    args: { device: number; marker?: string | null; range?: [number, number] | null };
+    result: DeviceLeaks;
+  };
   gc: { args: { device: number }; result: DeviceGc };
   frag: { args: { device: number; entry: number }; result: DeviceFragmentation };
-  oom: { args: { device: number }; result: OomReport[] };
+  /** `memlens oom`; capacity and request in bytes as --capacity / --request (null: not given). */
+  oom: { args: { device: number; capacity?: number | null; request?: number | null }; result: OomReport[] };
   categories: { args: { device: number; points: number }; result: DeviceCategories };
   /** `memlens diagnose`'s findings; file: the name the suggested commands use. */
   diagnosis: { args: { device: number; file: string }; result: DeviceDiagnosis };

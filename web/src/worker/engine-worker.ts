@@ -164,6 +164,7 @@ function describe(s: Snapshot): Loaded {
       device: d.device,
       entries: d.trace.length,
       hasTime: hasTime(d),
+      startUs: traceStartUs(d),
       extent: { entry: axisExtent(d, 'entry'), time: axisExtent(d, 'time') },
     })),
     entries: s.traceColumns.length,
