@@ -43,3 +43,16 @@ export function parseByteText(text: string): number | null {
   const bytes = Math.round(value * unit);
   return Number.isSafeInteger(bytes) && Math.abs(value * unit - bytes) < 0.5 ? bytes : null;
 }
+
+/**
+ * A range of entries "A:B" with each side as printed ("20,047:30,000"); either side may be left
+ * out (":B" from the start, "A:" to the end). Null when it is not one.
+ */
+export function parseRangeText(text: string): [number, number] | null {
+  const m = /^([^:]*):([^:]*)$/.exec(text.trim());
+  if (m === null) return null;
+  const side = (t: string, open: number) => (t.trim() === '' ? open : parseCountText(t));
+  const a = side(m[1]!, 0);
+  const b = side(m[2]!, Number.MAX_SAFE_INTEGER);
+  return a === null || b === null ? null : [a, b];
+}

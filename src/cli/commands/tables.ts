@@ -10,6 +10,7 @@ import {
   selectRows,
 } from '../../engine/analyses/views/tables/tables.js';
 import type { DeviceModel, Snapshot } from '../../engine/model/snapshot.js';
+import { parseRangeText } from '../../engine/units.js';
 import { openSnapshot } from '../open-snapshot.js';
 import { EXIT_BAD_INPUT, parseCount, parseDevice, reportError } from '../run-files.js';
 
@@ -122,10 +123,12 @@ async function writeOut(chunk: string | Uint8Array): Promise<void> {
   if (!process.stdout.write(chunk)) await new Promise((resolve) => process.stdout.once('drain', resolve));
 }
 
+/** A:B with entries as printed ("20,047:30,000"); either side may be left out. */
 export function parseRange(v: string): [number, number] {
-  const m = /^(\d+)?:(\d+)?$/.exec(v.trim());
-  if (!m) throw new InvalidArgumentError('expected A:B (either may be left out), e.g. 1000:2000');
-  return [m[1] ? Number(m[1]) : 0, m[2] ? Number(m[2]) : Number.MAX_SAFE_INTEGER];
+  const range = parseRangeText(v);
+  if (range === null)
+    throw new InvalidArgumentError('expected A:B (either may be left out), e.g. 1000:2000 or 20,047:30,000');
+  return range;
 }
 
 function parseFormat(v: string): 'csv' | 'json' {

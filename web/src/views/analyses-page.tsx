@@ -98,14 +98,7 @@ function PanelBody({ client, device, view, update, select }: Props & { select: S
   const d = device.device;
   switch (view.panel) {
     case 'leaks':
-      return (
-        <Query
-          client={client}
-          q="leaks"
-          args={{ device: d }}
-          render={(r) => <LeaksPanel r={r} select={select} />}
-        />
-      );
+      return <LeaksPanel client={client} device={d} select={select} />;
     case 'gc':
       return (
         <Query

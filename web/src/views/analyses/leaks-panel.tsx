@@ -1,14 +1,105 @@
+import { type FormEvent, useState } from 'react';
 import type { IterationSummary } from '../../../../src/engine/analyses/iterations/iterations.js';
 import { leakIterationsSpan, leakKind } from '../../../../src/engine/analyses/leaks/leak-words.js';
 import type { DeviceLeaks } from '../../../../src/engine/analyses/leaks/leaks.js';
+import type { Unreleased } from '../../../../src/engine/analyses/leaks/unreleased.js';
+import { plural } from '../../../../src/engine/format.js';
+import { parseRangeText } from '../../../../src/engine/units.js';
 import { formatCount } from '../../format.js';
+import type { EngineClient } from '../../worker/client.js';
 import { AllocLink, BlocksThrough, Bytes, EntryLink, Frames, type Select, Table } from './bits.js';
+import { useQuery } from './use-query.js';
 
-/** `memlens leaks`: the iterations used, the verdict, and the sites whose allocations outlived their iteration. */
-export function LeaksPanel({ r, select }: { r: DeviceLeaks; select: Select }) {
+interface Given {
+  marker: string | null;
+  range: [number, number] | null;
+}
+
+/**
+ * `memlens leaks` in the page, with its --marker and --range as fields: leaks are judged per
+ * iteration, and when the file marks none the user can say what starts a step, or ask what a
+ * window of entries left allocated.
+ */
+export function LeaksPanel({
+  client,
+  device,
+  select,
+}: {
+  client: EngineClient;
+  device: number;
+  select: Select;
+}) {
+  const [draft, setDraft] = useState({ marker: '', range: '' });
+  const [given, setGiven] = useState<Given>({ marker: null, range: null });
+  const problem =
+    draft.range.trim() === '' || parseRangeText(draft.range) !== null
+      ? null
+      : `range ${draft.range}: expected entries A:B as printed, like 20,047:30,000 (either side may be left out)`;
+  const apply = (e: FormEvent) => {
+    e.preventDefault();
+    if (problem !== null) return;
+    setGiven({
+      marker: draft.marker.trim() === '' ? null : draft.marker.trim(),
+      range: draft.range.trim() === '' ? null : parseRangeText(draft.range),
+    });
+  };
+  const answer = useQuery(client, 'leaks', { device, ...given });
   return (
     <section aria-label="leaks">
+      <form className="what-if-form" onSubmit={apply}>
+        <label>
+          iteration marker{' '}
+          <input
+            aria-label="marker"
+            size={18}
+            placeholder="e.g. ProfilerStep# or train_step"
+            title="what starts an iteration: a record_function name prefix, or a function called once per step (memlens leaks --marker)"
+            value={draft.marker}
+            onChange={(e) => setDraft({ ...draft, marker: e.target.value })}
+          />
+        </label>
+        <label>
+          entries{' '}
+          <input
+            aria-label="range"
+            size={18}
+            placeholder="A:B, e.g. 1,000:5,000"
+            title="what these trace entries allocated and still held after the last (memlens leaks --range)"
+            value={draft.range}
+            onChange={(e) => setDraft({ ...draft, range: e.target.value })}
+          />
+        </label>
+        <button type="submit" disabled={problem !== null}>
+          judge
+        </button>
+      </form>
+      {problem !== null && (
+        <p className="error" role="alert">
+          {problem}
+        </p>
+      )}
+      {answer.status === 'loading' && <p className="hint">computing…</p>}
+      {answer.status === 'error' && (
+        <p className="error" role="alert">
+          {answer.message}
+        </p>
+      )}
+      {answer.status === 'ready' && <Leaks r={answer.value} select={select} />}
+    </section>
+  );
+}
+
+function Leaks({ r, select }: { r: DeviceLeaks; select: Select }) {
+  return (
+    <>
       <Header iterations={r.iterations} verdict={r.verdict} select={select} />
+      {r.iterations.count === 0 && !r.no_trace && (
+        <p className="hint give-iterations">
+          to judge leaks, say what marks a step in <em>iteration marker</em> above (a record_function name
+          prefix, or a function called once per step), or give <em>entries</em> A:B to see what that window
+          left allocated.
+        </p>
+      )}
       {r.allocated_growth_bytes_per_iteration !== null && (
         <p>
           allocated memory at the end of each iteration changes by{' '}
@@ -54,10 +145,49 @@ export function LeaksPanel({ r, select }: { r: DeviceLeaks; select: Select }) {
               </tr>
             ))}
           </Table>
-          {r.other_groups > 0 && <p className="dim">… {formatCount(r.other_groups)} more sites</p>}
+          {r.other_groups > 0 && <p className="dim">… {plural(r.other_groups, 'more site')}</p>}
         </>
       )}
-    </section>
+      {r.unreleased && <UnreleasedPart u={r.unreleased} select={select} />}
+    </>
+  );
+}
+
+/** What the given window of entries allocated and still held at its end (the CLI's --range). */
+function UnreleasedPart({ u, select }: { u: Unreleased; select: Select }) {
+  if (u.from_entry > u.to_entry) return <p>entries: no trace entry falls in the window</p>;
+  return (
+    <div className="unreleased">
+      <p>
+        from <EntryLink k={u.from_entry} select={select} /> to <EntryLink k={u.to_entry} select={select} />:{' '}
+        <strong>
+          {plural(u.count, 'allocation')}, <Bytes n={u.bytes} />
+        </strong>{' '}
+        made there and still allocated at its end
+      </p>
+      {u.groups.length > 0 && (
+        <Table head={['bytes', 'count', 'allocated at (innermost first)']}>
+          {u.groups.map((g, i) => (
+            // biome-ignore lint/suspicious/noArrayIndexKey: groups are ranked; rank is the identity
+            <tr key={i}>
+              <td className="num">
+                <Bytes n={g.bytes} />
+              </td>
+              <td className="num">{formatCount(g.count)}</td>
+              <td>
+                <Frames frames={g.frames} />
+                <BlocksThrough frames={g.frames} select={select} />
+              </td>
+            </tr>
+          ))}
+        </Table>
+      )}
+      {u.other_groups > 0 && (
+        <p className="dim">
+          … {plural(u.other_groups, 'more site')} hold <Bytes n={u.other_bytes} />
+        </p>
+      )}
+    </div>
   );
 }
 
@@ -76,7 +206,18 @@ export function Header({
       <p>
         iterations:{' '}
         {it.count === 0 ? (
-          `none (${it.marker})`
+          it.tried.length === 0 ? (
+            `none (${it.marker})`
+          ) : (
+            <>
+              none found; tried:
+              <ul className="plain tried">
+                {it.tried.map((t) => (
+                  <li key={t}>{t}</li>
+                ))}
+              </ul>
+            </>
+          )
         ) : (
           <>
             {formatCount(it.count)} from {it.marker} ({it.first_name}–{it.last_name},{' '}
