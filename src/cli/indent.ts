@@ -5,3 +5,24 @@ export function indent(text: string, by = '    '): string {
     .map((l) => `${by}${l}`)
     .join('\n');
 }
+
+/** Columns text is wrapped to: the terminal's, or 100 when piped (stable output for scripts). */
+export function textWidth(): number {
+  return process.stdout.isTTY ? Math.max(60, process.stdout.columns ?? 100) : 100;
+}
+
+/** A sentence as lines of at most `width` columns, the first after `first`, the rest after `rest`. */
+export function wrapIndented(text: string, width: number, first: string, rest = first): string[] {
+  const lines: string[] = [];
+  let line = '';
+  let lead = first;
+  for (const word of text.split(' ')) {
+    if (line !== '' && lead.length + line.length + 1 + word.length > width) {
+      lines.push(lead + line);
+      lead = rest;
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  if (line !== '') lines.push(lead + line);
+  return lines;
+}

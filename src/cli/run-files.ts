@@ -20,14 +20,18 @@ export interface FileOptions {
 export async function runFiles(
   files: string[],
   opts: FileOptions,
-  analyse: (snapshot: Snapshot, devices: DeviceModel[]) => { json: Record<string, unknown>; text: string },
+  analyse: (
+    snapshot: Snapshot,
+    devices: DeviceModel[],
+    file: string,
+  ) => { json: Record<string, unknown>; text: string },
 ): Promise<void> {
   const reports: Record<string, unknown>[] = [];
   let failed = false;
   for (const file of expandPaths(files).files) {
     try {
       const snapshot = await openSnapshot(file, { progress: !opts.json });
-      const { json, text } = analyse(snapshot, devicesOf(snapshot, opts.device));
+      const { json, text } = analyse(snapshot, devicesOf(snapshot, opts.device), file);
       if (opts.json) reports.push({ file, ...json });
       else process.stdout.write(`${file}\n${text}\n\n`);
     } catch (e) {

@@ -1,9 +1,12 @@
 import type { Command } from 'commander';
+import { CATEGORIES } from '../../engine/analyses/categories/categories.js';
 import { listName } from '../../engine/analyses/fragmentation/fragmentation.js';
 import { type OomReport, oomReports } from '../../engine/analyses/oom/oom.js';
-import { formatBytes, formatCount } from '../../engine/format.js';
+import { formatBytes, formatCount, plural } from '../../engine/format.js';
 import { pc } from '../colors.js';
-import { type FileOptions, parseCount, parseDevice, runFiles } from '../run-files.js';
+import { framesCell, sitesTable } from '../frames-text.js';
+import { indent, textWidth, wrapIndented } from '../indent.js';
+import { type FileOptions, parseBytes, parseDevice, runFiles } from '../run-files.js';
 
 interface OomCliOptions extends FileOptions {
   capacity?: number;
@@ -19,43 +22,92 @@ export function oomCommand(program: Command): void {
     )
     .argument('<file...>', 'snapshot files (.pickle, .json, optionally gzipped)')
     .option(
-      '--capacity <bytes>',
-      "the GPU's total memory in bytes (to measure memory outside PyTorch)",
-      parseCount,
+      '--capacity <size>',
+      "the GPU's total memory, e.g. 80GiB (to measure memory held outside PyTorch)",
+      parseBytes,
     )
     .option(
-      '--request <bytes>',
-      'with no oom in the trace: check the dump-time state against this request',
-      parseCount,
+      '--request <size>',
+      'with no oom in the trace: check the dump-time state against a request of this size, e.g. 2GiB',
+      parseBytes,
     )
     .option('--device <n>', 'only this device', parseDevice)
     .option('--json', 'print JSON: {"files": [{"file", "devices": [{"device", "ooms": [...]}]}]}')
     .action((files: string[], opts: OomCliOptions) =>
-      runFiles(files, opts, (snapshot, devices) => {
+      runFiles(files, opts, (snapshot, devices, file) => {
         const per = devices.map((d) => ({
           device: d.device,
           ooms: oomReports(snapshot, d, opts.capacity, opts.request ?? 0),
         }));
-        return { json: { devices: per }, text: per.map((p) => render(p.device, p.ooms)).join('\n\n') };
+        return {
+          json: { devices: per },
+          text: per.map((p) => render(p.device, p.ooms, file)).join('\n\n'),
+        };
       }),
     );
 }
 
-function render(device: number, ooms: OomReport[]): string {
+/** A file name as a shell word (quoted when it holds anything a shell would split or expand). */
+function shellWord(s: string): string {
+  return /^[\w./:@%+=,-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`;
+}
+
+function render(device: number, ooms: OomReport[], file: string): string {
   const lines = [pc.bold(`device ${device}`)];
   if (ooms.length === 0)
-    lines.push('  no oom entry in the trace (give --capacity and --request to check the dump-time state)');
-  for (const r of ooms) {
-    const where = r.entry < 0 ? 'dump-time state' : `oom at trace entry ${formatCount(r.entry)}`;
-    lines.push(
-      `  ${where}: ${pc.bold(r.verdict)}${r.exact_free_blocks ? '' : ' (free blocks estimated from the trace)'}`,
-    );
-    for (const e of r.explanation) lines.push(`    ${e}`);
-    for (const g of r.free_lists)
-      lines.push(
-        `    free in the ${listName(g)} list: ${formatBytes(g.free_bytes)} in ${formatCount(g.free_blocks)} blocks, the largest ${formatBytes(g.largest_free_block)}${g.stream === r.stream ? " (the request's stream)" : ''}`,
-      );
-    for (const s of r.settings) lines.push(`    would help: ${s}`);
-  }
+    lines.push('  no oom entry in the trace (give --capacity, and --request, to check the dump-time state)');
+  for (const r of ooms) lines.push(...renderOne(r, file));
   return lines.join('\n');
+}
+
+function renderOne(r: OomReport, file: string): string[] {
+  const width = textWidth();
+  const say = (text: string, first = '    ', rest = `${first}  `) => wrapIndented(text, width, first, rest);
+  const where = r.entry < 0 ? 'dump-time state' : `oom at trace entry ${formatCount(r.entry)}`;
+  const lines = [
+    `  ${where}: ${pc.bold(r.verdict)}${r.exact_free_blocks ? '' : ' (free blocks estimated from the trace)'}`,
+  ];
+  for (const e of r.explanation) lines.push(...say(e));
+  if (r.entry >= 0) {
+    const hidden = r.stack_frames - r.stack.length;
+    lines.push(
+      ...say(
+        `the failing request's stack (your code first, innermost first${hidden > 0 ? `; ${plural(hidden, 'frame')} of PyTorch's machinery left out` : ''}):`,
+      ),
+    );
+    lines.push(indent(framesCell(r.stack, 6), '      '));
+  }
+  lines.push(...held(r, file, say));
+  for (const g of r.free_lists)
+    lines.push(
+      ...say(
+        `free in the ${listName(g)} list: ${formatBytes(g.free_bytes)} in ${plural(g.free_blocks, 'block')}, the largest ${formatBytes(g.largest_free_block)}${g.stream === r.stream ? " (the request's stream)" : ''}`,
+      ),
+    );
+  if (r.suggestions.length > 0) lines.push('    would help:');
+  for (const s of r.suggestions) {
+    lines.push(...say(s.setting === null ? s.why : `${pc.bold(s.setting)} — ${s.why}`, '    · ', '      '));
+    if (s.simulate !== '')
+      lines.push(pc.dim(`      test it: memlens simulate ${shellWord(file)} ${s.simulate}`));
+  }
+  return lines;
+}
+
+/** What held memory at the failure: categories in one line, then the largest sites. */
+function held(r: OomReport, file: string, say: (t: string) => string[]): string[] {
+  const h = r.held;
+  if (h.live_allocations === 0) return [];
+  const at = h.after_entry < 0 ? '' : ` --at ${formatCount(h.after_entry)}`;
+  const cats = [...h.categories]
+    .sort((a, b) => b.bytes - a.bytes || CATEGORIES.indexOf(a.category) - CATEGORIES.indexOf(b.category))
+    .map((c) => `${c.category} ${formatBytes(c.bytes)}`)
+    .join(', ');
+  const lines = say(
+    `held then: ${formatBytes(h.live_bytes)} in ${plural(h.live_allocations, 'live allocation')}; by category: ${cats}. Largest sites (memlens peak ${shellWord(file)}${at}):`,
+  );
+  const rows = h.sites
+    .slice(0, 3)
+    .map((g) => [formatBytes(g.bytes), formatCount(g.count), framesCell(g.frames, 1)]);
+  lines.push(indent(sitesTable(['bytes', 'count', 'allocated at (innermost first)'], rows), '      '));
+  return lines;
 }

@@ -7,7 +7,7 @@ import { formatBytes, formatCount, formatDuration } from '../../engine/format.js
 import type { DeviceModel, Snapshot } from '../../engine/model/snapshot.js';
 import { pc } from '../colors.js';
 import { framesCell } from '../frames-text.js';
-import { type FileOptions, parseCount, parseDevice, runFiles } from '../run-files.js';
+import { type FileOptions, parseCount, parseDevice, parseEntry, runFiles } from '../run-files.js';
 import { writeFileAtomically } from '../write-file.js';
 
 interface PeakCliOptions extends FileOptions {
@@ -24,7 +24,7 @@ export function peakCommand(program: Command): void {
     .command('peak')
     .description('when allocated memory peaked in the recorded window, and which code held it then')
     .argument('<file...>', 'snapshot files (.pickle, .json, optionally gzipped)')
-    .option('--at <entry>', 'the state after this trace entry instead of the peak', parseCount)
+    .option('--at <entry>', 'the state after this trace entry instead of the peak', parseEntry)
     .option('--time <us>', 'the state at this time_us (µs, as in the trace) instead of the peak', parseCount)
     .option('--top <n>', 'how many allocating sites to list', parseCount, 10)
     .option('--full-stacks', 'group by whole stacks, not only frames in your own code')

@@ -1,16 +1,30 @@
-import { formatBytes, formatBytesPair } from '../../format.js';
+/**
+ * `memlens oom`: why each out-of-memory error of the trace happened (verdict.ts), what held the
+ * memory then (held.ts), the failing request's stack, and what would help, each with the replay
+ * that tests it (suggestions.ts). With no `oom` in the trace and a capacity, the dump-time state
+ * is checked the same way for a request of a given size, or for the largest that would fit.
+ */
+import { SnapshotError } from '../../errors.js';
+import { formatBytes, formatCount } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
+import type { Frame } from '../../model/stack-table.js';
 import { Action } from '../../model/trace-columns.js';
-import { listName } from '../fragmentation/fragmentation.js';
+import { userFrames } from '../frames/user-frames.js';
 import { dumpFreeState, type FreeGroup, type FreeState, freeStateAfter } from '../state/free-blocks.js';
 import { SMALL_REQUEST_LIMIT } from '../state/trace-window.js';
+import { type HeldMemory, heldAt } from './held.js';
+import { fragmentationSuggestions, type OomSuggestion } from './suggestions.js';
+import { type Figures, judge, type OomReading, type OomVerdict } from './verdict.js';
 
-export type OomVerdict = 'fragmentation' | 'exhaustion' | 'outside PyTorch' | 'not out of device memory';
+export type { HeldMemory } from './held.js';
+export type { OomSuggestion } from './suggestions.js';
+export type { OomReading, OomVerdict } from './verdict.js';
 
 export interface OomReport {
-  /** Trace entry of the `oom`, or -1 for a check of the dump-time state against --capacity. */
+  /** Trace entry of the `oom`, or -1 for a check of the dump-time state against a capacity. */
   entry: number;
   time_us: number | null;
+  /** The failed request (rounded, as the `oom` entry records it); 0: a dump-time check without one. */
   requested_bytes: number;
   pool: 'large' | 'small';
   stream: number;
@@ -27,24 +41,33 @@ export interface OomReport {
   free_lists: FreeGroup[];
   /** True when free blocks come from the dump (exact); false when estimated from the trace. */
   exact_free_blocks: boolean;
+  /** The GPU's total memory, as given (--capacity); null: not given. */
   capacity_bytes: number | null;
   /** capacity − reserved − device_free: CUDA context, NCCL, other processes. null without capacity. */
   outside_bytes: number | null;
   verdict: OomVerdict;
-  /** The verdict in words, with the arithmetic. */
+  /** The verdict in one sentence with the figure that decides it (what a diagnosis says). */
+  headline: string;
+  /** The verdict in words, with the arithmetic, the sentence that proves it first. */
   explanation: string[];
-  /** Allocator settings that would help, each with why. */
+  /** 'undetermined' only: the reading on a GPU of deciding_capacity_bytes or more, then on a GPU that small. */
+  readings: OomReading[];
+  /** 'undetermined' only: the GPU total memory from which the OOM was caused outside PyTorch. */
+  deciding_capacity_bytes: number | null;
+  /** A dump-time check without a request: the largest request that would have fit; else null. */
+  largest_fitting_request_bytes: number | null;
+  /** The failing request's frames as reports show them (the user's code first, innermost first). */
+  stack: Frame[];
+  /** Frames the recorded stack has in all (`stack` leaves out the machinery's). */
+  stack_frames: number;
+  /** What held memory then: the largest allocating sites and the categories. */
+  held: HeldMemory;
+  /** What would help, each with the `memlens simulate` arguments that test it. */
+  suggestions: OomSuggestion[];
+  /** The suggestions as sentences ("setting — why"). */
   settings: string[];
 }
 
-/** Memory outside the allocator above which it is named as the cause (a CUDA context is ~0.3-1 GiB). */
-const OUTSIDE_NOTABLE = 2 * 1024 ** 3;
-
-/**
- * Why each `oom` of the trace happened: true exhaustion, fragmentation of reserved memory, or
- * memory held outside PyTorch's allocator. With no `oom` entry and a capacity, the dump-time
- * state is checked the same way for a request of `requestBytes`.
- */
 export function oomReports(s: Snapshot, d: DeviceModel, capacity?: number, requestBytes = 0): OomReport[] {
   const reports: OomReport[] = [];
   for (let i = 0; i < d.trace.length; i++) {
@@ -55,6 +78,10 @@ export function oomReports(s: Snapshot, d: DeviceModel, capacity?: number, reque
   }
   if (reports.length === 0 && capacity !== undefined) {
     const r = d.totals.end.reserved;
+    if (capacity < r)
+      throw new SnapshotError(
+        `--capacity ${formatBytes(capacity)} is below the ${formatBytes(r)} device ${d.device} had reserved at the dump: give the GPU's total memory (e.g. 80GiB)`,
+      );
     reports.push(report(s, d, -1, requestBytes, capacity - r, 0, capacity));
   }
   return reports;
@@ -76,29 +103,42 @@ function report(
   const state = entry >= 0 ? freeStateAfter(s, d, entry) : dumpFreeState(s, d);
   const lists = freeListsOf(state, pool);
   const own = lists.find((g) => g.stream === rawStream);
+  if (entry >= 0 && capacity !== undefined && capacity < reserved + deviceFree)
+    throw new SnapshotError(
+      `--capacity ${formatBytes(capacity)} is below the ${formatBytes(reserved + deviceFree)} device ${d.device} had at the oom at entry ${formatCount(entry)} (reserved + CUDA free): give the GPU's total memory (e.g. 80GiB)`,
+    );
   const outside =
     capacity === undefined || Number.isNaN(deviceFree) ? null : capacity - reserved - deviceFree;
-  const r: OomReport = {
+  const figures: Figures = {
     entry,
-    time_us: entry >= 0 && !Number.isNaN(d.trace.timeUs[entry]!) ? d.trace.timeUs[entry]! : null,
     requested_bytes: requested,
     pool,
-    stream: rawStream,
     device_free_bytes: deviceFree,
     reserved_bytes: reserved,
     allocated_bytes: allocated,
     cached_free_bytes: lists.reduce((n, g) => n + g.free_bytes, 0),
     largest_free_block: own?.largest_free_block ?? 0,
-    free_lists: lists,
-    exact_free_blocks: state.exact,
     capacity_bytes: capacity ?? null,
     outside_bytes: outside,
-    verdict: 'exhaustion',
-    explanation: [],
-    settings: [],
+    stream: rawStream,
+    free_lists: lists,
   };
-  judge(r);
-  return r;
+  const all = entry >= 0 && d.trace.stack[entry]! >= 0 ? s.stacks.frames(d.trace.stack[entry]!) : [];
+  const fitting = entry < 0 && requested === 0 ? largestFitting(state, own, deviceFree) : null;
+  const judged = fitting === null ? judge(figures) : headroom(figures, fitting, own);
+  const suggestions = suggestionsFor(judged.verdict, figures, state, d.device);
+  return {
+    time_us: entry >= 0 && !Number.isNaN(d.trace.timeUs[entry]!) ? d.trace.timeUs[entry]! : null,
+    ...figures,
+    exact_free_blocks: state.exact,
+    ...judged,
+    largest_fitting_request_bytes: fitting,
+    stack: userFrames(all),
+    stack_frames: all.length,
+    held: heldAt(s, d, entry >= 0 ? entry : d.trace.length - 1),
+    suggestions,
+    settings: suggestions.map((x) => (x.setting === null ? x.why : `${x.setting} — ${x.why}`)),
+  };
 }
 
 /** The default pool's free lists for requests of this size class. */
@@ -106,81 +146,60 @@ function freeListsOf(state: FreeState, pool: string): FreeGroup[] {
   return state.groups.filter((g) => g.pool === pool && g.private_pool === null);
 }
 
-/** A block on another stream that would have fitted: the allocator cannot use it across streams. */
-function otherStreams(r: OomReport): void {
-  const fit = r.free_lists.find((g) => g.stream !== r.stream && g.largest_free_block >= r.requested_bytes);
-  if (fit === undefined) return;
-  r.explanation.push(
-    `a free block of ${formatBytes(fit.largest_free_block)} sat in the ${listName(fit)} list, but the allocator only reuses a block for requests on its own stream.`,
-  );
-}
+const SEGMENT_ROUNDING = 2 * 2 ** 20;
 
 /**
- * The verdict, and the explanation led by the sentence that proves it: the figures of the
- * request come second, and what did not decide it (a small outside share, say) after that.
+ * The largest request on the default stream that would fit at the dump: the largest free block,
+ * or a new segment from what is unreserved plus the wholly free segments an OOM flush returns.
  */
-function judge(r: OomReport): void {
-  r.verdict = verdictOf(r);
-  const S = r.requested_bytes;
+function largestFitting(state: FreeState, own: FreeGroup | undefined, unreserved: number): number {
+  const segment = Math.floor((unreserved + state.releasable_bytes) / SEGMENT_ROUNDING) * SEGMENT_ROUNDING;
+  return Math.max(own?.largest_free_block ?? 0, segment);
+}
+
+function headroom(f: Figures, fitting: number, own: FreeGroup | undefined): ReturnType<typeof judge> {
   const fb = formatBytes;
-  const e = r.explanation;
-  const figures = `requested ${fb(S)} (${r.pool} pool); CUDA reported ${fb(r.device_free_bytes)} free; PyTorch had reserved ${fb(r.reserved_bytes)}, of which ${fb(r.allocated_bytes)} allocated.`;
-  const outside =
-    r.outside_bytes === null
-      ? "pass --capacity (the GPU's total memory) to measure what was held outside PyTorch."
-      : `capacity ${fb(r.capacity_bytes!)} − reserved ${fb(r.reserved_bytes)} − free ${fb(r.device_free_bytes)} = ${fb(r.outside_bytes)} held outside PyTorch's allocator (CUDA context, NCCL buffers, other processes).`;
-  const short = `${fb(r.cached_free_bytes)} cached + ${fb(r.device_free_bytes)} free < ${fb(S)} requested`;
-  switch (r.verdict) {
-    case 'not out of device memory':
-      e.push(
-        `${fb(r.device_free_bytes)} free ≥ ${fb(S)} requested: the device had room; a memory fraction limit (torch.cuda.set_per_process_memory_fraction) or a failed cudaMalloc for another reason refused it.`,
-        figures,
-      );
-      return;
-    case 'outside PyTorch':
-      e.push(
-        `${outside.replace(/\.$/, '')}: without it the request would have fit (${fb(r.outside_bytes!)} + ${fb(r.device_free_bytes)} free ≥ ${fb(S)}).`,
-        figures,
-        `PyTorch's own memory could not serve it (${short}); look for other processes on the GPU (nvidia-smi) and NCCL/cuBLAS workspaces.`,
-      );
-      break;
-    case 'fragmentation': {
-      const [largest, requested] = formatBytesPair(r.largest_free_block, S);
-      e.push(
-        `${fb(r.cached_free_bytes)} sat cached but unused in reserved segments of the ${r.pool} pool, and ${fb(r.cached_free_bytes)} + ${fb(r.device_free_bytes)} free ≥ ${fb(S)}, but the largest free block on the request's stream was ${largest} < ${requested}: reserved memory was fragmented.`,
-        figures,
-      );
-      otherStreams(r);
-      e.push(outside);
-      r.settings.push(
-        'expandable_segments:True — segments grow in place instead of needing one contiguous free block.',
-        'max_split_size_mb:<N> — stops large cached blocks being split, so big requests find whole blocks.',
-        'garbage_collection_threshold:0.6 — returns unused cached blocks before the pool fills.',
-      );
-      break;
-    }
-    default:
-      e.push(`${short}: the live tensors needed more memory than the device had.`, figures, outside);
-      r.settings.push(
-        'none helps much: reduce batch size or sequence length, use activation checkpointing, or shard parameters/optimizer state.',
-      );
-  }
+  return {
+    verdict: 'would fit',
+    headline: `at the dump, a request of up to ${fb(fitting)} would fit on the default stream (give --request to judge a size).`,
+    explanation: [
+      `a request of up to ${fb(fitting)} would fit at the dump: the largest free block on the default stream is ${fb(own?.largest_free_block ?? 0)}, and capacity − reserved leaves ${fb(f.device_free_bytes)} for a new segment (plus the wholly free segments an OOM flush gives back). Give --request to judge a given size.`,
+      `PyTorch had reserved ${fb(f.reserved_bytes)}, of which ${fb(f.allocated_bytes)} allocated.`,
+      'this check assumes nothing outside PyTorch holds device memory; the CUDA context alone takes 0.3-1 GiB.',
+    ],
+    readings: [],
+    deciding_capacity_bytes: null,
+  };
 }
 
-/**
- * Not out of memory when CUDA had room; memory outside PyTorch when it is large and the request
- * would have fit without it (whatever the allocator's own state); else fragmentation when the
- * cached free memory would have covered the request but no block of its stream did; else exhaustion.
- */
-function verdictOf(r: OomReport): OomVerdict {
-  const S = r.requested_bytes;
-  if (r.device_free_bytes >= S) return 'not out of device memory';
-  if (
-    r.outside_bytes !== null &&
-    r.outside_bytes >= OUTSIDE_NOTABLE &&
-    r.outside_bytes + r.device_free_bytes >= S
-  )
-    return 'outside PyTorch';
-  if (r.cached_free_bytes + r.device_free_bytes >= S && r.largest_free_block < S) return 'fragmentation';
-  return 'exhaustion';
+/** What would help for this verdict; replays only for an oom the trace holds (a check has no request to replay). */
+function suggestionsFor(verdict: OomVerdict, f: Figures, state: FreeState, device: number): OomSuggestion[] {
+  const replay = f.entry >= 0;
+  const tail = `${f.capacity_bytes === null ? '' : ` --capacity ${f.capacity_bytes}`}${device === 0 ? '' : ` --device ${device}`}`;
+  const only = (args: string) => (replay ? args : '');
+  switch (verdict) {
+    case 'fragmentation':
+      return fragmentationSuggestions({ ...f, segments: state.segments }, tail).map((x) => ({
+        ...x,
+        simulate: only(x.simulate),
+      }));
+    case 'exhaustion':
+      return [
+        {
+          setting: null,
+          why: 'no allocator setting makes room for live tensors (the sweep replays the standard ones): reduce batch size or sequence length, use activation checkpointing, or shard parameters/optimizer state',
+          simulate: only(`--sweep${tail}`),
+        },
+      ];
+    case 'outside PyTorch':
+      return [
+        {
+          setting: null,
+          why: `free the ${formatBytes(f.outside_bytes!)} held outside PyTorch: other processes on the GPU (nvidia-smi), NCCL and cuBLAS workspaces, a second framework; the replay gives PyTorch the whole GPU`,
+          simulate: only(`--capacity ${f.capacity_bytes}${device === 0 ? '' : ` --device ${device}`}`),
+        },
+      ];
+    default:
+      return [];
+  }
 }

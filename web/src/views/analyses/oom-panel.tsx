@@ -1,48 +1,208 @@
+import { type FormEvent, useState } from 'react';
 import { listName } from '../../../../src/engine/analyses/fragmentation/fragmentation.js';
 import type { OomReport } from '../../../../src/engine/analyses/oom/oom.js';
+import { parseByteText } from '../../../../src/engine/units.js';
 import { formatCount } from '../../format.js';
-import { Bytes, EntryLink, type Select } from './bits.js';
+import type { EngineClient } from '../../worker/client.js';
+import { Bytes, EntryLink, Frames, type Select, Table } from './bits.js';
+import { TextField } from './text-field.js';
+import { useQuery } from './use-query.js';
 
-/** `memlens oom`: each oom entry's verdict, the arithmetic behind it, the free lists and what would help. */
-export function OomPanel({ ooms, select }: { ooms: OomReport[]; select: Select }) {
-  if (ooms.length === 0)
-    return (
-      <section aria-label="oom">
-        <p>no oom entry in the trace (memlens oom --capacity and --request check the dump-time state)</p>
-      </section>
-    );
+interface Props {
+  client: EngineClient;
+  device: number;
+  /** The open file's name, for the `memlens simulate` lines. */
+  file: string | null;
+  select: Select;
+}
+
+interface Sizes {
+  capacity: number | null;
+  request: number | null;
+}
+
+/**
+ * `memlens oom` in the page: each oom entry's verdict with its arithmetic, the failing request's
+ * stack, what held memory then, the free lists, and what would help with the replay that tests it.
+ * The GPU's total memory (`--capacity`) is a field: without it the file cannot always tell a small
+ * GPU filled by PyTorch from a large one filled by something else.
+ */
+export function OomPanel({ client, device, file, select }: Props) {
+  const [draft, setDraft] = useState({ capacity: '', request: '' });
+  const [applied, setApplied] = useState<Sizes>({ capacity: null, request: null });
+  const problem = sizeProblem('capacity', draft.capacity) ?? sizeProblem('request', draft.request);
+  const apply = (e: FormEvent) => {
+    e.preventDefault();
+    if (problem !== null) return;
+    setApplied({ capacity: sizeOf(draft.capacity), request: sizeOf(draft.request) });
+  };
+  const answer = useQuery(client, 'oom', { device, ...applied });
   return (
     <section aria-label="oom">
+      <form className="what-if-form" onSubmit={apply}>
+        <TextField
+          label="GPU total memory"
+          name="capacity"
+          size={12}
+          placeholder="e.g. 80 GiB"
+          title="the GPU's total memory (memlens oom --capacity): measures what was held outside PyTorch"
+          value={draft.capacity}
+          onChange={(capacity) => setDraft({ ...draft, capacity })}
+        />
+        <TextField
+          label="request"
+          name="request"
+          size={10}
+          placeholder="no oom: size"
+          title="with no oom in the trace: check the dump-time state against a request of this size (memlens oom --request)"
+          value={draft.request}
+          onChange={(request) => setDraft({ ...draft, request })}
+        />
+        <button type="submit" disabled={problem !== null}>
+          judge
+        </button>
+      </form>
+      {problem !== null && (
+        <p className="error" role="alert">
+          {problem}
+        </p>
+      )}
+      {answer.status === 'loading' && <p className="hint">judging…</p>}
+      {answer.status === 'error' && (
+        <p className="error" role="alert">
+          {answer.message}
+        </p>
+      )}
+      {answer.status === 'ready' && <Reports ooms={answer.value} file={file} select={select} />}
+    </section>
+  );
+}
+
+function sizeOf(text: string): number | null {
+  return text.trim() === '' ? null : parseByteText(text);
+}
+
+function sizeProblem(name: string, text: string): string | null {
+  if (text.trim() === '' || parseByteText(text) !== null) return null;
+  return `${name} ${text}: expected a size, like 80 GiB, 512MiB or 85899345920`;
+}
+
+function Reports({ ooms, file, select }: { ooms: OomReport[]; file: string | null; select: Select }) {
+  if (ooms.length === 0)
+    return (
+      <p>
+        no oom entry in the trace; give the GPU's total memory (and a request) to check the dump-time state
+      </p>
+    );
+  return (
+    <>
       {ooms.map((r) => (
-        <div key={r.entry} className="oom">
-          <p>
-            {r.entry < 0 ? (
-              'dump-time state'
-            ) : (
-              <>
-                oom at trace <EntryLink k={r.entry} select={select} />
-              </>
-            )}
-            : <strong className="verdict">{r.verdict}</strong>
-            {!r.exact_free_blocks && ' (free blocks estimated from the trace)'}
-          </p>
+        <Report key={r.entry} r={r} file={file} select={select} />
+      ))}
+    </>
+  );
+}
+
+function Report({ r, file, select }: { r: OomReport; file: string | null; select: Select }) {
+  const name = file ?? 'FILE';
+  return (
+    <div className="oom" data-verdict={r.verdict}>
+      <p>
+        {r.entry < 0 ? (
+          'dump-time state'
+        ) : (
+          <>
+            oom at trace <EntryLink k={r.entry} select={select} />
+          </>
+        )}
+        : <strong className="verdict">{r.verdict}</strong>
+        {!r.exact_free_blocks && ' (free blocks estimated from the trace)'}
+      </p>
+      <p className="headline">
+        <strong>{r.headline}</strong>
+      </p>
+      <ul className="plain explanation">
+        {r.explanation.map((e) => (
+          <li key={e}>{e}</li>
+        ))}
+      </ul>
+      {r.entry >= 0 && (
+        <div className="oom-stack">
+          <h4>
+            the failing request's stack (your code first
+            {r.stack_frames > r.stack.length &&
+              `; ${formatCount(r.stack_frames - r.stack.length)} frames of PyTorch's machinery left out`}
+            )
+          </h4>
+          <Frames frames={r.stack} shown={8} />
+        </div>
+      )}
+      <Held r={r} />
+      <ul className="plain">
+        {r.free_lists.map((g) => (
+          <li key={listName(g)}>
+            free in the {listName(g)} list: <Bytes n={g.free_bytes} /> in {formatCount(g.free_blocks)} blocks,
+            the largest <Bytes n={g.largest_free_block} />
+            {g.stream === r.stream && " (the request's stream)"}
+          </li>
+        ))}
+      </ul>
+      {r.suggestions.length > 0 && (
+        <div className="suggestions">
+          <h4>would help</h4>
           <ul className="plain">
-            {r.explanation.map((e) => (
-              <li key={e}>{e}</li>
-            ))}
-            {r.free_lists.map((g) => (
-              <li key={listName(g)}>
-                free in the {listName(g)} list: <Bytes n={g.free_bytes} /> in {formatCount(g.free_blocks)}{' '}
-                blocks, the largest <Bytes n={g.largest_free_block} />
-                {g.stream === r.stream && " (the request's stream)"}
+            {r.suggestions.map((s) => (
+              <li key={s.why}>
+                {s.setting !== null && <strong>{s.setting}</strong>}
+                {s.setting !== null && ' — '}
+                {s.why}
+                {s.simulate !== '' && (
+                  <div>
+                    test it: <code>{`memlens simulate ${name} ${s.simulate}`}</code>
+                  </div>
+                )}
               </li>
-            ))}
-            {r.settings.map((s) => (
-              <li key={s}>would help: {s}</li>
             ))}
           </ul>
         </div>
-      ))}
-    </section>
+      )}
+    </div>
+  );
+}
+
+/** What held memory at the failure, as `memlens peak --at ENTRY` and `memlens categories` show it. */
+function Held({ r }: { r: OomReport }) {
+  const h = r.held;
+  if (h.live_allocations === 0) return null;
+  return (
+    <div className="held">
+      <h4>
+        held then: <Bytes n={h.live_bytes} /> in {formatCount(h.live_allocations)} live allocations
+        {h.after_entry >= 0 && ` (memlens peak --at ${formatCount(h.after_entry)})`}
+      </h4>
+      <p>
+        by category:{' '}
+        {h.categories.map((c, i) => (
+          <span key={c.category}>
+            {i > 0 && ', '}
+            {c.category} <Bytes n={c.bytes} />
+          </span>
+        ))}
+      </p>
+      <Table head={['bytes', 'count', 'allocated at']}>
+        {h.sites.map((g, i) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: sites are listed once, largest first
+          <tr key={i} className="site">
+            <td className="num">
+              <Bytes n={g.bytes} />
+            </td>
+            <td className="num">{formatCount(g.count)}</td>
+            <td>
+              <Frames frames={g.frames} shown={2} />
+            </td>
+          </tr>
+        ))}
+      </Table>
+    </div>
   );
 }

@@ -6,11 +6,12 @@ import {
   defaultSettings,
 } from '../../../../src/engine/simulate/settings.js';
 import type { DeviceSimulation } from '../../../../src/engine/simulate/simulate.js';
+import { parseByteText } from '../../../../src/engine/units.js';
 import { formatBytes, formatCount } from '../../format.js';
 import type { EngineClient } from '../../worker/client.js';
 import type { WhatIfArgs } from '../../worker/what-if-protocol.js';
-import { parseBytes } from '../table-filters.js';
 import { Bytes, EntryLink, type Select, Table } from './bits.js';
+import { TextField } from './text-field.js';
 import { useQuery } from './use-query.js';
 
 interface Props {
@@ -48,27 +49,23 @@ export function WhatIfPanel({ client, device, set, onSet, select }: Props) {
   return (
     <section aria-label="what-if">
       <form className="what-if-form" onSubmit={run}>
-        <label>
-          settings{' '}
-          <input
-            aria-label="settings to try"
-            size={48}
-            placeholder="expandable_segments:True,max_split_size_mb:256"
-            value={draft.set}
-            onChange={(e) => setDraft({ ...draft, set: e.target.value })}
-          />
-        </label>
-        <label>
-          capacity{' '}
-          <input
-            aria-label="capacity"
-            size={12}
-            placeholder="from the oom"
-            title="device memory the allocator may use, e.g. 80 GiB; empty: from an oom entry, else unlimited"
-            value={draft.capacity}
-            onChange={(e) => setDraft({ ...draft, capacity: e.target.value })}
-          />
-        </label>
+        <TextField
+          label="settings"
+          name="settings to try"
+          size={48}
+          placeholder="expandable_segments:True,max_split_size_mb:256"
+          value={draft.set}
+          onChange={(set) => setDraft({ ...draft, set })}
+        />
+        <TextField
+          label="capacity"
+          name="capacity"
+          size={12}
+          placeholder="from the oom"
+          title="device memory the allocator may use, e.g. 80 GiB; empty: from an oom entry, else unlimited"
+          value={draft.capacity}
+          onChange={(capacity) => setDraft({ ...draft, capacity })}
+        />
         <label>
           PyTorch{' '}
           <select
@@ -99,12 +96,12 @@ export function WhatIfPanel({ client, device, set, onSet, select }: Props) {
 }
 
 function capacityOf(text: string): number | null {
-  return text.trim() === '' ? null : parseBytes(text);
+  return text.trim() === '' ? null : parseByteText(text);
 }
 
 /** The CLI's own refusal of the settings (or of a capacity the page cannot read), else null. */
 function inputProblem(d: { set: string; capacity: string; torchVersion: string }): string | null {
-  if (d.capacity.trim() !== '' && parseBytes(d.capacity) === null)
+  if (d.capacity.trim() !== '' && parseByteText(d.capacity) === null)
     return `capacity ${d.capacity}: expected bytes, like 80 GiB or 85899345920`;
   try {
     applyConf(defaultSettings(d.torchVersion), d.set);
