@@ -11,6 +11,7 @@ import { gcCommand } from './commands/gc.js';
 import { leaksCommand } from './commands/leaks.js';
 import { oomCommand } from './commands/oom.js';
 import { peakCommand } from './commands/peak.js';
+import { runCommand } from './commands/run.js';
 import { simulateCommand } from './commands/simulate.js';
 import { sliceCommand } from './commands/slice.js';
 import { summaryCommand } from './commands/summary.js';
@@ -41,6 +42,7 @@ categoriesCommand(program);
 simulateCommand(program);
 leaksCommand(program);
 gcCommand(program);
+runCommand(program);
 
 program
   .parseAsync(process.argv)

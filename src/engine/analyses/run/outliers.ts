@@ -20,25 +20,23 @@ import {
   windowRows,
 } from './run-table.js';
 
-export interface FigureDeparture {
-  figure: RunFigure;
-  value: number;
-  /** ranks: the step's median; steps: the previous window's value plus the rank's usual change. */
-  expected: number;
-  delta: number;
-}
-
 export interface Outlier {
   axis: 'ranks' | 'steps';
   rank: number;
   device: number;
-  /** The windows the finding holds for (consecutive windows with the same departures). */
+  figure: RunFigure;
+  /** The consecutive windows of the rank where the figure stands out. */
   steps: StepWindow;
-  /** At the first window of `steps`. */
-  figures: FigureDeparture[];
-  /** ranks: the rank nearest the median, compared with by site; null on the steps axis. */
+  /** At the first of those windows: the figure, what was expected, and the difference. */
+  value: number;
+  /** ranks: the step's median; steps: the previous window's value plus the rank's usual change. */
+  expected: number;
+  delta: number;
+  /** The largest difference over the windows. */
+  max_delta: number;
+  /** ranks: the rank nearest the median at the first window, compared with by site; null on the steps axis. */
   against_rank: number | null;
-  /** Sites whose live bytes differ most from `against_rank` (at the dump, or at the peak when only peaks depart). */
+  /** Sites whose live bytes differ most from `against_rank` (at the peak for a peak, else at the dump). */
   blame: SiteDiff[];
 }
 
@@ -52,7 +50,7 @@ const MiB = 2 ** 20;
  * ranks can differ by a fraction of it.
  */
 const FLOORS: Record<RunFigure, { share: number; bytes: number }> = {
-  allocated: { share: 0.05, bytes: 64 * MiB },
+  allocated: { share: 0.01, bytes: 64 * MiB },
   peak_allocated: { share: 0.25, bytes: 1024 * MiB },
   peak_reserved: { share: 0.25, bytes: 1024 * MiB },
   reserved: { share: 0.15, bytes: 1024 * MiB },
@@ -64,43 +62,44 @@ export function runOutliers(rows: RunRow[], results: Map<string, CellResult>): O
   return [...acrossRanks(windows, results), ...acrossSteps(windows)];
 }
 
-type Flag = { row: RunRow; departures: FigureDeparture[]; against: RunRow | null };
+/** One window where one figure stands out. */
+interface Flag {
+  row: RunRow;
+  figure: RunFigure;
+  value: number;
+  expected: number;
+  against: RunRow | null;
+}
 
 function acrossRanks(rows: RunRow[], results: Map<string, CellResult>): Outlier[] {
   const flags: Flag[] = [];
   for (const step of groupBy(rows, (r) => stepLabel(r.steps)).values()) {
     if (step.length < 3) continue;
-    const departures = new Map<RunRow, FigureDeparture[]>();
     for (const figure of FIGURES) {
       const present = step.filter((r) => r.figures[figure] !== null);
       if (present.length < 3) continue;
       const values = present.map((r) => r.figures[figure]!);
       const center = median(values);
       const limit = standOutThreshold(values, FLOORS[figure], center);
-      for (const r of present) {
-        const delta = r.figures[figure]! - center;
-        if (delta > limit)
-          departures.set(r, [
-            ...(departures.get(r) ?? []),
-            { figure, value: r.figures[figure]!, expected: center, delta },
-          ]);
-      }
+      for (const r of present)
+        if (r.figures[figure]! - center > limit)
+          flags.push({
+            row: r,
+            figure,
+            value: r.figures[figure]!,
+            expected: center,
+            against: nearest(present, figure, center),
+          });
     }
-    for (const [row, deps] of departures)
-      flags.push({ row, departures: deps, against: nearestMedian(step, deps[0]!) });
   }
   return merge(flags, 'ranks', rows).map((m) => withBlame(m, results));
 }
 
-/** The rank whose figure is nearest the step's median: the one a departing rank is compared with. */
-function nearestMedian(step: RunRow[], d: FigureDeparture): RunRow | null {
-  let best: RunRow | null = null;
-  for (const r of step) {
-    const v = r.figures[d.figure];
-    if (v === null) continue;
-    if (best === null || Math.abs(v - d.expected) < Math.abs(best.figures[d.figure]! - d.expected)) best = r;
-  }
-  return best;
+/** The row whose figure is nearest `center`: the rank a departing rank is compared with. */
+function nearest(rows: RunRow[], figure: RunFigure, center: number): RunRow {
+  return rows.reduce((best, r) =>
+    Math.abs(r.figures[figure]! - center) < Math.abs(best.figures[figure]! - center) ? r : best,
+  );
 }
 
 function withBlame({ outlier, first }: Merged, results: Map<string, CellResult>): Outlier {
@@ -112,7 +111,7 @@ function withBlame({ outlier, first }: Merged, results: Map<string, CellResult>)
     devices: res.side.devices.filter((d) => d.device === r.device),
   });
   const diff = diffSides(pick(against, a), pick(first.row, b), 3).devices[0];
-  const atPeak = outlier.figures.every((f) => WINDOW_FIGURES.includes(f.figure));
+  const atPeak = WINDOW_FIGURES.includes(outlier.figure);
   return {
     ...outlier,
     against_rank: against.rank,
@@ -128,18 +127,14 @@ function acrossSteps(rows: RunRow[]): Outlier[] {
     mine.sort((a, b) => a.steps!.first - b.steps!.first);
     const v = mine.map((r) => r.figures.allocated!);
     for (const { i, expected } of jumps(v))
-      flags.push({
-        row: mine[i]!,
-        departures: [{ figure: 'allocated', value: v[i]!, expected, delta: v[i]! - expected }],
-        against: null,
-      });
+      flags.push({ row: mine[i]!, figure: 'allocated', value: v[i]!, expected, against: null });
   }
   return merge(flags, 'steps', rows).map((m) => m.outlier);
 }
 
 /**
  * Windows whose rise from the previous window exceeds the rank's usual change by five robust
- * deviations (and 5 % of its memory, and 64 MiB): a leak's steady rise is the usual change.
+ * deviations (and the allocated floor): a leak's steady rise is the usual change.
  */
 function jumps(v: number[]): { i: number; expected: number }[] {
   const diffs = v.slice(1).map((x, i) => x - v[i]!);
@@ -153,38 +148,47 @@ function jumps(v: number[]): { i: number; expected: number }[] {
 type Merged = { outlier: Outlier; first: Flag };
 
 /**
- * Consecutive windows of a rank with the same departing figures (same signs) become one finding
- * on the ranks axis; on the steps axis each jump or spike is its own.
+ * On the ranks axis, consecutive windows of a rank where the same figure stands out become one
+ * finding; on the steps axis each jump is its own.
  */
 function merge(flags: Flag[], axis: Outlier['axis'], rows: RunRow[]): Merged[] {
   const position = rankPositions(rows);
   const out: Merged[] = [];
-  const sorted = [...flags].sort(
-    (a, b) =>
-      a.row.rank - b.row.rank || a.row.device - b.row.device || a.row.steps!.first - b.row.steps!.first,
-  );
-  const signature = (f: Flag) => f.departures.map((d) => `${d.figure}${Math.sign(d.delta)}`).join(',');
+  const order = (f: Flag) => [f.row.rank, f.row.device, FIGURES.indexOf(f.figure), f.row.steps!.first];
+  const sorted = [...flags].sort((a, b) => {
+    const x = order(a);
+    const y = order(b);
+    const i = x.findIndex((v, k) => v !== y[k]);
+    return i < 0 ? 0 : x[i]! - y[i]!;
+  });
   let prev: Flag | null = null;
   for (const f of sorted) {
     const last = out.at(-1);
+    const delta = f.value - f.expected;
     const continues =
       axis === 'ranks' &&
       last !== undefined &&
       prev !== null &&
       prev.row.rank === f.row.rank &&
       prev.row.device === f.row.device &&
-      signature(prev) === signature(f) &&
+      prev.figure === f.figure &&
       position.get(f.row) === position.get(prev.row)! + 1;
-    if (continues) last.outlier.steps.last = f.row.steps!.last;
-    else
+    if (continues) {
+      last.outlier.steps.last = f.row.steps!.last;
+      last.outlier.max_delta = Math.max(last.outlier.max_delta, delta);
+    } else
       out.push({
         first: f,
         outlier: {
           axis,
           rank: f.row.rank,
           device: f.row.device,
+          figure: f.figure,
           steps: { first: f.row.steps!.first, last: f.row.steps!.last },
-          figures: f.departures,
+          value: f.value,
+          expected: f.expected,
+          delta,
+          max_delta: delta,
           against_rank: null,
           blame: [],
         },

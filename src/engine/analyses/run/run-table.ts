@@ -7,11 +7,12 @@ import type { RunCell, StepWindow } from '../../run/discover.js';
 import type { CellResult } from './cell-result.js';
 
 /** The figures of a cell the run compares, from the summary (corpus/README definitions). */
+/** Most telling first: what tensors held at the dump, then the window's peak, then the cache. */
 export const RUN_FIGURES = {
-  peak_allocated: 'trace_peak_allocated_bytes',
-  peak_reserved: 'trace_peak_reserved_bytes',
   allocated: 'allocated_bytes',
+  peak_allocated: 'trace_peak_allocated_bytes',
   reserved: 'reserved_bytes',
+  peak_reserved: 'trace_peak_reserved_bytes',
   non_releasable: 'inactive_split_bytes',
 } as const;
 
