@@ -4,6 +4,7 @@ import type { AllocationFacts, Allocations } from './allocations.js';
 import type { DecodedPickle } from './decoded.js';
 import { type DeviceTrace, deviceTrace } from './device-trace.js';
 import { type EntryFacts, entryFacts } from './entry-facts.js';
+import { checkSegments, checkTotals, checkTraceSizes, type Violation } from './invariants.js';
 import { LazyDevice } from './lazy-device.js';
 import type { LiveIndex } from './live-index.js';
 import type { RowList } from './row-list.js';
@@ -57,6 +58,8 @@ export interface Snapshot {
   inert: { count: number; examples: Inert[] };
   /** Trace entries the decoder's WebAssembly scanner read (0 for JSON, or where it cannot run). */
   scannedEntries: number;
+  /** What the allocator cannot produce, found at load, and what was done about it (invariants.ts). */
+  violations: Violation[];
 }
 
 /** Decoded pickle (or JSON converted to the same form) → the indexed model. */
@@ -70,14 +73,22 @@ export function buildSnapshot(decoded: DecodedPickle): Snapshot {
   const layout: SnapshotLayout = Array.isArray(root) ? 'segment-list' : 'dict';
   const top = Array.isArray(root) ? { segments: root } : root;
   if (!isDict(top) || !('segments' in top)) throw notASnapshot(root);
-  const tables = readSegments(top.segments);
+  const checked = checkSegments(readSegments(top.segments));
+  const tables = checked.tables;
   const lists = traceLists(top.device_traces, decoded.traceLists);
+  const violations = [...checked.violations, ...checkTraceSizes(decoded.trace, lists)];
   const deviceIds = devicesIn(tables, lists);
+  if (deviceIds.length === 0 && violations.length > 0) {
+    // Every segment was impossible and there is no trace: no figure would be honest.
+    throw new SnapshotError(`no figure would be honest: ${violations[0]!.text}`);
+  }
   if (deviceIds.length === 0) {
     throw new SnapshotError(
       'empty snapshot: no segments and no trace entries (was memory recording on, and on this process?)',
     );
   }
+  const devices = deviceIds.map((d) => buildDevice(d, decoded.trace, lists[d], tables));
+  violations.push(...checkTotals(devices));
   return {
     layout,
     protocol: decoded.protocol,
@@ -86,13 +97,14 @@ export function buildSnapshot(decoded: DecodedPickle): Snapshot {
     tables,
     stacks: decoded.stacks,
     traceColumns: decoded.trace,
-    devices: deviceIds.map((d) => buildDevice(d, decoded.trace, lists[d], tables)),
+    devices,
     otherKeys: Object.keys(top).filter((k) => !KNOWN_KEYS.has(k)),
     rest: withoutBulk(top),
     traceRows: decoded.traceLists,
     deviceTraceLists: lists.length,
     inert: decoded.inert,
     scannedEntries: decoded.scannedEntries ?? 0,
+    violations,
   };
 }
 

@@ -21,6 +21,11 @@ export interface RunningTotals {
   /** Event index at which allocated / reserved first reach their peak (-1: before the first event). */
   peakAllocatedAt: number;
   peakReservedAt: number;
+  /**
+   * Bytes added to every point of a curve that undoing the trace from the dump took below zero
+   * (a trace that allocates more than the dump holds: an impossible file). 0 for a possible one.
+   */
+  lift: { allocated: number; active: number; reserved: number };
 }
 
 export interface Figures {
@@ -82,6 +87,7 @@ class LazyTotals implements RunningTotals {
   readonly peak: Figures;
   readonly peakAllocatedAt: number;
   readonly peakReservedAt: number;
+  readonly lift: { allocated: number; active: number; reserved: number };
   private curves: Curves | undefined;
 
   constructor(
@@ -89,8 +95,15 @@ class LazyTotals implements RunningTotals {
     readonly end: Figures,
   ) {
     const w = walkBack(trace, end, undefined);
-    this.start = w.cur;
-    this.peak = w.peak;
+    // No memory figure is below zero: a curve the trace takes there is raised as a whole, by the
+    // least that keeps it at or above zero (its shape, peaks' moments and differences unchanged).
+    this.lift = {
+      allocated: Math.max(0, -w.min.allocated),
+      active: Math.max(0, -w.min.active),
+      reserved: Math.max(0, -w.min.reserved),
+    };
+    this.start = lifted(w.cur, this.lift);
+    this.peak = lifted(w.peak, this.lift);
     this.peakAllocatedAt = w.peakAllocatedAt;
     this.peakReservedAt = w.peakReservedAt;
   }
@@ -116,9 +129,20 @@ class LazyTotals implements RunningTotals {
       reserved: new Float64Array(n),
     };
     walkBack(this.trace, this.end, curves);
+    for (const k of ['allocated', 'active', 'reserved'] as const)
+      if (this.lift[k] > 0) for (let i = 0; i < n; i++) curves[k][i]! += this.lift[k];
     this.curves = curves;
     return curves;
   }
+}
+
+function lifted(f: Figures, lift: LazyTotals['lift']): Figures {
+  return {
+    ...f,
+    allocated: f.allocated + lift.allocated,
+    active: f.active + lift.active,
+    reserved: f.reserved + lift.reserved,
+  };
 }
 
 /**
@@ -134,6 +158,7 @@ function walkBack(trace: DeviceTrace, end: Figures, out: Curves | undefined) {
   let [pAllocations, pActiveAllocations, pSegments] = [allocations, activeAllocations, segments];
   let peakAllocatedAt = n - 1;
   let peakReservedAt = n - 1;
+  let [mAllocated, mActive, mReserved] = [allocated, active, reserved];
   const { action, size } = trace;
   for (let i = n - 1; i >= 0; i--) {
     if (out !== undefined) {
@@ -176,6 +201,9 @@ function walkBack(trace: DeviceTrace, end: Figures, out: Curves | undefined) {
       peakReservedAt = i - 1;
       pReserved = reserved;
     }
+    if (allocated < mAllocated) mAllocated = allocated;
+    if (active < mActive) mActive = active;
+    if (reserved < mReserved) mReserved = reserved;
     if (active > pActive) pActive = active;
     if (allocations > pAllocations) pAllocations = allocations;
     if (activeAllocations > pActiveAllocations) pActiveAllocations = activeAllocations;
@@ -191,5 +219,6 @@ function walkBack(trace: DeviceTrace, end: Figures, out: Curves | undefined) {
     activeAllocations: pActiveAllocations,
     segments: pSegments,
   };
-  return { cur: start, peak, peakAllocatedAt, peakReservedAt };
+  const min = { allocated: mAllocated, active: mActive, reserved: mReserved };
+  return { cur: start, peak, peakAllocatedAt, peakReservedAt, min };
 }

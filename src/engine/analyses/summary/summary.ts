@@ -300,7 +300,7 @@ function deviceWarnings(s: Snapshot, d: DeviceModel): string[] {
 }
 
 function snapshotWarnings(s: Snapshot): string[] {
-  const out: string[] = [];
+  const out: string[] = s.violations.map((v) => v.text);
   if (s.inert.count > 0) {
     const names = s.inert.examples.map((x) => x.toString()).join(', ');
     out.push(
