@@ -7,6 +7,7 @@ import { formatStream } from '../src/engine/format.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { Action } from '../src/engine/model/trace-columns.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
+import { BLACK, layerPixels, MAGENTA } from './helpers/layer-pixels.js';
 import { timelinePage } from './helpers/timeline-page.js';
 import { CHROMIUM } from './helpers/view-server.js';
 
@@ -20,16 +21,6 @@ const ROOT = join(import.meta.dirname, '..');
 const ARTIFACTS = join(ROOT, 'test-artifacts');
 const APP = join(ROOT, 'dist', 'web', 'index.html');
 const ready = existsSync(CHROMIUM) && existsSync(APP);
-
-/** What the probe reads of the layer canvas (the tests are type-checked without the DOM's types). */
-interface LayerCanvas {
-  width: number;
-  height: number;
-  getBoundingClientRect(): { left: number; top: number; width: number; height: number };
-  getContext(kind: '2d'): {
-    getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray };
-  } | null;
-}
 
 describe.skipIf(!ready && process.env.CI === undefined)(
   'pools stack: selection, search, stream filter',
@@ -46,36 +37,8 @@ describe.skipIf(!ready && process.env.CI === undefined)(
     });
     const hover = () => page.locator('.hover').textContent();
 
-    /** Page points (client px) of the layer canvas's pixels that pass `test`, probed in a box around (x, y) or everywhere. */
     const pixels = (kind: 'black' | 'wash', around?: { x: number; y: number; dx: number; dy: number }) =>
-      page.locator('.plot-moving canvas').evaluate(
-        (canvas, [kind, around]) => {
-          const c = canvas as unknown as LayerCanvas;
-          const r = c.getBoundingClientRect();
-          const sx = c.width / r.width;
-          const sy = c.height / r.height;
-          const x0 = around ? Math.max(0, Math.floor((around.x - around.dx - r.left) * sx)) : 0;
-          const x1 = around ? Math.min(c.width, Math.ceil((around.x + around.dx - r.left) * sx)) : c.width;
-          const y0 = around ? Math.max(0, Math.floor((around.y - around.dy - r.top) * sy)) : 0;
-          const y1 = around ? Math.min(c.height, Math.ceil((around.y + around.dy - r.top) * sy)) : c.height;
-          const data = c.getContext('2d')!.getImageData(x0, y0, x1 - x0, y1 - y0).data;
-          const found: { x: number; y: number }[] = [];
-          for (let i = 0; i < data.length; i += 4) {
-            const [R, G, B] = [data[i]!, data[i + 1]!, data[i + 2]!];
-            // The selection's outline is #000 (around a white line); search matches are #ff00ff,
-            // which no palette colour is.
-            const hit = kind === 'black' ? R + G + B === 0 : R >= 240 && G <= 16 && B >= 240;
-            if (!hit) continue;
-            const p = i / 4;
-            found.push({
-              x: r.left + (x0 + (p % (x1 - x0)) + 0.5) / sx,
-              y: r.top + (y0 + Math.floor(p / (x1 - x0)) + 0.5) / sy,
-            });
-          }
-          return found;
-        },
-        [kind, around ?? null] as const,
-      );
+      layerPixels(page, kind === 'black' ? BLACK : MAGENTA, around);
 
     /** The first point, from the top down along x, whose hover names one allocation. */
     const singleAllocationAt = async (x: number): Promise<{ y: number; alloc: number }> => {

@@ -8,6 +8,7 @@ import { orderSegments, poolStateAfter } from '../src/engine/analyses/views/pool
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { Action } from '../src/engine/model/trace-columns.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
+import { BLACK, layerPixels, MAGENTA, OOM_RED } from './helpers/layer-pixels.js';
 import { CHROMIUM, openBrowser, type RunningView, startView } from './helpers/view-server.js';
 
 /**
@@ -76,42 +77,10 @@ describe.skipIf(!ready && process.env.CI === undefined)('timeline page fixes see
   /** Digits of a raw epoch time (µs since 1970: 16 digits) or any 10-digit plain number. */
   const rawNumber = /(?<![\w.,])\d{10,}/;
 
-  /** Pixels of the layer canvas in a box around page point (x, y) that `kind` names, as page points. */
   const pixels = (
     kind: 'black' | 'magenta' | 'oom',
     around?: { x: number; y: number; dx: number; dy: number },
-  ) =>
-    page.locator('.plot-moving canvas').evaluate(
-      (canvas, [kind, around]) => {
-        const c = canvas as unknown as ProbedCanvas;
-        const r = c.getBoundingClientRect();
-        const sx = c.width / r.width;
-        const sy = c.height / r.height;
-        const x0 = around ? Math.max(0, Math.floor((around.x - around.dx - r.left) * sx)) : 0;
-        const x1 = around ? Math.min(c.width, Math.ceil((around.x + around.dx - r.left) * sx)) : c.width;
-        const y0 = around ? Math.max(0, Math.floor((around.y - around.dy - r.top) * sy)) : 0;
-        const y1 = around ? Math.min(c.height, Math.ceil((around.y + around.dy - r.top) * sy)) : c.height;
-        const data = c.getContext('2d')!.getImageData(x0, y0, x1 - x0, y1 - y0).data;
-        const found: { x: number; y: number }[] = [];
-        for (let i = 0; i < data.length; i += 4) {
-          const [R, G, B] = [data[i]!, data[i + 1]!, data[i + 2]!];
-          const hit =
-            kind === 'black'
-              ? R + G + B === 0
-              : kind === 'magenta'
-                ? R >= 240 && G <= 16 && B >= 240
-                : R >= 160 && R <= 196 && G <= 16 && B >= 16 && B <= 48;
-          if (!hit) continue;
-          const p = i / 4;
-          found.push({
-            x: r.left + (x0 + (p % (x1 - x0)) + 0.5) / sx,
-            y: r.top + (y0 + Math.floor(p / (x1 - x0)) + 0.5) / sy,
-          });
-        }
-        return found;
-      },
-      [kind, around ?? null] as const,
-    );
+  ) => layerPixels(page, kind === 'black' ? BLACK : kind === 'magenta' ? MAGENTA : OOM_RED, around);
 
   it('the hover names the allocation by size and user frame, at a time since the trace start', async () => {
     // Short of the OOM's huge request, so the y axis fits the training steps.
@@ -169,7 +138,10 @@ describe.skipIf(!ready && process.env.CI === undefined)('timeline page fixes see
     const block = page.locator(`.pool .b[data-alloc="${alloc}"]`).first();
     await block.waitFor({ timeout: 10_000 });
     const style = await block.evaluate((b) => {
-      const c = getComputedStyle(b as unknown as Element);
+      const view = globalThis as unknown as {
+        getComputedStyle(e: unknown): { backgroundColor: string; outlineStyle: string };
+      };
+      const c = view.getComputedStyle(b);
       return { background: c.backgroundColor, outline: c.outlineStyle };
     });
     expect(style.background).toBe('rgb(78, 121, 167)');
