@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -109,5 +109,30 @@ describe('memlens run', () => {
     expect(text).toMatch(/rank 1, steps 3–5: allocated at the dump 2[56]\d MiB above the median rank/);
     expect(text).toContain('allocate_rank_buffer');
     expect(text).toMatch(/rank 2 OOM after step 5: fragmentation/);
+  });
+
+  it('diff compares two cells of a run: two ranks at a step, or two steps of a rank', () => {
+    const ranks = JSON.parse(memlens('diff', root, '--ranks', '0,1', '--step', '4', '--json')) as {
+      files: { file: string }[];
+      devices: { at_dump: { sites: { delta_bytes: number; frames: { name: string }[] }[] } }[];
+    };
+    expect(ranks.files.map((f) => f.file.slice(root.length + 1))).toEqual([
+      'step4/torch_memory_rank0_pid40000.pickle',
+      'step4/torch_memory_rank1_pid40001.pickle',
+    ]);
+    const top = ranks.devices[0]!.at_dump.sites[0]!;
+    expect(top.delta_bytes).toBe(256 * MiB);
+    expect(top.frames[0]!.name).toBe('allocate_rank_buffer');
+    const steps = JSON.parse(
+      memlens('diff', root, '--steps', '2,4', '--rank', '1', '--json'),
+    ) as typeof ranks;
+    expect(steps.devices[0]!.at_dump.sites[0]).toMatchObject({ delta_bytes: 256 * MiB });
+    const missing = spawnSync('node', [...NODE_FLAGS, CLI, 'diff', root, '--steps', '2,9', '--rank', '1'], {
+      encoding: 'utf8',
+    });
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toBe(
+      `memlens: ${root}: has no window of rank 1 holding step 9 (its windows: 1, 2, 3, 4, 5)\n`,
+    );
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { discoverRun, isSnapshotName } from '../src/engine/run/discover.js';
 import { naturalCompare } from '../src/engine/run/natural-order.js';
+import { pickCell } from '../src/engine/run/pick-cell.js';
 
 const brief = (paths: string[], mtimes?: number[]) =>
   discoverRun(paths.map((path, i) => ({ path, mtimeMs: mtimes?.[i] }))).cells.map(
@@ -106,5 +107,21 @@ describe('run discovery: which rank, which step, which kind each file is', () =>
   it('orders names naturally', () => {
     expect(['step10', 'step2', 'step1'].sort(naturalCompare)).toEqual(['step1', 'step2', 'step10']);
     expect(naturalCompare('rank02', 'rank2')).toBeGreaterThan(0);
+  });
+});
+
+describe('picking the cells of a run to compare', () => {
+  const run = discoverRun([
+    'r/step1/torch_memory_rank0_pid1.pickle',
+    'r/steps2-3/torch_memory_rank0_pid1.pickle',
+    'r/step1/torch_memory_rank1_pid2.pickle',
+  ]);
+  it('finds the window of a rank that holds a step', () => {
+    expect(pickCell(run, 0, 3)).toMatchObject({ path: 'r/steps2-3/torch_memory_rank0_pid1.pickle' });
+    expect(pickCell(run, 1, 1)).toMatchObject({ path: 'r/step1/torch_memory_rank1_pid2.pickle' });
+  });
+  it('says what the run has when it has no such window', () => {
+    expect(pickCell(run, 1, 2)).toEqual({ error: 'has no window of rank 1 holding step 2 (its windows: 1)' });
+    expect(pickCell(run, 4, 1)).toEqual({ error: 'has no step windows of rank 4 (ranks: 0, 1)' });
   });
 });

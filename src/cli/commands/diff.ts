@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import {
   type DeviceDiff,
   diffSides,
@@ -6,7 +6,9 @@ import {
   type MomentDiff,
 } from '../../engine/analyses/diff/diff.js';
 import { formatBytes, formatCount } from '../../engine/format.js';
+import { pickCell } from '../../engine/run/pick-cell.js';
 import { pc } from '../colors.js';
+import { expandPaths } from '../expand-paths.js';
 import { framesCell, sitesTable } from '../frames-text.js';
 import { indent } from '../indent.js';
 import { diffSidesInParallel, totalSize } from '../parallel-decode.js';
@@ -16,6 +18,10 @@ import { EXIT_BAD_INPUT, type FileOptions, parseCount, parseDevice, reportError 
 interface DiffCliOptions extends FileOptions {
   top: number;
   fullStacks?: boolean;
+  steps?: [number, number];
+  ranks?: [number, number];
+  step?: number;
+  rank?: number;
 }
 
 /** `memlens diff A B`: two steps or two ranks, and the code whose live memory differs. */
@@ -25,13 +31,18 @@ export function diffCommand(program: Command): void {
     .description(
       'compare two snapshots (two steps or two ranks): totals, peaks, and live memory by allocating site',
     )
-    .argument('<a>', 'first snapshot')
-    .argument('<b>', 'second snapshot (differences are B − A)')
+    .argument('<a>', 'first snapshot, or a run directory with --steps/--rank or --ranks/--step')
+    .argument('[b]', 'second snapshot (differences are B − A)')
+    .option('--steps <a,b>', 'in a run directory: compare these two steps (of --rank)', parsePair)
+    .option('--rank <n>', 'in a run directory: the rank whose steps are compared', parseCount)
+    .option('--ranks <a,b>', 'in a run directory: compare these two ranks (at --step)', parsePair)
+    .option('--step <n>', 'in a run directory: the step at which ranks are compared', parseCount)
     .option('--top <n>', 'how many differing sites to list', parseCount, 10)
     .option('--full-stacks', 'match whole stacks, not only the frames in your own code')
     .option('--device <n>', 'only this device (in both files)', parseDevice)
     .option('--json', 'print JSON: {"files": [{"file": A}, {"file": B}], "devices": [...]}')
-    .action(async (a: string, b: string, opts: DiffCliOptions) => {
+    .action(async (first: string, second: string | undefined, opts: DiffCliOptions) => {
+      const [a, b] = filesToCompare(first, second, opts);
       const sides = await loadSides([a, b], opts);
       const files = [a, b].map((file, i) => {
         const r = sides[i]!;
@@ -57,6 +68,47 @@ export function diffCommand(program: Command): void {
         `A: ${a}\nB: ${b}\n${text}${unmatched.length ? `\n${unmatched.join('\n')}` : ''}\n`,
       );
     });
+}
+
+/**
+ * Two files as given, or two cells of a run directory: two steps of one rank (--steps A,B
+ * --rank R) or two ranks at one step (--ranks A,B --step S).
+ */
+function filesToCompare(first: string, second: string | undefined, opts: DiffCliOptions): [string, string] {
+  const cellOptions = opts.steps ?? opts.ranks ?? opts.step ?? opts.rank;
+  if (second !== undefined) {
+    if (cellOptions !== undefined)
+      throw new Error(
+        '--steps/--rank/--ranks/--step pick two cells of one run directory: give the directory alone',
+      );
+    return [first, second];
+  }
+  const dir = expandPaths([first]).runs[0];
+  if (dir === undefined)
+    throw new Error(
+      `${first}: give a second snapshot, or a run directory with --steps A,B --rank R or --ranks A,B --step S`,
+    );
+  const pairs: [number, number][] | null =
+    opts.steps && opts.rank !== undefined
+      ? opts.steps.map((s) => [opts.rank!, s])
+      : opts.ranks && opts.step !== undefined
+        ? opts.ranks.map((r) => [r, opts.step!])
+        : null;
+  if (pairs === null)
+    throw new Error(
+      `${first} is a run: say which cells to compare (--steps A,B --rank R, or --ranks A,B --step S)`,
+    );
+  return pairs.map(([rank, step]) => {
+    const cell = pickCell(dir.run, rank, step);
+    if ('error' in cell) throw new Error(`${first}: ${cell.error}`);
+    return cell.path;
+  }) as [string, string];
+}
+
+function parsePair(v: string): [number, number] {
+  const parts = v.split(',').map((p) => parseCount(p.trim()));
+  if (parts.length !== 2) throw new InvalidArgumentError('expected two numbers: A,B');
+  return [parts[0]!, parts[1]!];
 }
 
 /** Both files decoded at once on worker threads; a bad file is reported in one line naming it. */
