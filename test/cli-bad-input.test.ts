@@ -48,7 +48,7 @@ describe('memlens summary on bad input', () => {
   const example = () => new Uint8Array(readFileSync(EXAMPLE));
   const cases: [string, () => string, RegExp][] = [
     ['missing file', () => join(dir, 'nope.pickle'), /no such file/],
-    ['directory', () => makeDir('adir'), /is a directory/],
+    ['directory without snapshots', () => makeDir('adir'), /no snapshot files/],
     ['empty file', () => write('empty.pickle', ''), /empty file/],
     [
       'random bytes',
@@ -65,6 +65,17 @@ describe('memlens summary on bad input', () => {
       /not a memory snapshot.*'hello'/,
     ],
     ['invalid JSON', () => write('bad.json', '{"segments": [1, 2'), /not valid JSON/],
+    [
+      'a text file given as a snapshot: what it starts with, no opcode jargon',
+      () => write('notes.txt', 'this is a text file\n'),
+      /: not a pickle: starts with 't' \(expected a snapshot/,
+    ],
+    ['a Markdown file', () => write('README.md', '# notes\n'), /: not a pickle: starts with '#'/],
+    [
+      'JSON after blank lines is still JSON',
+      () => write('spaced.json', '\n\n  {"hello": 1}'),
+      /not a memory snapshot.*'hello'/,
+    ],
     [
       'pickle that is not a snapshot',
       () => write('list.pickle', Uint8Array.from([0x80, 4, 0x5d, 0x94, 0x4b, 1, 0x61, 0x2e])),
@@ -118,7 +129,7 @@ describe('memlens summary on bad input', () => {
     const r = run('summary', '--json', bad, EXAMPLE);
     expect(r.status).toBe(2);
     const out = JSON.parse(r.stdout) as { files: { file: string; error?: string; devices?: unknown[] }[] };
-    expect(out.files[0]!.error).toMatch(/opcode/);
+    expect(out.files[0]!.error).toMatch(/^not a pickle: starts with 'n'/);
     expect(out.files[1]!.devices).toHaveLength(1);
     expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
   });

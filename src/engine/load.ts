@@ -25,6 +25,23 @@ export function sniffFormat(head: Uint8Array): InputFormat {
 }
 
 /**
+ * Opcodes a pickled dict or list can begin with: PROTO (protocol 2 and later), else protocol 0/1's
+ * MARK, EMPTY_DICT, EMPTY_LIST or GLOBAL. Anything else is some other file (text, an image, a
+ * checkpoint), and saying so beats the opcode the unpickler would trip on first.
+ */
+const PICKLE_STARTS = new Set([0x80, 0x28, 0x7d, 0x5d, 0x63]);
+
+function checkPickleStart(head: Uint8Array): void {
+  const b = head[0]!;
+  if (PICKLE_STARTS.has(b)) return;
+  const shown =
+    b >= 0x21 && b <= 0x7e ? `'${String.fromCharCode(b)}'` : `0x${b.toString(16).padStart(2, '0')}`;
+  throw new SnapshotError(
+    `not a pickle: starts with ${shown} (expected a snapshot from torch.cuda.memory._dump_snapshot, pickle or JSON)`,
+  );
+}
+
+/**
  * Loads a snapshot from a stream of chunks: pickle (protocol 0-5), JSON, or either one gzipped.
  * Works the same in Node and in a Web Worker; the caller only supplies the bytes. A chunk must
  * stay intact only until the chunk after next is asked for: the source may refill its memory then.
@@ -46,8 +63,14 @@ export async function loadSnapshot(
     }
   })();
   const progress = (): void => opts.onProgress?.(read);
-  if (format === 'gzip') return loadPlain(gunzip(counted), progress, undefined);
-  return loadPlain(counted, progress, opts.sizeHint, format);
+  try {
+    if (format === 'gzip') return await loadPlain(gunzip(counted), progress, undefined);
+    return await loadPlain(counted, progress, opts.sizeHint, format);
+  } catch (e) {
+    // A file refused before its end: let the source close what it opened (a file handle).
+    await it.return?.();
+    throw e;
+  }
 }
 
 async function loadPlain(
@@ -61,6 +84,7 @@ async function loadPlain(
   if (first.done || first.value.length === 0) throw new SnapshotError('empty input after decompression');
   const format = known ?? sniffFormat(first.value.subarray(0, 64));
   if (format === 'gzip') throw new SnapshotError('gzip inside gzip is not supported');
+  if (format === 'pickle') checkPickleStart(first.value);
   const sink = format === 'json' ? new JsonSink() : new PickleSink(sizeHint);
   sink.push(first.value);
   progress();
@@ -76,6 +100,7 @@ export function loadSnapshotBytes(bytes: Uint8Array, options: DecodeOptions = {}
   if (bytes.length === 0) throw new SnapshotError('empty file');
   const format = sniffFormat(bytes.subarray(0, 64));
   if (format === 'gzip') throw new SnapshotError('gzip input needs the streaming loader');
+  if (format === 'pickle') checkPickleStart(bytes);
   const sink = format === 'json' ? new JsonSink() : new PickleSink(bytes.length, options);
   sink.push(bytes);
   return sink.finish();
