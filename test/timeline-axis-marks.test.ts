@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { formatFrame } from '../src/engine/analyses/frames/short-path.js';
+import { topUserFrame } from '../src/engine/analyses/frames/user-frames.js';
 import { byteTicks, decimalTicks } from '../src/engine/analyses/views/timeline/axis-ticks.js';
 import { hoverFacts } from '../src/engine/analyses/views/timeline/hover-facts.js';
 import { oomMarks, traceStartUs } from '../src/engine/analyses/views/timeline/timeline-axis.js';
@@ -49,7 +51,11 @@ describe('timeline axes, OOM marks and hover facts', () => {
     const id = [...Array(a.count).keys()].find((x) => a.stack[x]! >= 0 && a.start[x]! > 100)!;
     const facts = hoverFacts(s, d, a.start[id]!, id);
     expect(facts.allocation?.bytes).toBe(a.size[id]);
-    expect(facts.allocation?.frame).toMatch(/^\S+ \([^/\\]+\.py:\d+\)$/);
+    const top = topUserFrame(s.stacks.frames(a.stack[id]!))!;
+    expect(top.filename.endsWith('.py')).toBe(true);
+    expect(facts.allocation?.frame).toBe(formatFrame(top));
+    expect(facts.allocation?.frame?.startsWith(`${top.name} (`)).toBe(true);
+    expect(facts.allocation?.frame).toContain(`${top.filename.split('/').pop()}:${top.line})`);
     expect(facts.since_start_us).toBe(d.trace.timeUs[a.start[id]!]! - traceStartUs(d)!);
     expect(facts.since_start_us!).toBeLessThan(1e12);
     expect(hoverFacts(s, d, 5, null).allocation).toBeNull();

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { userFrames } from '../src/engine/analyses/frames/user-frames.js';
+import { formatFrame } from '../src/engine/analyses/frames/short-path.js';
+import { topUserFrame } from '../src/engine/analyses/frames/user-frames.js';
 import { orderSegments, poolStateAfter } from '../src/engine/analyses/views/pools/pool-state.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { Action } from '../src/engine/model/trace-columns.js';
@@ -94,9 +95,9 @@ describe.skipIf(!ready && process.env.CI === undefined)('timeline page fixes see
       if (m) alloc = Number(m[1]);
     }
     expect(alloc).toBeGreaterThanOrEqual(0);
-    const top = userFrames(s.stacks.frames(d.allocations.stack[alloc]!))[0]!;
-    const base = top.filename.split('/').pop();
-    await expect.poll(hover, { timeout: 10_000 }).toContain(` from ${top.name} (${base}:${top.line})`);
+    const top = topUserFrame(s.stacks.frames(d.allocations.stack[alloc]!))!;
+    await expect.poll(hover, { timeout: 10_000 }).toContain(` from ${formatFrame(top)}`);
+    expect(await hover()).toContain(`${top.filename.split('/').pop()}:${top.line})`);
     const text = await hover();
     expect(text).toMatch(/^after entry [\d,]+ at [\d.]+ (µs|ms|s|min): /);
     expect(text).not.toMatch(rawNumber);
@@ -213,7 +214,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('timeline page fixes see
     const a = d.allocations;
     let big = 0;
     for (let id = 0; id < a.count; id++) if (a.stack[id]! >= 0 && a.size[id]! > a.size[big]!) big = id;
-    const term = userFrames(s.stacks.frames(a.stack[big]!))[0]!.filename.split('/').pop()!;
+    const term = topUserFrame(s.stacks.frames(a.stack[big]!))!.filename.split('/').pop()!;
     await open(file('oom.pickle'), '&tab=timeline');
     expect(await pixels('magenta')).toEqual([]);
     await open(file('oom.pickle'), `&tab=timeline&q=${encodeURIComponent(term)}`);

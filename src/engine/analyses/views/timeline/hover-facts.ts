@@ -1,5 +1,6 @@
 import type { DeviceModel, Snapshot } from '../../../model/snapshot.js';
-import { userFrames } from '../../frames/user-frames.js';
+import { formatFrame } from '../../frames/short-path.js';
+import { topUserFrame } from '../../frames/user-frames.js';
 import { timePositions, traceStartUs } from './timeline-axis.js';
 
 /**
@@ -27,12 +28,9 @@ export function hoverFacts(s: Snapshot, d: DeviceModel, entry: number, alloc: nu
   };
 }
 
-/** The allocation's innermost user frame as "name (file:line)", the file without its directories. */
+/** The frame that names the allocation (the user's innermost), as every view names a frame. */
 function topFrame(s: Snapshot, d: DeviceModel, alloc: number): string | null {
   const stack = d.allocations.stack[alloc]!;
-  if (stack < 0) return null;
-  const f = userFrames(s.stacks.frames(stack))[0];
-  if (f === undefined) return null;
-  const file = f.filename.split(/[\\/]/).pop() ?? f.filename;
-  return `${f.name} (${file}:${f.line})`;
+  const f = stack < 0 ? undefined : topUserFrame(s.stacks.frames(stack));
+  return f === undefined ? null : formatFrame(f);
 }
