@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { flameTree } from '../src/engine/analyses/views/flame/flame-tree.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
-import { frameLabel } from '../web/src/flame/layout.js';
+import { frameLabel } from '../web/src/flame/labels.js';
 
 /**
  * The flame graph's labels tell frames apart: a generated GPT's model.py has a `forward` per

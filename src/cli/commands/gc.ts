@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { formatFrame } from '../../engine/analyses/frames/short-path.js';
+import { topUserFrame } from '../../engine/analyses/frames/user-frames.js';
 import type { BurstPattern } from '../../engine/analyses/gc/burst-patterns.js';
 import {
   type DeviceGc,
@@ -104,7 +105,7 @@ function burstText(b: GcBurst, start: number | null): string[] {
 }
 
 function freedAt(frames: Frame[]): string {
-  const f = frames[0];
+  const f = topUserFrame(frames);
   return f ? formatFrame(f) : 'a site with no stack';
 }
 

@@ -1,7 +1,8 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { AllocationDetails } from '../../../src/engine/analyses/views/allocation/allocation-details.js';
 import type { FlameTree } from '../../../src/engine/analyses/views/flame/flame-tree.js';
-import { drawFlame, frameLabel, frameWhere, hitFlame, layoutFlame, parentsOf, ROW } from '../flame/layout.js';
+import { frameLabel } from '../flame/labels.js';
+import { drawFlame, frameWhere, hitFlame, layoutFlame, parentsOf, ROW } from '../flame/layout.js';
 import { exactBytes, formatBytes, formatCount } from '../format.js';
 import { sizedContext, useParentWidth } from '../timeline/canvas.js';
 import type { FlameState, ViewState } from '../url-state.js';

@@ -1,5 +1,7 @@
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { Action } from '../../model/trace-columns.js';
+import { formatFrame } from '../frames/short-path.js';
+import { topUserFrame } from '../frames/user-frames.js';
 import { releasedAt } from '../state/lifetimes.js';
 
 /** Gaps between a periodic site's allocations may vary this much (stddev / mean) and still count. */
@@ -107,9 +109,8 @@ function allocKeys(d: DeviceModel): AllocKeys {
 }
 
 function frameText(s: Snapshot, stack: number): string {
-  const frames = s.stacks.frames(stack);
-  const py = frames.find((f) => f.filename.endsWith('.py')) ?? frames[0];
-  return py === undefined ? 'an unknown site' : `${py.name} (${py.filename}:${py.line})`;
+  const f = topUserFrame(s.stacks.frames(stack));
+  return f === undefined ? 'an unknown site' : formatFrame(f);
 }
 
 /** Per key: occurrences, span, and the mean and variance of the gaps (Welford). */

@@ -1,7 +1,9 @@
 import { formatBytes, formatCount } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import type { Frame } from '../../model/stack-table.js';
+import { formatFrame } from '../frames/short-path.js';
 import { Sites } from '../frames/sites.js';
+import { topUserFrame } from '../frames/user-frames.js';
 import {
   findIterations,
   type IterationOptions,
@@ -189,8 +191,8 @@ function verdict(it: Iterations, groups: LeakGroup[], minIterations: number): st
   );
 }
 
-/** The innermost frame of a site, as `name (file:line)`. */
+/** The frame that names a site (its innermost user frame, whole stacks or not), as `name (…/file:line)`. */
 export function siteText(frames: Frame[]): string {
-  const f = frames[0];
-  return f === undefined ? 'allocations with no stack' : `${f.name} (${f.filename}:${f.line})`;
+  const f = topUserFrame(frames);
+  return f === undefined ? 'allocations with no stack' : formatFrame(f);
 }

@@ -1,4 +1,6 @@
 import { useState } from 'react';
+import { formatFrame } from '../../../../src/engine/analyses/frames/short-path.js';
+import { topUserFrame } from '../../../../src/engine/analyses/frames/user-frames.js';
 import type { BurstPattern } from '../../../../src/engine/analyses/gc/burst-patterns.js';
 import type { DeviceGc, GcBurst } from '../../../../src/engine/analyses/gc/gc-bursts.js';
 import {
@@ -107,10 +109,10 @@ function EventsLink({ b, select }: { b: GcBurst; select: Select }) {
 }
 
 function FreedAt({ frames, throughGc }: { frames: Frame[]; throughGc: boolean }) {
-  const freed = frames[0];
+  const freed = topUserFrame(frames);
   return (
     <p className="indent">
-      freed at {freed ? `${freed.name} (${freed.filename}:${freed.line})` : 'a site with no stack'}
+      freed at {freed ? formatFrame(freed) : 'a site with no stack'}
       {throughGc && <span className="warn"> — through the garbage collector (gc)</span>}
     </p>
   );
