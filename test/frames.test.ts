@@ -183,6 +183,16 @@ describe('compare headline', () => {
       expect(d!.explanation.join('\n')).not.toMatch(/unwind|\?\?:0/);
     }
   });
+
+  it('default compare: every site is named by a user or operator frame, never the allocator', () => {
+    // Another run (another seed): its backward sites hold other bytes at its peak.
+    const c = loadSnapshotBytes(generateSnapshotBytes({ events: 6000, seed: 5, streams: 1 }).bytes);
+    const [d] = diffSnapshots(a, c, a.devices, c.devices, { top: 1000 }).devices;
+    const sites = [...d!.at_dump.sites, ...d!.at_peak.sites];
+    expect(sites.some((x) => !x.frames.some(isUserCode))).toBe(true); // backward sites are among them
+    for (const site of sites)
+      expect(HIDDEN_KINDS.has(frameKind(site.frames[0]!)), site.frames[0]!.name).toBe(false);
+  });
 });
 
 describe.skipIf(!existsSync(CORPUS))('Windows paths in the corpus', () => {
