@@ -12,6 +12,7 @@ import { NODE_FLAGS } from '../cli/node-flags.js';
 import { cachedGcSnapshot, cachedSnapshot, ROOT } from './cached-snapshot.js';
 import { benchCollector, benchCommands } from './commands.js';
 import { machineLine } from './machine.js';
+import { benchRun } from './run-bench.js';
 import { benchSimulator } from './simulator-table.js';
 
 interface Measurement {
@@ -54,6 +55,8 @@ interface BenchOptions {
   commands: string | false;
   commandRuns: string;
   onlyGc?: boolean;
+  run: string | false;
+  onlyRun?: boolean;
 }
 
 function main(opts: BenchOptions): void {
@@ -61,6 +64,10 @@ function main(opts: BenchOptions): void {
   console.log(machineLine());
   if (opts.onlyGc) {
     collector(opts);
+    return;
+  }
+  if (opts.onlyRun) {
+    if (opts.run !== false) benchRun(opts.run);
     return;
   }
   console.log(`best of ${runs} runs, each in a fresh process (peak RSS: the largest of the runs)\n`);
@@ -99,6 +106,7 @@ function main(opts: BenchOptions): void {
   );
   benchSimulator(join(ROOT, 'dist', 'bench'), cachedSnapshot(size), `synthetic-${size}.pickle`, 1);
   collector(opts);
+  if (opts.run !== false) benchRun(opts.run);
 }
 
 function collector(opts: BenchOptions): void {
@@ -119,5 +127,12 @@ new Command('bench')
   .option('--no-commands', 'skip the per-command timings')
   .option('--command-runs <n>', 'runs per command (best is reported)', '1')
   .option('--only-gc', 'only gc and diagnose on the collector trace (--commands size)')
+  .option(
+    '--run <ranksxsize>',
+    'also time memlens run on a generated run of this many ranks and file size',
+    '64x100MB',
+  )
+  .option('--no-run', 'skip the run benchmark')
+  .option('--only-run', 'only the run benchmark')
   .action(main)
   .parse();
