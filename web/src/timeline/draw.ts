@@ -9,6 +9,7 @@ import type { TimelineLod } from '../../../src/engine/analyses/views/timeline/ti
 import { formatCount, formatDuration } from '../../../src/engine/format.js';
 import { lowerBound } from '../../../src/engine/model/lower-bound.js';
 import { formatBytes } from '../format.js';
+import { allocationTone } from './paint-layer.js';
 
 /**
  * Canvas drawing of the timeline, in three parts that change at different rates:
@@ -230,10 +231,20 @@ function drawSelection(
   const { lod } = layer;
   const sy = plot.height / layer.yMax;
   const yPx = (b: number): number => plot.top + plot.height - b * sy;
+  // Its runs ringed as one shape: black, then white, then the allocation's own colour again, so a
+  // run a few pixels tall (or a slope of one-column runs) keeps its colour inside the ring instead
+  // of turning into a black band.
   const box = runBox(plot, layer, toPx);
-  for (let r = 0; r < lod.runs; r++) {
-    if (lod.runAlloc[r] === sel.alloc) outline(g, box(r));
-  }
+  const boxes: [number, number, number, number][] = [];
+  for (let r = 0; r < lod.runs; r++) if (lod.runAlloc[r] === sel.alloc) boxes.push(box(r));
+  const grown = (by: number) =>
+    boxes.map(([x, y, w, h]) => [x - by, y - by, w + 2 * by, h + 2 * by] as const);
+  g.fillStyle = '#000';
+  for (const b of grown(3)) g.fillRect(...b);
+  g.fillStyle = '#fff';
+  for (const b of grown(1)) g.fillRect(...b);
+  g.fillStyle = allocationTone(sel.alloc);
+  for (const b of boxes) g.fillRect(...b);
   g.lineWidth = 1;
   g.strokeStyle = 'rgba(0,0,0,0.6)';
   for (const x of [sel.x0, sel.x1]) {
