@@ -101,6 +101,15 @@ describe('diagnose: the planted cause comes first', () => {
     });
   }
 
+  it('memory held outside PyTorch, without the capacity: never called exhaustion', () => {
+    const { s } = generated({ events: 3000, seed: 61, oomCause: 'outside' });
+    const [first] = diagnose(s, s.devices[0]!).findings;
+    expect(first!.kind).toBe('oom');
+    expect(first!.figures.verdict).not.toBe('exhaustion');
+    expect(first!.headline).not.toMatch(/— exhaustion/);
+    expect(first!.headline).toMatch(/held outside PyTorch/);
+  });
+
   it('an exhaustion OOM on expandable segments: the OOM first, and no fragmentation claimed', () => {
     const { s } = generated({ events: 3000, seed: 61, oomCause: 'exhaustion', expandableSegments: true });
     const { findings } = diagnose(s, s.devices[0]!);
@@ -203,7 +212,7 @@ describe('memlens diagnose (CLI)', () => {
     expect(lines[0]).toBe(oomFile);
     expect(lines[1]).toBe('device 0');
     expect(lines[2]).toMatch(
-      /^ {2}1\. OOM +Out of memory from fragmentation: a 1\.05 GiB request at entry [\d,]+ failed/,
+      /^ {2}1\. OOM +Out of memory at entry [\d,]+ \(a 1\.05 GiB request\) — fragmentation: /,
     );
     expect(r.stdout).toMatch(/stack of the failing request \(innermost first\):\n +forward \(/);
     expect(r.stdout).toContain(`→ memlens oom ${oomFile}\n`);

@@ -78,7 +78,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('Diagnosis tab in headle
     const lead = cards().first();
     expect(await lead.getAttribute('class')).toBe('finding oom lead');
     expect(await lead.locator('.headline').textContent()).toMatch(
-      /^Out of memory from fragmentation: a 1\.05 GiB request at entry [\d,]+ failed/,
+      /^Out of memory at entry [\d,]+ \(a 1\.05 GiB request\) — fragmentation: /,
     );
     expect(await lead.locator('.site').textContent()).toMatch(/The failing request, from.*forward/);
     expect(await lead.locator('code').textContent()).toBe('memlens oom oom.pickle');

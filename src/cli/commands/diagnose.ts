@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { type DeviceDiagnosis, diagnose } from '../../engine/analyses/diagnosis/diagnosis.js';
 import type { Finding, FindingKind } from '../../engine/analyses/diagnosis/finding.js';
-import type { Frame } from '../../engine/model/stack-table.js';
 import { pc } from '../colors.js';
 import { framesCell } from '../frames-text.js';
+import { indent as indentText, textWidth, wrapIndented } from '../indent.js';
 import { type FileOptions, parseBytes, parseDevice, runFiles } from '../run-files.js';
 
 interface DiagnoseCliOptions extends FileOptions {
@@ -13,8 +13,6 @@ interface DiagnoseCliOptions extends FileOptions {
 
 /** Evidence lines shown under each headline (all with --evidence). */
 const EVIDENCE_SHOWN = 3;
-/** Width of text sent to a pipe or file: stable whatever terminal the reader has. */
-const PIPE_WIDTH = 100;
 
 /** `memlens diagnose` (and `memlens FILE`): what happened to the GPU memory, most important first. */
 export function diagnoseCommand(program: Command): void {
@@ -34,13 +32,9 @@ export function diagnoseCommand(program: Command): void {
     .action((files: string[], opts: DiagnoseCliOptions) => {
       // `memlens` alone: the commands, not a complaint about a missing file.
       if (files.length === 0) program.help({ error: true });
-      return runFiles(files, opts, (snapshot, devices) => {
-        const file = files.length === 1 ? files[0]! : undefined;
+      return runFiles(files, opts, (snapshot, devices, file) => {
         const per = devices.map((d) =>
-          diagnose(snapshot, d, {
-            file: file ?? 'FILE',
-            ...(opts.capacity ? { capacity: opts.capacity } : {}),
-          }),
+          diagnose(snapshot, d, { file, ...(opts.capacity ? { capacity: opts.capacity } : {}) }),
         );
         return {
           json: { devices: per },
@@ -62,47 +56,33 @@ const LABEL: Record<FindingKind, string> = {
 };
 
 function render(r: DeviceDiagnosis, shown: number): string {
-  const width = process.stdout.isTTY ? Math.max(60, process.stdout.columns ?? PIPE_WIDTH) : PIPE_WIDTH;
+  const width = textWidth();
   const lines = [pc.bold(`device ${r.device}`)];
   for (const [i, f] of r.findings.entries()) lines.push(...finding(f, i + 1, shown, width));
-  if (r.checked.length > 0) {
-    const [head, ...rest] = wrap(`Looked for and not found: ${r.checked.join('; ')}.`, width - 4);
-    lines.push(pc.green(`  ✓ ${head}`), ...rest.map((l) => pc.green(`    ${l}`)));
-  }
+  if (r.checked.length > 0)
+    lines.push(
+      ...wrapIndented(`Looked for and not found: ${r.checked.join('; ')}.`, width, '  ✓ ', '    ').map(
+        pc.green,
+      ),
+    );
   return lines.join('\n');
 }
 
+/** The label and headline in bold, the evidence under it, the OOM's stack, the command. */
 function finding(f: Finding, n: number, shown: number, width: number): string[] {
-  const label = `${n}. ${LABEL[f.kind]}`.padEnd(9);
   const indent = ' '.repeat(11);
-  const [first, ...rest] = wrap(f.headline, width - indent.length);
-  const colour = f.kind === 'warning' ? pc.yellow : f.kind === 'peak' ? (s: string) => s : pc.red;
-  const out = [`  ${colour(pc.bold(label))}${pc.bold(first ?? '')}`, ...rest.map((l) => indent + pc.bold(l))];
+  const label = `  ${`${n}. ${LABEL[f.kind]}`.padEnd(9)}`;
+  const colour = f.kind === 'warning' ? pc.yellow : f.kind === 'peak' ? (x: string) => x : pc.red;
+  const [first = '', ...rest] = wrapIndented(f.headline, width, label, indent);
+  const out = [colour(pc.bold(label)) + pc.bold(first.slice(label.length)), ...rest.map(pc.bold)];
   const evidence = f.evidence.slice(0, shown);
-  for (const e of evidence) {
-    const [head, ...more] = wrap(e, width - indent.length - 2);
-    out.push(`${indent}· ${head}`, ...more.map((l) => `${indent}  ${l}`));
-  }
+  for (const e of evidence) out.push(...wrapIndented(e, width, `${indent}· `, `${indent}  `));
   if (f.evidence.length > evidence.length)
     out.push(pc.dim(`${indent}… ${f.evidence.length - evidence.length} more (--evidence)`));
   if (f.kind === 'oom' && f.frames.length > 0) {
     out.push(`${indent}stack of the failing request (innermost first):`);
-    for (const line of framesCell(f.frames as Frame[]).split('\n')) out.push(`${indent}  ${line}`);
+    out.push(indentText(framesCell(f.frames), `${indent}  `));
   }
   out.push(pc.dim(`${indent}→ ${f.command}`));
   return out;
-}
-
-/** Words to lines of at most `width` columns (a longer word keeps its own line). */
-function wrap(text: string, width: number): string[] {
-  const lines: string[] = [];
-  let line = '';
-  for (const word of text.split(' ')) {
-    if (line !== '' && line.length + 1 + word.length > width) {
-      lines.push(line);
-      line = word;
-    } else line = line === '' ? word : `${line} ${word}`;
-  }
-  if (line !== '') lines.push(line);
-  return lines;
 }

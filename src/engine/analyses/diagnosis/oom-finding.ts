@@ -1,9 +1,10 @@
 import { formatBytes, formatCount } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
-import { Sites } from '../frames/sites.js';
-import { type OomReport, oomReports } from '../oom/oom.js';
-import { peakOf } from '../peak/peak.js';
+import { oomReports } from '../oom/oom.js';
 import { type Finding, type Outcome, siteBytes, siteFrames } from './finding.js';
+
+/** The largest sites listed as holding memory at the OOM (the oom analysis lists more). */
+const HELD_SITES = 3;
 
 /**
  * The trace's first OOM, with the oom analysis's verdict and arithmetic, the failing request's
@@ -13,18 +14,18 @@ export function oomFinding(s: Snapshot, d: DeviceModel, command: string, capacit
   const reports = oomReports(s, d, capacity).filter((r) => r.entry >= 0);
   const r = reports[0];
   if (r === undefined) return { findings: [], clear: d.trace.length > 0 ? 'no OOM in the trace' : null };
-  const sites = new Sites(s.stacks, false);
-  const frames = sites.frames(sites.of(d.trace.stack[r.entry]!));
-  const held = peakOf(s, d, { at: r.entry, top: 3 });
-  const [lead = r.verdict, ...figures] = r.explanation;
-  const evidence = [lead, ...held.groups.map((g) => `held then: ${siteBytes(g)}`), ...figures];
+  const [lead = r.headline, ...figures] = r.explanation;
+  const held = r.held.sites.slice(0, HELD_SITES).map((g) => `held then: ${siteBytes(g)}`);
+  const categories = r.held.categories.map((c) => `${c.category.replace(/_/g, ' ')} ${formatBytes(c.bytes)}`);
+  if (categories.length > 0) held.push(`held then, by category: ${categories.join(', ')}`);
+  const evidence = [lead, ...held, ...figures];
   for (const setting of r.settings) evidence.push(`would help: ${setting}`);
   if (reports.length > 1) evidence.push(`${formatCount(reports.length - 1)} more OOMs follow in the trace`);
   const finding: Finding = {
     kind: 'oom',
-    headline: headlineOf(r),
+    headline: `Out of memory at entry ${formatCount(r.entry)} (a ${formatBytes(r.requested_bytes)} request) — ${r.headline}`,
     evidence,
-    frames: siteFrames(frames),
+    frames: siteFrames(r.stack),
     figures: {
       entry: r.entry,
       verdict: r.verdict,
@@ -36,31 +37,10 @@ export function oomFinding(s: Snapshot, d: DeviceModel, command: string, capacit
       largest_free_block: r.largest_free_block,
       outside_bytes: r.outside_bytes,
       ooms: reports.length,
+      deciding_capacity_bytes: r.deciding_capacity_bytes,
     },
     command,
     show: { view: 'timeline', entry: r.entry, alloc: null, search: '' },
   };
   return { findings: [finding], clear: null };
-}
-
-/** The cause first, then the request and the figure that decides it. */
-function headlineOf(r: OomReport): string {
-  const fb = formatBytes;
-  const request = `a ${fb(r.requested_bytes)} request at entry ${formatCount(r.entry)}`;
-  switch (r.verdict as string) {
-    case 'fragmentation': {
-      const short = r.requested_bytes - r.largest_free_block;
-      const largest =
-        fb(r.largest_free_block) === fb(r.requested_bytes) ? `${fb(short)} short` : fb(r.largest_free_block);
-      return `Out of memory from fragmentation: ${request} failed while ${fb(r.cached_free_bytes)} sat free in reserved segments, but in no block large enough (the largest was ${largest}).`;
-    }
-    case 'exhaustion':
-      return `Out of memory from exhaustion: ${request} failed with ${fb(r.reserved_bytes)} reserved by PyTorch (${fb(r.allocated_bytes)} allocated) and ${fb(r.device_free_bytes)} free on the device.`;
-    case 'outside PyTorch':
-      return `Out of memory from memory held outside PyTorch: ${fb(r.outside_bytes ?? 0)} of the GPU was not PyTorch's when ${request} failed.`;
-    case 'not out of device memory':
-      return `Out of memory, but not of device memory: ${request} failed while CUDA reported ${fb(r.device_free_bytes)} free.`;
-    default:
-      return `Out of memory (${r.verdict}): ${request} failed.`;
-  }
 }
