@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import { shortPath } from '../../../../src/engine/analyses/frames/short-path.js';
+import { formatFrame } from '../../../../src/engine/analyses/frames/short-path.js';
 import { topUserFrame } from '../../../../src/engine/analyses/frames/user-frames.js';
 import type { Frame } from '../../../../src/engine/model/stack-table.js';
 import { exactBytes, formatBytes, formatCount } from '../../format.js';
@@ -62,7 +62,7 @@ export function Frames({ frames, shown = 4 }: { frames: Frame[]; shown?: number 
       {frames.slice(0, shown).map((f, i) => (
         // biome-ignore lint/suspicious/noArrayIndexKey: frames repeat; position is the identity
         <li key={i} title={`${f.filename}:${f.line}`}>
-          {f.name} ({shortPath(f.filename)}:{f.line})
+          {formatFrame(f)}
         </li>
       ))}
       {frames.length > shown && <li className="dim">… {frames.length - shown} more</li>}
