@@ -5,7 +5,7 @@ import { AnalysesPage } from './views/analyses-page.js';
 import { DiagnosisPage } from './views/diagnosis/diagnosis-page.js';
 import { FileBar } from './views/file-bar.js';
 import { FlamePage } from './views/flame-page.js';
-import { type LoadState, LoadStatus } from './views/load-status.js';
+import { type LoadState, LoadStatus, WorkerFailure } from './views/load-status.js';
 import { Overview } from './views/overview.js';
 import { TableView } from './views/table-view.js';
 import { TimelinePage } from './views/timeline-page.js';
@@ -102,6 +102,7 @@ export function App() {
         onTab={setTab}
       />
       <LoadStatus state={load} hasFiles={files.length > 0} />
+      <WorkerFailure file={view.file} />
       {ready && device && view.tab === 'diagnosis' && (
         <DiagnosisPage client={client} device={device.device} file={view.file ?? ''} update={update} />
       )}

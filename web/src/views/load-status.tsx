@@ -1,4 +1,6 @@
+import { useEffect, useState } from 'react';
 import { formatBytes } from '../format.js';
+import { QueryFailed } from '../worker/client.js';
 import type { Loaded } from '../worker/protocol.js';
 
 export type LoadState =
@@ -47,5 +49,30 @@ export function LoadStatus({ state, hasFiles }: { state: LoadState; hasFiles: bo
       </span>
       <progress max={100} value={pct ?? undefined} />
     </div>
+  );
+}
+
+/**
+ * A query the engine failed that no view handled (a view waiting on it would otherwise say
+ * "computing…" forever): one line saying what failed and why, until the next file is opened.
+ */
+export function WorkerFailure({ file }: { file: string | null }) {
+  const [failure, setFailure] = useState<QueryFailed | null>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new file starts without the old failure
+  useEffect(() => setFailure(null), [file]);
+  useEffect(() => {
+    const unhandled = (e: PromiseRejectionEvent) => {
+      if (!(e.reason instanceof QueryFailed)) return;
+      e.preventDefault();
+      setFailure(e.reason);
+    };
+    window.addEventListener('unhandledrejection', unhandled);
+    return () => window.removeEventListener('unhandledrejection', unhandled);
+  }, []);
+  if (failure === null) return null;
+  return (
+    <p className="error worker-failure" role="alert">
+      The engine could not answer ({failure.query}): {failure.message.split('\n')[0]}
+    </p>
   );
 }

@@ -3,20 +3,42 @@ import type { Queries, QueryName, Request, Response } from './protocol.js';
 
 export type Progress = (bytes: number, total: number | null) => void;
 
+/** A query the engine could not answer: the worker threw, or the worker itself stopped. */
+export class QueryFailed extends Error {
+  constructor(
+    readonly query: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'QueryFailed';
+  }
+}
+
 /**
  * The page's handle on the engine worker: each query is a promise; load progress arrives on the
- * side. The worker is inlined as a blob so the app also runs from file://.
+ * side. The worker is inlined as a blob so the app also runs from file://. Every query settles:
+ * with the worker's answer, its error, or (when the worker itself fails) the reason it stopped.
  */
 export class EngineClient {
   private readonly worker: Worker = new EngineWorker();
   private nextId = 1;
+  private stopped: string | null = null;
   private readonly pending = new Map<
     number,
-    { resolve: (v: unknown) => void; reject: (e: Error) => void; progress?: Progress }
+    { query: string; resolve: (v: unknown) => void; reject: (e: Error) => void; progress?: Progress }
   >();
 
   constructor() {
     this.worker.onmessage = (e: MessageEvent<Response>) => this.receive(e.data);
+    // An error the worker did not catch, or a reply that cannot be read: without these, the
+    // queries waiting on it would never settle and their views would say "computing…" forever.
+    this.worker.onerror = (e: ErrorEvent) => {
+      e.preventDefault();
+      this.failAll(`the engine worker stopped: ${e.message || 'an error it did not report'}`);
+    };
+    this.worker.onmessageerror = () => this.failAll('a reply from the engine worker could not be read');
+    // For the end-to-end tests (and the console): the page's one engine.
+    (globalThis as { memlensEngine?: EngineClient }).memlensEngine = this;
   }
 
   query<K extends QueryName>(
@@ -24,9 +46,10 @@ export class EngineClient {
     args: Queries[K]['args'],
     progress?: Progress,
   ): Promise<Queries[K]['result']> {
+    if (this.stopped !== null) return Promise.reject(new QueryFailed(query, this.stopped));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, progress });
+      this.pending.set(id, { query, resolve: resolve as (v: unknown) => void, reject, progress });
       this.worker.postMessage({ id, query, args } as Request);
     });
   }
@@ -40,6 +63,12 @@ export class EngineClient {
     }
     this.pending.delete(msg.id);
     if (msg.ok) p.resolve(msg.result);
-    else p.reject(new Error(msg.error));
+    else p.reject(new QueryFailed(p.query, msg.error));
+  }
+
+  private failAll(reason: string): void {
+    this.stopped = reason;
+    for (const p of this.pending.values()) p.reject(new QueryFailed(p.query, reason));
+    this.pending.clear();
   }
 }
