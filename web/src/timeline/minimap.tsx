@@ -77,10 +77,13 @@ export function Minimap(p: WindowProps & { enabled: boolean; onEntry: (entry: nu
   const brushRef = useRef<HTMLDivElement>(null);
   const place = useRef(() => {});
   place.current = () => {
+    // A redraw scheduled before the tab was left runs after the brush is gone: nothing to place.
+    const brush = brushRef.current;
+    if (brush === null) return;
     const [w0, w1] = p.live.get();
     const a = toPx(w0) - plot.left;
     const b = Math.max(a + 2, toPx(w1) - plot.left);
-    const [left, box, right] = brushRef.current!.children as unknown as HTMLElement[];
+    const [left, box, right] = brush.children as unknown as HTMLElement[];
     const W = plot.width;
     left!.style.transform = `scale(${a / W}, 1)`;
     box!.style.transform = `translate(${a}px, 0) scale(${(b - a) / W}, 1)`;
