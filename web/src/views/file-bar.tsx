@@ -39,7 +39,13 @@ export function FileBar(p: Props) {
               if (f) p.onOpenServed(f);
             }}
           >
-            {p.current === null && <option value="">choose a snapshot…</option>}
+            {/* A file opened from disk is none of the served ones: it gets its own entry, so the
+                served file shown before it is not the selected one and choosing it opens it. */}
+            {!p.files.some((f) => f.name === p.current) && (
+              <option value={p.current ?? ''}>
+                {p.current === null ? 'choose a snapshot…' : `${p.current} (opened from disk)`}
+              </option>
+            )}
             {p.files.map((f) => (
               <option key={f.name} value={f.name}>
                 {f.label ? `${f.label} — ${f.name}` : f.name}
