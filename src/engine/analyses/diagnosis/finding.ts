@@ -1,4 +1,4 @@
-import { formatBytes, formatCount } from '../../format.js';
+import { formatBytes, plural } from '../../format.js';
 import type { Frame } from '../../model/stack-table.js';
 import type { SiteGroup } from '../frames/sites.js';
 import { siteText } from '../leaks/leaks.js';
@@ -65,10 +65,5 @@ export function shellWord(file: string): string {
 /** "938 MiB in 2 allocations from forward (model.py:174)": a site's share, as findings cite it. */
 export function siteBytes(g: SiteGroup): string {
   const where = g.frames.length === 0 ? 'with no stack recorded' : `from ${siteText(g.frames)}`;
-  return `${formatBytes(g.bytes)} in ${counted(g.count, 'allocation')} ${where}`;
-}
-
-/** "1 allocation", "2 allocations". */
-export function counted(n: number, noun: string): string {
-  return `${formatCount(n)} ${noun}${n === 1 ? '' : 's'}`;
+  return `${formatBytes(g.bytes)} in ${plural(g.count, 'allocation')} ${where}`;
 }

@@ -1,8 +1,8 @@
-import { formatBytes, formatCount } from '../../format.js';
+import { formatBytes, formatCount, plural } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { fragmentationOf, type SegmentAllocMoment } from '../fragmentation/fragmentation.js';
 import { estimatedFreeState } from '../state/free-blocks.js';
-import { counted, type Finding, type Outcome } from './finding.js';
+import type { Finding, Outcome } from './finding.js';
 
 /** Reserved above allocated matters from this share of the reserved peak (rounding stays below it). */
 const MIN_RESERVED_SHARE = 0.05;
@@ -34,9 +34,9 @@ export function fragFinding(s: Snapshot, d: DeviceModel, file: string): Outcome 
   const free = worst.detail!;
   const finding: Finding = {
     kind: 'fragmentation',
-    headline: `Fragmentation cost up to ${fb(excess)}: reserved memory peaked at ${fb(peak.reserved)} while allocated memory never passed ${fb(peak.allocated)}, and ${counted(costly.length, 'new segment')} were made while enough memory sat free in blocks too small for the request.`,
+    headline: `Fragmentation cost up to ${fb(excess)}: reserved memory peaked at ${fb(peak.reserved)} while allocated memory never passed ${fb(peak.allocated)}, and ${plural(costly.length, 'new segment')} ${costly.length === 1 ? 'was' : 'were'} made while enough memory sat free in blocks too small for the request.`,
     evidence: [
-      `largest: entry ${formatCount(worst.entry)} made a ${fb(worst.segment_bytes)} segment for a ${fb(worst.request_bytes!)} request while ${fb(free.same_list_free_bytes)} sat free in ${counted(free.same_list_free_blocks, 'block')} of its pool and stream, the largest ${fb(free.same_list_largest_free_block)}`,
+      `largest: entry ${formatCount(worst.entry)} made a ${fb(worst.segment_bytes)} segment for a ${fb(worst.request_bytes!)} request while ${fb(free.same_list_free_bytes)} sat free in ${plural(free.same_list_free_blocks, 'block')} of its pool and stream, the largest ${fb(free.same_list_largest_free_block)}`,
       'reserved − allocated also counts rounding and memory cached for other pools and streams: the cost is at most the excess',
       'expandable_segments:True lets segments grow in place instead; memlens simulate tests it',
     ],

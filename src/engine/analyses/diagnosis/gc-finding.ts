@@ -1,6 +1,6 @@
-import { formatBytes, formatCount } from '../../format.js';
+import { formatBytes, formatCount, plural } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
-import { type GcBurst, gcBurstsOf } from '../gc/gc-bursts.js';
+import { type DeviceGc, type GcBurst, gcBurstsOf } from '../gc/gc-bursts.js';
 import { burstLivedText } from '../gc/gc-words.js';
 import { siteText } from '../leaks/leaks.js';
 import { type Finding, type Outcome, siteFrames } from './finding.js';
@@ -27,7 +27,7 @@ export function gcFinding(s: Snapshot, d: DeviceModel, file: string): Outcome {
   const total = bursts.reduce((n, b) => n + b.bytes, 0);
   const every =
     r.period_iterations !== null && bursts.length > 1 ? `, every ~${r.period_iterations} iterations` : '';
-  const count = bursts.length === 1 ? '1 burst' : `${formatCount(bursts.length)} bursts`;
+  const count = plural(bursts.length, 'burst');
   const headline =
     viaGc.length > 0
       ? `Python's garbage collector freed long-lived tensors at once in ${count}${every} (largest ${formatBytes(largest.bytes)}): reference cycles held them until a collection.`
@@ -35,7 +35,7 @@ export function gcFinding(s: Snapshot, d: DeviceModel, file: string): Outcome {
   const finding: Finding = {
     kind: 'gc',
     headline,
-    evidence: evidenceOf(largest, total, bursts.length),
+    evidence: [...patternLines(r, viaGc.length > 0), ...evidenceOf(largest, total, bursts.length)],
     frames: siteFrames(largest.groups[0]?.frames ?? []),
     figures: {
       bursts: bursts.length,
@@ -49,6 +49,16 @@ export function gcFinding(s: Snapshot, d: DeviceModel, file: string): Outcome {
     show: { view: 'events', first: largest.entry, last: largest.last_entry },
   };
   return { findings: [finding], clear: null };
+}
+
+/** The gc analysis's largest pattern of repeated bursts (of the collector's, when it shows). */
+function patternLines(r: DeviceGc, viaGc: boolean): string[] {
+  const p = r.patterns.find((x) => !viaGc || x.through_gc > 0);
+  if (p === undefined) return [];
+  const every = p.period_iterations !== null ? ` every ~${p.period_iterations} iterations` : '';
+  return [
+    `${plural(p.count, 'burst')}${every} free the same sites, ${formatBytes(p.bytes.median)} each (median), entries ${formatCount(p.first_entry)}–${formatCount(p.last_entry)}`,
+  ];
 }
 
 function evidenceOf(b: GcBurst, total: number, n: number): string[] {

@@ -1,7 +1,7 @@
-import { formatBytes, formatCount } from '../../format.js';
+import { formatBytes, formatCount, plural } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { type DeviceLeaks, type LeakGroup, leaksOf, siteText } from '../leaks/leaks.js';
-import { counted, type Finding, type Outcome, siteFrames } from './finding.js';
+import { type Finding, type Outcome, siteFrames } from './finding.js';
 
 /** Sites the leaks analysis found accumulating, most held first; the rest are in `memlens leaks`. */
 const MAX_LEAK_FINDINGS = 3;
@@ -64,7 +64,7 @@ function unjudged(r: DeviceLeaks, command: string): Finding {
   const why =
     r.iterations.count === 0
       ? 'no iteration markers were found'
-      : `only ${counted(r.iterations.count, 'iteration')} ${r.iterations.count === 1 ? 'was' : 'were'} found, too few to see anything accumulate`;
+      : `only ${plural(r.iterations.count, 'iteration')} ${r.iterations.count === 1 ? 'was' : 'were'} found, too few to see anything accumulate`;
   return {
     kind: 'warning',
     headline: `Leaks could not be judged: ${why}; name the step with --marker NAME or a window with --range A:B.`,

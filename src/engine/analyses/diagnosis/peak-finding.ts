@@ -1,9 +1,9 @@
-import { formatBytes, formatCount } from '../../format.js';
+import { formatBytes, formatCount, plural } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { categoriesOf } from '../categories/category-curves.js';
 import { siteText } from '../leaks/leaks.js';
 import { peakOf } from '../peak/peak.js';
-import { counted, type Finding, siteBytes, siteFrames } from './finding.js';
+import { type Finding, siteBytes, siteFrames } from './finding.js';
 
 /**
  * What held memory at the allocated peak (the dump when the file has no trace): the peak
@@ -33,7 +33,7 @@ export function peakFinding(s: Snapshot, d: DeviceModel, file: string): Finding[
   const detail = parts.length > 0 ? `: ${parts.join('; ')}` : '';
   const evidence = p.groups.map(siteBytes);
   if (p.other_groups > 0)
-    evidence.push(`${formatBytes(p.other_bytes)} from ${counted(p.other_groups, 'more site')}`);
+    evidence.push(`${formatBytes(p.other_bytes)} from ${plural(p.other_groups, 'more site')}`);
   if (cats.length > 0)
     evidence.push(
       `by category: ${cats.map((c) => `${words(c.category)} ${formatBytes(c.peak_bytes)}`).join(', ')} (memlens categories ${file})`,
