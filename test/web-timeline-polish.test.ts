@@ -89,10 +89,11 @@ describe.skipIf(!ready && process.env.CI === undefined)('timeline page fixes see
     const box = (await plot().boundingBox())!;
     const x = box.x + box.width * 0.4;
     let alloc = -1;
+    let at = 0;
     for (let y = box.y + box.height - 23; y > box.y + 20 && alloc < 0; y -= 2) {
       await page.mouse.move(x, y);
       const m = /allocation #(\d+): /.exec(await hover());
-      if (m) alloc = Number(m[1]);
+      if (m) [alloc, at] = [Number(m[1]), y];
     }
     expect(alloc).toBeGreaterThanOrEqual(0);
     const top = topUserFrame(s.stacks.frames(d.allocations.stack[alloc]!))!;
@@ -101,6 +102,10 @@ describe.skipIf(!ready && process.env.CI === undefined)('timeline page fixes see
     const text = await hover();
     expect(text).toMatch(/^after entry [\d,]+ at [\d.]+ (µs|ms|s|min): /);
     expect(text).not.toMatch(rawNumber);
+    // Back on the same allocation after leaving it: what the worker said is shown at once.
+    await page.mouse.move(x, box.y + box.height - 5);
+    await page.mouse.move(x, at);
+    expect(await hover()).toContain(` from ${formatFrame(top)}`);
     await page.screenshot({ path: join(ARTIFACTS, 'timeline-hover-frame.png') });
   });
 

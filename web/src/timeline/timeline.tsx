@@ -457,6 +457,8 @@ function useHoverFacts(
   setHover: (s: string) => void,
 ): (x: number | null, y: number | null) => void {
   const asked = useRef('');
+  // The last answer, kept while the pointer stays on the same entry and allocation.
+  const known = useRef<{ key: string; facts: HoverFacts } | null>(null);
   return (x, y) => {
     const layer = layerRef.current;
     if (x === null || y === null || layer === null) {
@@ -466,14 +468,15 @@ function useHoverFacts(
     }
     const window = p.live.get();
     const under = hoverTarget(layer, plot, window, x, y, p.stack);
-    setHover(describeAt(layer, plot, window, x, y, p.stack));
-    if (under === null) return;
-    const key = `${under.entry}:${under.alloc}`;
-    if (key === asked.current) return;
+    const key = under === null ? '' : `${p.device.device}:${under.entry}:${under.alloc}`;
+    const facts = known.current?.key === key ? known.current.facts : undefined;
+    setHover(describeAt(layer, plot, window, x, y, p.stack, facts));
+    if (under === null || facts !== undefined || key === asked.current) return;
     asked.current = key;
-    p.client.query('hover', { device: p.device.device, ...under }).then((facts) => {
+    p.client.query('hover', { device: p.device.device, ...under }).then((answer) => {
+      known.current = { key, facts: answer };
       if (asked.current !== key || layerRef.current === null) return;
-      setHover(describeAt(layerRef.current, plot, p.live.get(), x, y, p.stack, facts));
+      setHover(describeAt(layerRef.current, plot, p.live.get(), x, y, p.stack, answer));
     });
   };
 }
