@@ -5,7 +5,7 @@ import { SnapshotError } from '../../engine/errors.js';
 import { formatBytes, formatCount } from '../../engine/format.js';
 import type { Snapshot } from '../../engine/model/snapshot.js';
 import type { Fidelity } from '../../engine/simulate/fidelity.js';
-import type { RunSummary } from '../../engine/simulate/run-summary.js';
+import { howFar, type RunSummary } from '../../engine/simulate/run-summary.js';
 import { applyConf, DEFAULT_TORCH_VERSION, defaultSettings } from '../../engine/simulate/settings.js';
 import { type DeviceSimulation, type SimulationResult, simulate } from '../../engine/simulate/simulate.js';
 import { simulatedSnapshot } from '../../engine/simulate/to-snapshot.js';
@@ -103,13 +103,6 @@ function capacityText(d: DeviceSimulation): string {
   return `${cap}, the reserved peak recorded after entry ${formatCount(d.capacity_peak_entry)}\n  (reserved + device_free at the oom was only ${formatBytes(d.capacity_at_oom_bytes ?? 0)}: memory held outside PyTorch grew)`;
 }
 
-/** How far a run got: all entries, or the entry whose request failed first. */
-function reach(r: RunSummary): string {
-  return r.oom
-    ? `OOM at ${formatCount(r.first_oom_entry)} of ${formatCount(r.trace_entries)}`
-    : `all ${formatCount(r.trace_entries)}`;
-}
-
 function fragmentation(r: RunSummary): string {
   const peak = `${formatBytes(r.fragmentation_at_peak_bytes)} (${r.fragmentation_at_peak_percent}%)`;
   return r.fragmentation_at_oom_bytes === null
@@ -123,7 +116,7 @@ function runTable(runs: [string, RunSummary][]): string {
     t.push([label, ...runs.map(([, r]) => f(r))]);
   };
   row('settings', (r) => settingsCell(r.settings));
-  row('got to entry', (r) => (r.oom ? pc.red(reach(r)) : reach(r)));
+  row('got to entry', (r) => (r.oom ? pc.red(howFar(r)) : howFar(r)));
   row('peak reserved', (r) => formatBytes(r.peak_reserved_completed_bytes));
   row('peak allocated', (r) => formatBytes(r.peak_allocated_bytes));
   row('fragmentation', fragmentation);
@@ -151,7 +144,7 @@ function sweepTable(runs: RunSummary[]): string {
     t.push([
       String(i + 1),
       settingsCell(r.settings),
-      r.oom ? pc.red(reach(r)) : reach(r),
+      r.oom ? pc.red(howFar(r)) : howFar(r),
       formatBytes(r.peak_reserved_completed_bytes),
       `${r.fragmentation_at_peak_percent}%`,
       formatCount(r.cuda_malloc_calls),

@@ -1,4 +1,5 @@
 /** The figures a simulated run is judged by, side by side with other runs. */
+import { formatCount } from '../format.js';
 import type { Replay } from './replay.js';
 import { describeSettings, type SimSettings } from './settings.js';
 
@@ -83,4 +84,12 @@ export function rankRuns(runs: RunSummary[]): RunSummary[] {
       x.ooms - y.ooms ||
       x.cuda_malloc_calls - y.cuda_malloc_calls,
   );
+}
+
+/** How far a run got, as the CLI and the web sweep print it: all entries, or where it first failed. */
+export function howFar(r: RunSummary): string {
+  if (r.trace_entries === 0) return 'no trace (dump only)';
+  return r.oom
+    ? `OOM at ${formatCount(r.first_oom_entry)} of ${formatCount(r.trace_entries)}`
+    : `all ${formatCount(r.trace_entries)}`;
 }

@@ -96,7 +96,8 @@ function report(
   stream: number,
   capacity: number | undefined,
 ): OomReport {
-  const pool = requested <= SMALL_REQUEST_LIMIT ? 'small' : 'large';
+  // Without a request (a dump-time check for the largest that fits) the question is a large one.
+  const pool = requested > 0 && requested <= SMALL_REQUEST_LIMIT ? 'small' : 'large';
   const reserved = entry >= 0 ? d.totals.reserved[entry]! : d.totals.end.reserved;
   const allocated = entry >= 0 ? d.totals.allocated[entry]! : d.totals.end.allocated;
   const rawStream = s.traceColumns.streams[stream] ?? 0;

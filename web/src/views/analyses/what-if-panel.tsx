@@ -1,5 +1,5 @@
 import { type FormEvent, useEffect, useState } from 'react';
-import { type RunSummary, rankRuns } from '../../../../src/engine/simulate/run-summary.js';
+import { howFar, type RunSummary, rankRuns } from '../../../../src/engine/simulate/run-summary.js';
 import {
   applyConf,
   DEFAULT_TORCH_VERSION,
@@ -109,13 +109,6 @@ function inputProblem(d: { set: string; capacity: string; torchVersion: string }
   } catch (e) {
     return (e as Error).message;
   }
-}
-
-/** How far a run got: all entries, or the entry whose request failed first. */
-function reach(r: RunSummary): string {
-  return r.oom
-    ? `OOM at ${formatCount(r.first_oom_entry)} of ${formatCount(r.trace_entries)}`
-    : `all ${formatCount(r.trace_entries)}`;
 }
 
 const ROWS: [string, (r: RunSummary) => string][] = [
@@ -282,7 +275,7 @@ function SweepTable({ runs }: { runs: RunSummary[] }) {
         <tr key={r.settings} aria-label={`sweep rank ${i + 1}`}>
           <td className="num">{i + 1}</td>
           <td>{r.settings || '(defaults)'}</td>
-          <td className={r.oom ? 'bad' : undefined}>{reach(r)}</td>
+          <td className={r.oom ? 'bad' : undefined}>{howFar(r)}</td>
           <td className="num">
             <Bytes n={r.peak_reserved_completed_bytes} />
           </td>
