@@ -283,9 +283,9 @@ describe('memlens oom on a generated OOM (built CLI)', () => {
     const text = run();
     expect(text.status).toBe(0);
     expect(text.stdout).toMatch(
-      /: outside PyTorch\n {4}capacity [^]*? held outside PyTorch's allocator[^]*?: without it the request would have fit/,
+      /: outside PyTorch\n {4}capacity [\s\S]*? held outside PyTorch's allocator[\s\S]*?: without it the request would have fit/,
     );
-    expect(text.stdout).toMatch(/free in the large pool, stream 0 list: [^]*? \(the request's\s+stream\)/);
+    expect(text.stdout).toMatch(/free in the large pool, stream 0 list: [\s\S]*? \(the request's\s+stream\)/);
     const r = JSON.parse(run('--json').stdout).files[0].devices[0].ooms[0];
     expect(r.outside_bytes).toBe(facts.outside_bytes);
     expect(r.free_lists[0].largest_free_block).toBe(facts.largest_free_block);
