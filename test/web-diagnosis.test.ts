@@ -83,11 +83,11 @@ describe.skipIf(!ready && process.env.CI === undefined)('Diagnosis tab in headle
     expect(await lead.locator('.site').textContent()).toMatch(/The failing request, from.*forward/);
     expect(await lead.locator('code').textContent()).toBe('memlens oom oom.pickle');
     // The lead headline is the largest text on the page: the answer at a glance.
-    const size = (sel: string) =>
-      page
-        .locator(sel)
-        .first()
-        .evaluate((e) => Number.parseFloat(getComputedStyle(e).fontSize));
+    // (A string: this file is type-checked without the DOM library.)
+    const size = async (sel: string) =>
+      Number.parseFloat(
+        (await page.evaluate(`getComputedStyle(document.querySelector('${sel}')).fontSize`)) as string,
+      );
     expect(await size('.finding.lead .headline')).toBeGreaterThan(await size('.finding.peak .headline'));
     await page.screenshot({ path: join(SHOTS, 'diagnosis-oom.png'), fullPage: true });
 
