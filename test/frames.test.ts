@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
 import { diffSnapshots } from '../src/engine/analyses/diff/diff.js';
 import { frameKind, HIDDEN_KINDS, isUserCode } from '../src/engine/analyses/frames/frame-kinds.js';
-import { formatFrame, shortPath } from '../src/engine/analyses/frames/short-path.js';
+import { formatFrame, shortName, shortPath } from '../src/engine/analyses/frames/short-path.js';
 import { shownFrames, topUserFrame, userFirstStack } from '../src/engine/analyses/frames/user-frames.js';
 import { peakOf } from '../src/engine/analyses/peak/peak.js';
 import { allocationDetails } from '../src/engine/analyses/views/allocation/allocation-details.js';
@@ -140,6 +140,21 @@ describe('Windows paths', () => {
     expect(shortPath('/home/alice/nanogpt/model.py')).toBe('…/nanogpt/model.py');
     expect(shortPath('model.py')).toBe('model.py');
     expect(formatFrame({ name: 'at::native::mul()', filename: '??', line: 0 })).toBe('at::native::mul()');
+    expect(
+      shortName('at::Tensor at::_sum_to<c10::SymInt>(at::Tensor, c10::ArrayRef<c10::SymInt>, bool)'),
+    ).toBe('at::_sum_to<c10::SymInt>(…)');
+    expect(
+      shortName(
+        'void torch::autograd::AccumulateGrad::accumulateGrad<std::function<void (at::Tensor&&)> >(at::Tensor const&)',
+      ),
+    ).toBe('torch::autograd::AccumulateGrad::accumulateGrad<…>(…)');
+    expect(shortName('c10::TensorImpl::~TensorImpl() [clone .localalias]')).toBe(
+      'c10::TensorImpl::~TensorImpl()',
+    );
+    expect(shortName('torch::cuda::(anonymous namespace)::gather_with_cpp()')).toBe(
+      'torch::cuda::(anonymous namespace)::gather_with_cpp()',
+    );
+    for (const python of ['<module>', '<listcomp>', 'forward']) expect(shortName(python)).toBe(python);
   });
 
   // The generator's run with its paths as a Windows machine records them.

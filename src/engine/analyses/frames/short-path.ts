@@ -37,12 +37,21 @@ export function frameWhere(f: FrameLike, opts: { fullPath?: boolean } = {}): str
 const LONG_TEMPLATE = 24;
 
 /**
- * A C++ symbol without its parameter list and long template arguments: the function is what
- * tells frames apart (at::native::mul(…), wrap_kernel_functor_unboxed_<…>::call(…)). Python
- * names pass unchanged.
+ * A C++ symbol without its return type, parameter list, long template arguments and clone
+ * suffix: the function is what tells frames apart (at::native::mul(…),
+ * wrap_kernel_functor_unboxed_<…>::call(…)). Python names pass unchanged.
  */
 export function shortName(name: string): string {
   if (!name.includes('(') && !name.includes('<')) return name;
+  const groups = collapseGroups(name.replace(/ \[clone [^\]]*\]$/, ''));
+  if (groups === null) return name;
+  // The return type ends at the last space outside brackets ("void ns::f<…>(…)", "at::Tensor at::f(…)").
+  const space = lastTopLevelSpace(groups);
+  return space < 0 || /\boperator$/.test(groups.slice(0, space)) ? groups : groups.slice(space + 1);
+}
+
+/** Parameter lists to (…) and long template arguments to <…>; null when brackets do not balance. */
+function collapseGroups(name: string): string | null {
   let out = '';
   let depth = 0;
   let start = 0;
@@ -59,9 +68,21 @@ export function shortName(name: string): string {
       }
     } else if (depth === 0) out += c;
   }
-  return depth === 0 ? out : name;
+  return depth === 0 ? out.replace(/ const$/, '') : null;
 }
 
 function parens(group: string): string {
   return group === '()' || group === '(anonymous namespace)' ? group : '(…)';
+}
+
+function lastTopLevelSpace(s: string): number {
+  let depth = 0;
+  let at = -1;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i]!;
+    if (c === '<' || c === '(') depth++;
+    else if ((c === '>' || c === ')') && depth > 0) depth--;
+    else if (c === ' ' && depth === 0) at = i;
+  }
+  return at;
 }
