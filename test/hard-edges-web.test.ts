@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pickleDumps } from '../src/engine/encode/pickle-writer.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
 import { impossibleCases } from '../src/testing/impossible.js';
+import { deepStackValue } from './helpers/deep-stacks.js';
 import { CHROMIUM, openBrowser, type RunningView, startView } from './helpers/view-server.js';
 
 /**
@@ -34,10 +35,12 @@ describe.skipIf(!ready && process.env.CI === undefined)('web app: hard edges', (
     writeFileSync(join(dir, 'other.pickle'), generateSnapshotBytes({ events: 2000, seed: 22 }).bytes);
     writeFileSync(join(dir, 'impossible.pickle'), pickleDumps(impossible.value));
     writeFileSync(join(dir, 'local.pickle'), generateSnapshotBytes({ events: 1000, seed: 23 }).bytes);
+    writeFileSync(join(dir, 'deep.pickle'), pickleDumps(deepStackValue(20_000)));
     view = await startView(
       join(dir, 'run.pickle'),
       join(dir, 'other.pickle'),
       join(dir, 'impossible.pickle'),
+      join(dir, 'deep.pickle'),
     );
     ({ browser, page } = await openBrowser());
     page.on('pageerror', (e) => errors.push(e.message));
@@ -71,6 +74,17 @@ describe.skipIf(!ready && process.env.CI === undefined)('web app: hard edges', (
     expect(text).not.toContain('\n');
     expect(await alert.isVisible()).toBe(true);
     await page.screenshot({ path: join(SHOTS, 'worker-error.png') });
+  });
+
+  it('the flame graph of stacks 20,000 frames deep is drawn, with no error', async () => {
+    errors.length = 0;
+    await open('deep.pickle', '&tab=flame');
+    await page.waitForSelector('text=all live memory', { timeout: 30_000 });
+    await page.waitForSelector('canvas', { timeout: 30_000 });
+    expect(await page.locator('.worker-failure').count()).toBe(0);
+    expect(await page.locator('text=computing…').count()).toBe(0);
+    expect(errors).toEqual([]);
+    await page.screenshot({ path: join(SHOTS, 'flame-deep.png') });
   });
 
   it("the Overview names an impossible file's violations", async () => {
