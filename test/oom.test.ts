@@ -55,6 +55,14 @@ describe('oom verdicts on planted states', () => {
     expect(r!.settings.join(' ')).toMatch(/expandable_segments:True/);
   });
 
+  it('does not suggest expandable segments to a run that already had them', () => {
+    const { s, d } = snapshot(alternating, 20 * MiB, 10 * MiB);
+    s.allocatorSettings = { ...s.allocatorSettings, expandable_segments: true };
+    const [r] = oomReports(s, d, 110 * MiB);
+    expect(r!.verdict).toBe('fragmentation');
+    expect(r!.suggestions.map((x) => x.setting)).not.toContain('expandable_segments:True');
+  });
+
   it('exhaustion: 2 MiB cached + 10 MiB free < 20 MiB requested', () => {
     const { s, d } = snapshot(packed, 20 * MiB, 10 * MiB);
     const [r] = oomReports(s, d, 110 * MiB);

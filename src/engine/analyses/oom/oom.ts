@@ -13,7 +13,7 @@ import { userFrames } from '../frames/user-frames.js';
 import { dumpFreeState, type FreeGroup, type FreeState, freeStateAfter } from '../state/free-blocks.js';
 import { SMALL_REQUEST_LIMIT } from '../state/trace-window.js';
 import { type HeldMemory, heldAt } from './held.js';
-import { fragmentationSuggestions, type OomSuggestion } from './suggestions.js';
+import { type FailureFigures, fragmentationSuggestions, type OomSuggestion } from './suggestions.js';
 import { type Figures, judge, type OomReading, type OomVerdict } from './verdict.js';
 
 export type { HeldMemory } from './held.js';
@@ -127,7 +127,12 @@ function report(
   const all = entry >= 0 && d.trace.stack[entry]! >= 0 ? s.stacks.frames(d.trace.stack[entry]!) : [];
   const fitting = entry < 0 && requested === 0 ? largestFitting(state, own, deviceFree) : null;
   const judged = fitting === null ? judge(figures) : headroom(figures, fitting, own);
-  const suggestions = suggestionsFor(judged.verdict, figures, state, d.device);
+  const expandable = s.allocatorSettings?.expandable_segments === true;
+  const suggestions = suggestionsFor(
+    judged.verdict,
+    { ...figures, segments: state.segments, expandable },
+    d.device,
+  );
   return {
     time_us: entry >= 0 && !Number.isNaN(d.trace.timeUs[entry]!) ? d.trace.timeUs[entry]! : null,
     ...figures,
@@ -174,13 +179,13 @@ function headroom(f: Figures, fitting: number, own: FreeGroup | undefined): Retu
 }
 
 /** What would help for this verdict; replays only for an oom the trace holds (a check has no request to replay). */
-function suggestionsFor(verdict: OomVerdict, f: Figures, state: FreeState, device: number): OomSuggestion[] {
+function suggestionsFor(verdict: OomVerdict, f: Figures & FailureFigures, device: number): OomSuggestion[] {
   const replay = f.entry >= 0;
   const tail = `${f.capacity_bytes === null ? '' : ` --capacity ${f.capacity_bytes}`}${device === 0 ? '' : ` --device ${device}`}`;
   const only = (args: string) => (replay ? args : '');
   switch (verdict) {
     case 'fragmentation':
-      return fragmentationSuggestions({ ...f, segments: state.segments }, tail).map((x) => ({
+      return fragmentationSuggestions(f, tail).map((x) => ({
         ...x,
         simulate: only(x.simulate),
       }));

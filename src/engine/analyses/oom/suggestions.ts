@@ -31,6 +31,8 @@ export interface FailureFigures {
   device_free_bytes: number;
   /** Reserved segments then, with their largest gaps. */
   segments: SegmentGaps[];
+  /** The recording already ran with expandable segments (suggesting them again says nothing). */
+  expandable: boolean;
 }
 
 /** The cudaMalloc a large-pool request needs (allocator-spec §2.4). */
@@ -67,13 +69,13 @@ export function maxSplitFor(f: FailureFigures): { mb: number; blocks: number; by
 
 /** Suggestions for a fragmentation OOM: grow in place, or keep large blocks whole to give back. */
 export function fragmentationSuggestions(f: FailureFigures, capacityArgs: string): OomSuggestion[] {
-  const out: OomSuggestion[] = [
-    {
+  const out: OomSuggestion[] = [];
+  if (!f.expandable)
+    out.push({
       setting: 'expandable_segments:True',
       why: 'segments grow in place by mapping pages, so a request needs free address space, not one contiguous free block',
       simulate: `--set expandable_segments:True${capacityArgs}`,
-    },
-  ];
+    });
   const split = maxSplitFor(f);
   if (split !== null) {
     const setting = `max_split_size_mb:${split.mb}`;
