@@ -97,6 +97,8 @@ describe('diagnose: the planted cause comes first', () => {
       expect(first!.evidence.some((e) => e.startsWith('held then: '))).toBe(true);
       expect(first!.command).toBe(`memlens oom FILE --capacity ${facts.capacity_bytes}`);
       expect(kinds(findings).filter((k) => k === 'oom')).toHaveLength(1);
+      // Readable at a glance: sizes in units, never two sizes spelled out in exact bytes.
+      expect(first!.headline).not.toMatch(/\d{1,3}(,\d{3}){2,} B/);
       expectRanked(findings);
     });
   }

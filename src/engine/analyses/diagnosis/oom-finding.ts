@@ -1,6 +1,6 @@
 import { formatBytes, formatCount } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
-import { oomReports } from '../oom/oom.js';
+import { type OomReport, oomReports } from '../oom/oom.js';
 import { type Finding, type Outcome, siteBytes, siteFrames } from './finding.js';
 
 /** The largest sites listed as holding memory at the OOM (the oom analysis lists more). */
@@ -23,7 +23,7 @@ export function oomFinding(s: Snapshot, d: DeviceModel, command: string, capacit
   if (reports.length > 1) evidence.push(`${formatCount(reports.length - 1)} more OOMs follow in the trace`);
   const finding: Finding = {
     kind: 'oom',
-    headline: `Out of memory at entry ${formatCount(r.entry)} (a ${formatBytes(r.requested_bytes)} request) — ${r.headline}`,
+    headline: `Out of memory at entry ${formatCount(r.entry)} (a ${formatBytes(r.requested_bytes)} request) — ${verdictSentence(r)}`,
     evidence,
     frames: siteFrames(r.stack),
     figures: {
@@ -43,4 +43,18 @@ export function oomFinding(s: Snapshot, d: DeviceModel, command: string, capacit
     show: { view: 'timeline', entry: r.entry, alloc: null, search: '' },
   };
   return { findings: [finding], clear: null };
+}
+
+/**
+ * The oom report's headline, but for fragmentation, where the report compares two sizes that
+ * round alike in exact bytes ("1,126,170,624 B < 1,128,267,776 B"): a glance wants "2.00 MiB short".
+ */
+function verdictSentence(r: OomReport): string {
+  if (r.verdict !== 'fragmentation') return r.headline;
+  const fb = formatBytes;
+  const largest =
+    fb(r.largest_free_block) === fb(r.requested_bytes)
+      ? `${fb(r.requested_bytes - r.largest_free_block)} short`
+      : fb(r.largest_free_block);
+  return `fragmentation: ${fb(r.cached_free_bytes)} sat free in reserved segments of the ${r.pool} pool, but no block the request could use was large enough (the largest was ${largest}).`;
 }
