@@ -77,9 +77,14 @@ const SEGMENT_ALLOC_BYTES = 12;
 const SEGMENT_ALLOC_COUNT = 13;
 const SEGMENT_FREED_BYTES = 14;
 const SEGMENT_FREE_COUNT = 15;
+// The lowest requested and reserved bytes the walk reached (below zero only in impossible files).
+const MIN_REQUESTED = 16;
+const MIN_RESERVED = 17;
 
 function fresh(e: PoolEnd): Float64Array {
-  const v = new Float64Array(16);
+  const v = new Float64Array(18);
+  v[MIN_REQUESTED] = e.requestedBytes;
+  v[MIN_RESERVED] = e.reservedBytes;
   v[REQUESTED] = v[PEAK_REQUESTED] = e.requestedBytes;
   v[ALLOCATIONS] = v[PEAK_ALLOCATIONS] = e.allocations;
   v[RESERVED] = v[PEAK_RESERVED] = e.reservedBytes;
@@ -88,14 +93,16 @@ function fresh(e: PoolEnd): Float64Array {
 }
 
 function stats(v: Float64Array): WindowStats {
+  // As the device's curves (RunningTotals.lift): a pool's curve never goes below zero, so its
+  // peak is raised by what the trace took it below, and the pools' peaks still add up.
   return {
-    peakRequestedBytes: v[PEAK_REQUESTED]!,
+    peakRequestedBytes: v[PEAK_REQUESTED]! + Math.max(0, -v[MIN_REQUESTED]!),
     allocBytes: v[ALLOC_BYTES]!,
     freedBytes: v[FREED_BYTES]!,
     peakAllocations: v[PEAK_ALLOCATIONS]!,
     allocCount: v[ALLOC_COUNT]!,
     freeCount: v[FREE_COUNT]!,
-    peakReservedBytes: v[PEAK_RESERVED]!,
+    peakReservedBytes: v[PEAK_RESERVED]! + Math.max(0, -v[MIN_RESERVED]!),
     segmentAllocBytes: v[SEGMENT_ALLOC_BYTES]!,
     segmentFreedBytes: v[SEGMENT_FREED_BYTES]!,
     peakSegments: v[PEAK_SEGMENTS]!,
@@ -113,6 +120,7 @@ function undo(action: number, size: number, v: Float64Array): void {
   switch (action) {
     case Action.alloc:
       v[REQUESTED]! -= size;
+      if (v[REQUESTED]! < v[MIN_REQUESTED]!) v[MIN_REQUESTED] = v[REQUESTED]!;
       v[ALLOCATIONS]!--;
       v[ALLOC_BYTES]! += size;
       v[ALLOC_COUNT]!++;
@@ -129,6 +137,7 @@ function undo(action: number, size: number, v: Float64Array): void {
     case Action.segment_alloc:
     case Action.segment_map:
       v[RESERVED]! -= size;
+      if (v[RESERVED]! < v[MIN_RESERVED]!) v[MIN_RESERVED] = v[RESERVED]!;
       v[SEGMENT_ALLOC_BYTES]! += size;
       if (action === Action.segment_alloc) {
         v[SEGMENTS]!--;
