@@ -7,7 +7,12 @@ import { NODE_FLAGS } from '../src/cli/node-flags.js';
 import { diffSnapshots } from '../src/engine/analyses/diff/diff.js';
 import { frameKind, HIDDEN_KINDS, isUserCode } from '../src/engine/analyses/frames/frame-kinds.js';
 import { formatFrame, shortName, shortPath } from '../src/engine/analyses/frames/short-path.js';
-import { shownFrames, topUserFrame, userFirstStack } from '../src/engine/analyses/frames/user-frames.js';
+import {
+  cellFrames,
+  shownFrames,
+  topUserFrame,
+  userFirstStack,
+} from '../src/engine/analyses/frames/user-frames.js';
 import { peakOf } from '../src/engine/analyses/peak/peak.js';
 import { allocationDetails } from '../src/engine/analyses/views/allocation/allocation-details.js';
 import { blockTable } from '../src/engine/analyses/views/tables/tables.js';
@@ -72,7 +77,12 @@ describe('the frame filter on recorded stacks', () => {
     for (const frames of stacksOf(generated)) {
       expect(shownFrames(frames, { full: true })).toEqual(frames);
       const top = topUserFrame(frames);
-      if (frames.some(isUserCode)) expect(isUserCode(top!)).toBe(true);
+      if (!frames.some(isUserCode)) continue;
+      expect(isUserCode(top!)).toBe(true);
+      // A table cell of a whole stack leads with the user's frame, and counts the rest.
+      const cell = cellFrames(frames, 4);
+      expect(cell.frames[0]).toMatchObject({ name: top!.name, filename: top!.filename, line: top!.line });
+      expect(cell.frames.length + cell.more).toBe(frames.length);
     }
   });
 

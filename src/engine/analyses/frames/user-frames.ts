@@ -3,7 +3,14 @@
  * show, and which one frame names an allocation. The user's own code comes first; the machinery
  * every allocation passes through (frame-kinds.ts) is hidden unless whole stacks are asked for.
  */
-import { type FrameKind, type FrameLike, frameKind, HIDDEN_KINDS, isUserCode } from './frame-kinds.js';
+import {
+  type FrameKind,
+  type FrameLike,
+  frameKind,
+  HIDDEN_KINDS,
+  isHidden,
+  isUserCode,
+} from './frame-kinds.js';
 
 export { type FrameKind, type FrameLike, frameKind, isUserCode } from './frame-kinds.js';
 
@@ -62,4 +69,13 @@ export function userFirstStack<F extends FrameLike>(frames: F[]): UserFirstStack
     hidden: kinded.length - visible.length,
     all: kinded,
   };
+}
+
+/**
+ * The frames a table cell lists for a site (at most `shown`) and how many it leaves out. A whole
+ * stack (full stacks) leads with its user-first view rather than the recorder's frames.
+ */
+export function cellFrames<F extends FrameLike>(frames: F[], shown: number): { frames: F[]; more: number } {
+  const lead = frames.some(isHidden) ? userFirstStack(frames).frames : frames;
+  return { frames: lead.slice(0, shown), more: frames.length - Math.min(shown, lead.length) };
 }

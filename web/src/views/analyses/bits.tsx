@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
 import { formatFrame } from '../../../../src/engine/analyses/frames/short-path.js';
-import { topUserFrame } from '../../../../src/engine/analyses/frames/user-frames.js';
+import { cellFrames, topUserFrame } from '../../../../src/engine/analyses/frames/user-frames.js';
 import type { Frame } from '../../../../src/engine/model/stack-table.js';
 import { exactBytes, formatBytes, formatCount } from '../../format.js';
 
@@ -54,18 +54,19 @@ export function EntryLink({ k, select }: { k: number; select: Select }) {
   );
 }
 
-/** A stack as the CLI's tables show it: the first frames, innermost first. */
+/** A stack as the CLI's tables show it: the first frames (cellFrames), innermost first. */
 export function Frames({ frames, shown = 4 }: { frames: Frame[]; shown?: number }) {
   if (frames.length === 0) return <span className="dim">(no stack recorded)</span>;
+  const cell = cellFrames(frames, shown);
   return (
     <ul className="frames">
-      {frames.slice(0, shown).map((f, i) => (
+      {cell.frames.map((f, i) => (
         // biome-ignore lint/suspicious/noArrayIndexKey: frames repeat; position is the identity
         <li key={i} title={`${f.filename}:${f.line}`}>
           {formatFrame(f)}
         </li>
       ))}
-      {frames.length > shown && <li className="dim">… {frames.length - shown} more</li>}
+      {cell.more > 0 && <li className="dim">… {cell.more} more</li>}
     </ul>
   );
 }
