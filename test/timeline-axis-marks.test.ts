@@ -1,11 +1,17 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatFrame } from '../src/engine/analyses/frames/short-path.js';
 import { topUserFrame } from '../src/engine/analyses/frames/user-frames.js';
 import { byteTicks, decimalTicks } from '../src/engine/analyses/views/timeline/axis-ticks.js';
 import { hoverFacts } from '../src/engine/analyses/views/timeline/hover-facts.js';
-import { oomMarks, traceStartUs } from '../src/engine/analyses/views/timeline/timeline-axis.js';
+import { hasHistory, oomMarks, traceStartUs } from '../src/engine/analyses/views/timeline/timeline-axis.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
+
+const CORPUS = join(import.meta.dirname, '..', '..', 'shared', 'corpus');
+/** A corpus file whose trace is one `snapshot` marker: the dump and no history. */
+const MARKER_ONLY = join(CORPUS, 'Yiyi_LLM-inference__oom_snapshot__61261a2.pickle');
 
 /** What the timeline's axes, OOM marks and hover line are built from, on generated snapshots. */
 describe('timeline axes, OOM marks and hover facts', () => {
@@ -59,5 +65,15 @@ describe('timeline axes, OOM marks and hover facts', () => {
     expect(facts.since_start_us).toBe(d.trace.timeUs[a.start[id]!]! - traceStartUs(d)!);
     expect(facts.since_start_us!).toBeLessThan(1e12);
     expect(hoverFacts(s, d, 5, null).allocation).toBeNull();
+  });
+
+  it('a trace of snapshot markers alone, or none, has no history to draw', () => {
+    expect(hasHistory(d)).toBe(true);
+    const listed = loadSnapshotBytes(generateSnapshotBytes({ events: 500, seed: 2, legacy: 'list' }).bytes);
+    expect(listed.devices.every((x) => x.trace.length === 0 && !hasHistory(x))).toBe(true);
+    if (!existsSync(MARKER_ONLY)) return;
+    const marked = loadSnapshotBytes(new Uint8Array(readFileSync(MARKER_ONLY))).devices[0]!;
+    expect(marked.trace.length).toBeGreaterThan(0);
+    expect(hasHistory(marked)).toBe(false);
   });
 });

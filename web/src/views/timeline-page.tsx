@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import type { AllocationDetails } from '../../../src/engine/analyses/views/allocation/allocation-details.js';
+import { formatCount } from '../format.js';
 import type { Selection } from '../timeline/draw.js';
 import { Minimap } from '../timeline/minimap.js';
 import { SearchBox } from '../timeline/search-box.js';
@@ -28,8 +29,9 @@ interface Props {
  */
 export function TimelinePage({ client, device, view, update }: Props) {
   const n = device.entries;
-  // A snapshot taken without recording history: the dump's state and nothing over time.
-  const dumpOnly = n === 0;
+  // A snapshot taken without recording history (or whose trace only marks the dump): the dump's
+  // state and nothing over time.
+  const dumpOnly = !device.hasHistory;
   const entry = Math.max(-1, Math.min(view.entry ?? n - 1, n - 1));
   const axis = view.axis === 'time' && device.hasTime ? 'time' : 'entry';
   const extent = device.extent[axis];
@@ -83,7 +85,7 @@ export function TimelinePage({ client, device, view, update }: Props) {
   return (
     <main className="timeline-page">
       {dumpOnly ? (
-        <DumpOnly />
+        <DumpOnly entries={n} />
       ) : (
         <>
           <div className="toolbar">
@@ -198,13 +200,14 @@ export function TimelinePage({ client, device, view, update }: Props) {
 }
 
 /** In place of the timeline when the file has no trace: why there is none, and what below is. */
-function DumpOnly() {
+function DumpOnly({ entries }: { entries: number }) {
+  const markers = `its trace holds ${formatCount(entries)} snapshot marker${entries === 1 ? '' : 's'} and nothing else`;
   return (
     <div className="dump-only" role="note">
       <b>dump only: no trace recorded.</b> This snapshot holds the allocator's state when it was taken (its
-      segments and the blocks in them) but no history of allocations, so there is no timeline. The pool state
-      below is that dump. To get a timeline, call <code>torch.cuda.memory._record_memory_history()</code>{' '}
-      before the code you want to see.
+      segments and the blocks in them) but no history of allocations{entries > 0 && ` (${markers})`}, so there
+      is no timeline. The pool state below is that dump. To get a timeline, call{' '}
+      <code>torch.cuda.memory._record_memory_history()</code> before the code you want to see.
     </div>
   );
 }

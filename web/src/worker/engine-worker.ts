@@ -13,6 +13,7 @@ import { convertWindow } from '../../../src/engine/analyses/views/timeline/axis-
 import { hoverFacts } from '../../../src/engine/analyses/views/timeline/hover-facts.js';
 import {
   axisExtent,
+  hasHistory,
   hasTime,
   oomMarks,
   stepMarkers,
@@ -164,6 +165,7 @@ function describe(s: Snapshot): Loaded {
       device: d.device,
       entries: d.trace.length,
       hasTime: hasTime(d),
+      hasHistory: hasHistory(d),
       startUs: traceStartUs(d),
       extent: { entry: axisExtent(d, 'entry'), time: axisExtent(d, 'time') },
     })),

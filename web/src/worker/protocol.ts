@@ -29,6 +29,8 @@ export interface DeviceInfo {
   device: number;
   entries: number;
   hasTime: boolean;
+  /** Whether the trace holds any entry but `snapshot` markers (false: a dump with no history). */
+  hasHistory: boolean;
   /** time_us of the trace's first timed entry: the app shows times from it (null: no time_us). */
   startUs: number | null;
   /** Whole trace on each axis. */
