@@ -18,6 +18,7 @@ const SHOTS = '/tmp/shots/h5';
 const APP = join(ROOT, 'dist', 'web', 'index.html');
 const ready = existsSync(CHROMIUM) && existsSync(APP);
 const MiB = 1024 * 1024;
+const DUMP_ONLY = join(ROOT, '..', 'shared', 'corpus', 'ZijianDu_Attention__memory__e0517ea.pickle');
 
 describe.skipIf(!ready && process.env.CI === undefined)('Diagnosis tab in headless Chromium', () => {
   let dir = '';
@@ -47,7 +48,8 @@ describe.skipIf(!ready && process.env.CI === undefined)('Diagnosis tab in headle
     dir = mkdtempSync(join(tmpdir(), 'memlens-web-diagnosis-'));
     mkdirSync(SHOTS, { recursive: true });
     for (const [name, bytes] of Object.entries(scenarios)) writeFileSync(join(dir, name), bytes);
-    view = await startView(...(Object.keys(scenarios) as Name[]).map(path));
+    const served = (Object.keys(scenarios) as Name[]).map(path);
+    view = await startView(...served, ...(existsSync(DUMP_ONLY) ? [DUMP_ONLY] : []));
     ({ browser, page } = await openBrowser());
     await page.setViewportSize({ width: 1280, height: 900 });
   });
@@ -59,9 +61,10 @@ describe.skipIf(!ready && process.env.CI === undefined)('Diagnosis tab in headle
 
   const hash = (): URLSearchParams => new URLSearchParams(new URL(page.url()).hash.slice(1));
   /** Opens a file with no tab in the link: the app must land on the diagnosis. */
-  const open = async (name: Name) => {
+  const open = async (name: Name | string) => {
     await page.goto('about:blank');
-    await page.goto(`${view.url}#file=${encodeURIComponent(path(name))}`);
+    const file = name in scenarios ? path(name as Name) : name;
+    await page.goto(`${view.url}#file=${encodeURIComponent(file)}`);
     await page.waitForSelector('main.diagnosis', { timeout: 30_000 });
   };
   const cards = () => page.locator('article.finding');
@@ -181,4 +184,17 @@ describe.skipIf(!ready && process.env.CI === undefined)('Diagnosis tab in headle
     await expect.poll(() => hash().get('tab')).toBe('flame');
     expect(hash().get('fat')).toBe('peak');
   });
+
+  it.skipIf(!existsSync(DUMP_ONLY))(
+    'a dump-only corpus file: the dump’s state, and says it has no trace',
+    async () => {
+      await open(DUMP_ONLY);
+      expect(await cards().first().getAttribute('class')).toBe('finding peak');
+      expect(await cards().first().locator('.headline').textContent()).toMatch(/^At the dump /);
+      expect(await page.getByRole('region', { name: 'checked' }).count()).toBe(0);
+      const notes = page.getByRole('region', { name: 'what the file cannot tell' });
+      expect(await notes.locator('li').first().textContent()).toMatch(/^Dump only: no trace recorded/);
+      await page.screenshot({ path: join(SHOTS, 'diagnosis-dump-only.png'), fullPage: true });
+    },
+  );
 });

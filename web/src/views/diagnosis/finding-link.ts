@@ -42,7 +42,7 @@ export function findingLink(
       };
     case 'flame':
       return {
-        label: 'Show what held memory at the peak (flame graph)',
+        label: 'Show what held memory then (flame graph)',
         go: () => update({ tab: 'flame', flame: { peak: true, full: false, node: 0 } }),
       };
     case 'overview':
