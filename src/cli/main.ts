@@ -6,6 +6,7 @@ import { Command } from 'commander';
 import { categoriesCommand } from './commands/categories.js';
 import { diagnoseCommand } from './commands/diagnose.js';
 import { diffCommand } from './commands/diff.js';
+import { exportCommand } from './commands/export.js';
 import { fragCommand } from './commands/frag.js';
 import { gcCommand } from './commands/gc.js';
 import { leaksCommand } from './commands/leaks.js';
@@ -14,6 +15,7 @@ import { peakCommand } from './commands/peak.js';
 import { runCommand } from './commands/run.js';
 import { simulateCommand } from './commands/simulate.js';
 import { sliceCommand } from './commands/slice.js';
+import { sqlCommand } from './commands/sql.js';
 import { summaryCommand } from './commands/summary.js';
 import { tableCommands } from './commands/tables.js';
 import { viewCommand } from './commands/view.js';
@@ -43,6 +45,8 @@ simulateCommand(program);
 leaksCommand(program);
 gcCommand(program);
 runCommand(program);
+exportCommand(program);
+sqlCommand(program);
 
 program
   .parseAsync(process.argv)

@@ -1,0 +1,116 @@
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import { SCHEMA_VERSION } from '../../engine/analyses/export/schema.js';
+import { csvCell } from '../../engine/analyses/views/tables/table-csv.js';
+import { SnapshotError } from '../../engine/errors.js';
+import { openDuckDb, plainValue, sqlString } from '../duckdb.js';
+import { expandPaths } from '../expand-paths.js';
+import { type ExportManifest, exportTables, readManifest } from '../export-tables.js';
+import { cacheRoot, contentHash } from '../result-cache.js';
+import { EXIT_BAD_INPUT } from '../run-files.js';
+
+type SqlFormat = 'table' | 'csv' | 'json';
+
+/** `memlens sql`: a query over the export tables of snapshots, runs or an export directory. */
+export function sqlCommand(program: Command): void {
+  program
+    .command('sql')
+    .description(
+      'run a DuckDB SQL query over the tables of memlens export (snapshots, segments, blocks, events, allocations, frames, stacks, annotations; see docs/sql.md)',
+    )
+    .argument('<query>', 'the SQL query')
+    .argument(
+      '<paths...>',
+      'an export directory, or snapshot files / run directories (exported on first use into the cache directory)',
+    )
+    .option('--format <fmt>', 'table, csv or json (an array of row objects)', parseFormat, 'table')
+    .action(async (query: string, paths: string[], opts: { format: SqlFormat }) => {
+      try {
+        const dir = await exportedDir(paths);
+        const db = await openDuckDb();
+        try {
+          const manifest = readManifest(dir)!;
+          await createViews(db.con, dir, manifest);
+          const reader = await db.con.runAndReadAll(query).catch((e: unknown) => {
+            throw new SnapshotError(`sql: ${(e as Error).message.split('\n')[0]}`);
+          });
+          const columns = reader.columnNames();
+          const rows = reader.getRowsJS().map((r) => r.map(plainValue));
+          process.stdout.write(formatRows(columns, rows, opts.format));
+        } finally {
+          db.close();
+        }
+      } catch (e) {
+        process.stderr.write(`memlens: ${(e instanceof Error ? e.message : String(e)).split('\n')[0]}\n`);
+        process.exitCode = EXIT_BAD_INPUT;
+      }
+    });
+}
+
+/**
+ * The export directory for `paths`: the directory itself when it is one, else the cached export
+ * of those files ($XDG_CACHE_HOME/memlens/parquet/<hash of their contents and places>), made now
+ * if it is not there yet.
+ */
+async function exportedDir(paths: string[]): Promise<string> {
+  if (paths.length === 1 && readManifest(paths[0]!)) return paths[0]!;
+  const { files } = expandPaths(paths);
+  const key = createHash('sha256').update(`schema ${SCHEMA_VERSION}\n`);
+  for (const file of files) {
+    const hash = await contentHash(file).catch((e: NodeJS.ErrnoException) => {
+      throw new SnapshotError(`${file}: cannot read (${e.code ?? e.message})`);
+    });
+    key.update(`${path.resolve(file)}\u0000${hash}\n`);
+  }
+  const dir = path.join(cacheRoot(), 'parquet', key.digest('hex').slice(0, 32));
+  if (!readManifest(dir)) await exportTables(paths, dir, 'parquet', { force: true, progress: true });
+  return dir;
+}
+
+async function createViews(con: DuckDBConnection, dir: string, m: ExportManifest): Promise<void> {
+  if (m.format !== 'parquet') {
+    throw new SnapshotError(`${dir}: memlens sql reads Parquet exports; this one is ${m.format}`);
+  }
+  const hive = m.partitioned
+    ? ", hive_partitioning = true, hive_types = {'step': BIGINT, 'rank': BIGINT}"
+    : '';
+  for (const table of m.tables) {
+    const glob = path.join(dir, table, m.partitioned ? '**' : '', '*.parquet');
+    await con.run(`CREATE VIEW ${table} AS SELECT * FROM read_parquet(${sqlString(glob)}${hive})`);
+  }
+}
+
+type Value = ReturnType<typeof plainValue>;
+
+export function formatRows(columns: string[], rows: Value[][], format: SqlFormat): string {
+  if (format === 'json') {
+    const objects = rows.map((r) => Object.fromEntries(columns.map((c, i) => [c, r[i]])));
+    return `${JSON.stringify(objects, null, 1)}\n`;
+  }
+  if (format === 'csv') {
+    const lines = [
+      columns.map(csvCell),
+      ...rows.map((r) => r.map((v) => csvCell(typeof v === 'boolean' ? String(v) : v))),
+    ];
+    return `${lines.map((l) => l.join(',')).join('\n')}\n`;
+  }
+  const cells = rows.map((r) => r.map((v) => (v === null ? 'NULL' : String(v))));
+  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((r) => r[i]!.length)));
+  const numeric = columns.map((_, i) => rows.every((r) => r[i] === null || typeof r[i] === 'number'));
+  const line = (r: string[]) =>
+    r
+      .map((v, i) => (numeric[i] ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  const rule = widths.map((w) => '-'.repeat(w)).join('  ');
+  return `${[line(columns), rule, ...cells.map(line)].join('\n')}\n(${rows.length} row${rows.length === 1 ? '' : 's'})\n`;
+}
+
+function parseFormat(v: string): SqlFormat {
+  if (v !== 'table' && v !== 'csv' && v !== 'json')
+    throw new InvalidArgumentError('expected table, csv or json');
+  return v;
+}

@@ -1,0 +1,37 @@
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+
+/**
+ * An embedded, in-memory DuckDB for export and `memlens sql`. Its memory is bounded below the
+ * machine's (DuckDB's default is 80% of RAM, on top of a loaded snapshot) and it never loads an
+ * extension from the network: Parquet, JSON and CSV are built in.
+ */
+export async function openDuckDb(): Promise<{ con: DuckDBConnection; close: () => void }> {
+  const instance = await DuckDBInstance.create(':memory:', {
+    memory_limit: '2GB',
+    autoinstall_known_extensions: 'false',
+    autoload_known_extensions: 'false',
+  });
+  const con = await instance.connect();
+  return {
+    con,
+    close: () => {
+      con.closeSync();
+      instance.closeSync();
+    },
+  };
+}
+
+export function sqlString(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+/** A DuckDB value as plain JSON: integers as numbers where exact, else as text. */
+export function plainValue(v: unknown): string | number | boolean | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'bigint')
+    return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER)
+      ? Number(v)
+      : v.toString();
+  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'string') return v;
+  return String(v);
+}

@@ -1,0 +1,123 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { SCHEMA_VERSION, TABLE_NAMES, TABLES, type TableName } from '../engine/analyses/export/schema.js';
+import { type ExportSource, tableBatches } from '../engine/analyses/export/table-rows.js';
+import { SnapshotError } from '../engine/errors.js';
+import type { RunCell } from '../engine/run/discover.js';
+import { openDuckDb } from './duckdb.js';
+import { expandPaths } from './expand-paths.js';
+import { openSnapshot } from './open-snapshot.js';
+import { writeParquetBatch } from './parquet-writer.js';
+import { writeTextBatch } from './text-table-writer.js';
+
+export type TableFormat = 'parquet' | 'csv' | 'jsonl';
+
+/** What an export directory holds, written last as memlens-export.json (`memlens sql` reads it). */
+export interface ExportManifest {
+  schema_version: number;
+  format: TableFormat;
+  /** Hive partitions step=<first step>/rank=<rank>/ under each table (runs and several files). */
+  partitioned: boolean;
+  tables: TableName[];
+  snapshots: {
+    snapshot: number;
+    file: string;
+    step: number | null;
+    rank: number | null;
+    kind: string | null;
+  }[];
+}
+
+export const MANIFEST = 'memlens-export.json';
+/** Hive's (and DuckDB's, Spark's) directory name for a null partition value. */
+const NULL_PARTITION = '__HIVE_DEFAULT_PARTITION__';
+
+export function readManifest(dir: string): ExportManifest | undefined {
+  try {
+    return JSON.parse(readFileSync(path.join(dir, MANIFEST), 'utf8')) as ExportManifest;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Exports snapshot files and run directories as one set of tables under `outDir`. Everything is
+ * written to a temporary directory beside it and renamed into place when complete, so a failure
+ * leaves no half export; a non-empty `outDir` is replaced only with `force`.
+ */
+export async function exportTables(
+  args: string[],
+  outDir: string,
+  format: TableFormat,
+  opts: { force: boolean; progress: boolean },
+): Promise<ExportManifest> {
+  if (!opts.force && !isEmptyOrMissing(outDir)) {
+    throw new SnapshotError(`${outDir} is not empty (use --force to replace it)`);
+  }
+  const { files, runs } = expandPaths(args);
+  const cells = new Map<string, RunCell>();
+  for (const r of runs) for (const c of r.run.cells) cells.set(c.path, c);
+  const manifest: ExportManifest = {
+    schema_version: SCHEMA_VERSION,
+    format,
+    partitioned: runs.length > 0 || files.length > 1,
+    tables: TABLE_NAMES,
+    snapshots: [],
+  };
+  const tmp = `${outDir.replace(/[/\\]+$/, '')}.memlens-${process.pid}.tmp`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  const db = format === 'parquet' ? await openDuckDb() : undefined;
+  try {
+    for (const [id, file] of files.entries()) {
+      const cell = cells.get(file);
+      const entry = {
+        snapshot: id,
+        file,
+        step: cell?.steps?.first ?? null,
+        rank: cell?.rank ?? null,
+        kind: cell?.kind ?? null,
+      };
+      manifest.snapshots.push(entry);
+      const snapshot = await openSnapshot(file, { progress: opts.progress }).catch((e: unknown) => {
+        throw new SnapshotError(`${file}: ${(e as Error).message}`);
+      });
+      const src: ExportSource = { snapshot, id, file, kind: entry.kind, lastStep: cell?.steps?.last ?? null };
+      for (const table of TABLE_NAMES) {
+        const dir = path.join(tmp, table, ...(manifest.partitioned ? partition(entry) : []));
+        mkdirSync(dir, { recursive: true });
+        let k = 0;
+        for (const batch of tableBatches(table, src)) {
+          const out = path.join(dir, `part-${id}-${k++}.${format}`);
+          if (db) await writeParquetBatch(db.con, table, TABLES[table], batch, out);
+          else writeTextBatch(TABLES[table], batch, format as 'csv' | 'jsonl', out);
+        }
+      }
+    }
+    writeFileSync(path.join(tmp, MANIFEST), `${JSON.stringify(manifest, null, 1)}\n`);
+    if (existsSync(outDir)) rmSync(outDir, { recursive: true, force: true });
+    renameSync(tmp, outDir);
+    return manifest;
+  } catch (e) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw e;
+  } finally {
+    db?.close();
+  }
+}
+
+function partition(e: { step: number | null; rank: number | null }): string[] {
+  const value = (v: number | null) => (v === null ? NULL_PARTITION : String(v));
+  return [`step=${value(e.step)}`, `rank=${value(e.rank)}`];
+}
+
+function isEmptyOrMissing(dir: string): boolean {
+  try {
+    return readdirSync(dir).length === 0;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return true;
+    throw new SnapshotError(
+      `${dir}: cannot use as the output directory (${(e as NodeJS.ErrnoException).code})`,
+    );
+  }
+}
