@@ -207,7 +207,7 @@ describe('memlens categories (built CLI)', () => {
     const r = run(['categories', input]);
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('optimizer_state');
-    expect(r.stdout).toContain('allocated in torch.optim _init_group');
+    expect(r.stdout).toMatch(/allocated\s+in\s+torch\.optim\s+_init_group/);
   });
 
   it('bad input: one line, exit 2', () => {

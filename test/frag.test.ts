@@ -128,7 +128,7 @@ describe('memlens frag (built CLI)', () => {
       });
     const text = run('--at', '2000');
     expect(text.status).toBe(0);
-    expect(text.stdout).toMatch(/reserved but free in \d+ blocks/);
+    expect(text.stdout).toMatch(/reserved but free\s+in \d+ blocks/);
     expect(text.stdout).toMatch(/after trace entry 2,000 \(estimated from the trace\)/);
     expect(text.stdout).toMatch(/non-releasable/);
     const json = run('--json');

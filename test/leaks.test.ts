@@ -185,7 +185,7 @@ describe.skipIf(corpus.length === 0)('leaks without iterations on the real corpu
     );
     expect(r.stdout).toMatch(/no iteration markers found/);
     expect(r.stdout).toMatch(/--marker NAME .*function called once per step/);
-    expect(r.stdout).toMatch(/--range A:B .*entries as printed/);
+    expect(r.stdout).toMatch(/--range A:B .*still held after B \(20,047:30,000\)/);
     expect(r.stdout).not.toMatch(/none were found/);
   });
 });

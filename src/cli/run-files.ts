@@ -3,7 +3,9 @@ import { SnapshotError } from '../engine/errors.js';
 import type { DeviceModel, Snapshot } from '../engine/model/snapshot.js';
 import { parseByteText, parseCountText } from '../engine/units.js';
 import { expandPaths } from './expand-paths.js';
+import { textWidth } from './indent.js';
 import { openSnapshot } from './open-snapshot.js';
+import { fitToWidth, shortenMiddle } from './text-width.js';
 
 /** Exit code for bad input (unreadable, not a snapshot, corrupt). */
 export const EXIT_BAD_INPUT = 2;
@@ -33,7 +35,10 @@ export async function runFiles(
       const snapshot = await openSnapshot(file, { progress: !opts.json });
       const { json, text } = analyse(snapshot, devicesOf(snapshot, opts.device), file);
       if (opts.json) reports.push({ file, ...json });
-      else process.stdout.write(`${file}\n${text}\n\n`);
+      else {
+        const width = textWidth();
+        process.stdout.write(`${shortenMiddle(file, width)}\n${fitToWidth(text, width)}\n\n`);
+      }
     } catch (e) {
       failed = true;
       reportError(file, e);

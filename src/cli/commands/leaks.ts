@@ -92,8 +92,8 @@ export function headerLines(r: { device: number; iterations: IterationSummary; v
 function howToGiveIterations(): string[] {
   return [
     '  to judge leaks, say what marks a step:',
-    '    --marker NAME     a record_function name prefix, or a function called once per step (e.g. train_step)',
-    '    --range A:B       or what trace entries A to B allocated and still held after B (entries as printed: 20,047:30,000)',
+    '    --marker NAME     a record_function name prefix, or a function called once per step',
+    '    --range A:B       what entries A to B allocated and still held after B (20,047:30,000)',
     '    --time-range A:B  the same for a time_us window',
   ];
 }
