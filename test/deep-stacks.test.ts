@@ -1,10 +1,16 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { NODE_FLAGS } from '../src/cli/node-flags.js';
 import { categoriesOf } from '../src/engine/analyses/categories/category-curves.js';
 import { diffSnapshots } from '../src/engine/analyses/diff/diff.js';
 import { liveMemoryProfile } from '../src/engine/analyses/export/speedscope.js';
 import { peakOf } from '../src/engine/analyses/peak/peak.js';
 import { planSlice } from '../src/engine/analyses/slice/slice.js';
 import { flameTree } from '../src/engine/analyses/views/flame/flame-tree.js';
+import { pickleDumps } from '../src/engine/encode/pickle-writer.js';
 import { DEEP, deepStackValue } from './helpers/deep-stacks.js';
 import { snapshotOf } from './helpers/snapshot-of.js';
 
@@ -84,4 +90,43 @@ describe(`stacks ${DEPTH.toLocaleString('en')} frames deep`, () => {
     const id = b.allocations.ofEntry[1]!;
     expect(back.stacks.stack(b.allocations.stack[id]!).length).toBe(DEPTH + 2);
   });
+});
+
+/** Past the ~120,000 arguments a spread call (push(...frames)) takes before it overflows. */
+const WIDE = 150_000;
+
+describe(`stacks of ${WIDE.toLocaleString('en')} distinct frames (a frame table as deep)`, () => {
+  const value = deepStackValue(WIDE, { distinctFrames: true });
+  const s = snapshotOf(value);
+  const d = s.devices[0]!;
+
+  it('flame tree and speedscope list every frame once', () => {
+    const t = flameTree(s, d, d.totals.peakAllocatedAt, { fullStacks: true });
+    expect(t.frames.length).toBe(WIDE + 3); // main, the levels, two leaves
+    const p = liveMemoryProfile(s, d, d.totals.peakAllocatedAt, 'deep');
+    expect(p.shared.frames.length).toBe(WIDE + 3);
+  });
+
+  it('memlens peak --speedscope writes the profile (built CLI)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'memlens-deep-'));
+    try {
+      writeFileSync(join(dir, 'deep.pickle'), pickleDumps(value));
+      const out = join(dir, 'deep.speedscope.json');
+      const cli = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
+      const r = spawnSync(
+        process.execPath,
+        [...NODE_FLAGS, cli, 'peak', join(dir, 'deep.pickle'), '--speedscope', out],
+        {
+          encoding: 'utf8',
+        },
+      );
+      expect(r.stderr).toBe('');
+      expect(r.status).toBe(0);
+      const file = JSON.parse(readFileSync(out, 'utf8'));
+      expect(file.shared.frames.length).toBe(WIDE + 3);
+      expect(file.profiles[0].weights).toEqual([DEEP.weight + DEEP.scratch, DEEP.grad]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

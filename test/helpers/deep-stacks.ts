@@ -19,13 +19,17 @@ export const DEEP = {
   file: '/home/user/project/model.py',
 } as const;
 
-export function deepStackValue(depth: number): PyValue {
+export function deepStackValue(depth: number, opts: { distinctFrames?: boolean } = {}): PyValue {
   const frame = (name: string, line: number) => shared({ filename: DEEP.file, line, name });
   const recurse = frame('recurse', 20);
+  // Distinct frames: every level its own line (generated code), so the frame table is as deep.
+  const levels = opts.distinctFrames
+    ? Array.from({ length: depth }, (_, i) => frame('layer', 1000 + i))
+    : null;
   const main = frame('main', 90);
   const stackOf = (leaf: string, line: number): PyValue => {
     const frames: PyValue[] = [frame(leaf, line)];
-    for (let i = 0; i < depth; i++) frames.push(recurse);
+    for (let i = 0; i < depth; i++) frames.push(levels === null ? recurse : levels[depth - 1 - i]!);
     frames.push(main);
     return shared(frames);
   };

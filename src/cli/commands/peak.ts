@@ -76,7 +76,8 @@ function writeProfile(
   file.shared = { frames: [] };
   file.profiles = profiles.flatMap((p) => {
     const offset = file.shared.frames.length;
-    file.shared.frames.push(...p.shared.frames);
+    // A loop, not push(...frames): a spread call overflows the stack past ~120,000 frames.
+    for (const f of p.shared.frames) file.shared.frames.push(f);
     return p.profiles.map((q) => ({ ...q, samples: q.samples.map((s) => s.map((i) => i + offset)) }));
   });
   writeFileAtomically(out, JSON.stringify(file));

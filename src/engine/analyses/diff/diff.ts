@@ -198,7 +198,8 @@ function pairByUserFrame(sites: SiteDiff[]): SiteDiff[] {
   }
   for (const g of groups.values()) {
     if (g.a.length === 0 || g.b.length === 0) {
-      out.push(...g.a, ...g.b);
+      // A loop, not push(...sites): a spread call overflows the stack on very many sites.
+      for (const s of [g.a, g.b].flat()) out.push(s);
       continue;
     }
     const largest = (list: SiteDiff[], k: 'a_bytes' | 'b_bytes') =>
