@@ -129,7 +129,7 @@ describe('the OOM report goes the whole way', () => {
     const { file } = files.fragmentation;
     const out = run('oom', file);
     expect(out.status).toBe(0);
-    const lines = [...out.stdout.matchAll(/test it: memlens simulate (\S+) (.+)/g)];
+    const lines = [...out.stdout.matchAll(/test it with:\n +\$ memlens simulate (\S+) (.+)/g)];
     expect(lines.length).toBeGreaterThanOrEqual(2);
     for (const [, f, args] of lines) {
       expect(f).toBe(file);
@@ -145,7 +145,7 @@ describe('the OOM report goes the whole way', () => {
     expect(peak.stdout).toContain(`after trace entry ${at} of`);
     // Text fits 100 columns; a command line stays whole, to be copied.
     for (const line of out.stdout.split('\n'))
-      if (!line.includes(`memlens simulate ${file}`)) expect(line.length).toBeLessThanOrEqual(100);
+      if (!line.includes(`$ memlens simulate ${file}`)) expect(line.length).toBeLessThanOrEqual(100);
   });
 });
 

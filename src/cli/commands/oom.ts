@@ -87,8 +87,12 @@ function renderOne(r: OomReport, file: string): string[] {
   if (r.suggestions.length > 0) lines.push('    would help:');
   for (const s of r.suggestions) {
     lines.push(...say(s.setting === null ? s.why : `${pc.bold(s.setting)} — ${s.why}`, '    · ', '      '));
+    // The command on a line of its own, whole, to be copied as printed.
     if (s.simulate !== '')
-      lines.push(pc.dim(`      test it: memlens simulate ${shellWord(file)} ${s.simulate}`));
+      lines.push(
+        '      test it with:',
+        pc.dim(`        $ memlens simulate ${shellWord(file)} ${s.simulate}`),
+      );
   }
   return lines;
 }

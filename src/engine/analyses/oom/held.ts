@@ -4,7 +4,7 @@
  * them). An `oom` entry allocates nothing, so the state after it is the state it failed in.
  */
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
-import { CATEGORIES, type Category, labelAllocations } from '../categories/categories.js';
+import { CATEGORIES, type Category, type Labels } from '../categories/categories.js';
 import type { SiteGroup } from '../frames/sites.js';
 import { liveAllocated, peakOf } from '../peak/peak.js';
 
@@ -22,9 +22,9 @@ export interface HeldMemory {
   categories: { category: Category; bytes: number }[];
 }
 
-export function heldAt(s: Snapshot, d: DeviceModel, entry: number, top = 5): HeldMemory {
+/** `labels`: labelAllocations of the device, computed once for all its OOMs. */
+export function heldAt(s: Snapshot, d: DeviceModel, entry: number, labels: Labels, top = 5): HeldMemory {
   const peak = peakOf(s, d, { at: entry, top });
-  const labels = labelAllocations(s, d);
   const bytes = new Float64Array(CATEGORIES.length);
   for (const id of liveAllocated(d, peak.after_entry))
     bytes[labels.category[id]!]! += d.allocations.size[id]!;

@@ -9,6 +9,7 @@ import { formatBytes, formatCount } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import type { Frame } from '../../model/stack-table.js';
 import { Action } from '../../model/trace-columns.js';
+import { type Labels, labelAllocations } from '../categories/categories.js';
 import { userFrames } from '../frames/user-frames.js';
 import { dumpFreeState, type FreeGroup, type FreeState, freeStateAfter } from '../state/free-blocks.js';
 import { SMALL_REQUEST_LIMIT } from '../state/trace-window.js';
@@ -70,10 +71,21 @@ export interface OomReport {
 
 export function oomReports(s: Snapshot, d: DeviceModel, capacity?: number, requestBytes = 0): OomReport[] {
   const reports: OomReport[] = [];
+  let labels: Labels | undefined;
+  const held = (entry: number) => heldAt(s, d, entry, (labels ??= labelAllocations(s, d)));
   for (let i = 0; i < d.trace.length; i++) {
     if (d.trace.action[i] !== Action.oom) continue;
     reports.push(
-      report(s, d, i, d.trace.size[i]!, d.trace.deviceFree?.[i] ?? Number.NaN, d.trace.stream[i]!, capacity),
+      report(
+        s,
+        d,
+        i,
+        d.trace.size[i]!,
+        d.trace.deviceFree?.[i] ?? Number.NaN,
+        d.trace.stream[i]!,
+        capacity,
+        held,
+      ),
     );
   }
   if (reports.length === 0 && capacity !== undefined) {
@@ -82,7 +94,7 @@ export function oomReports(s: Snapshot, d: DeviceModel, capacity?: number, reque
       throw new SnapshotError(
         `--capacity ${formatBytes(capacity)} is below the ${formatBytes(r)} device ${d.device} had reserved at the dump: give the GPU's total memory (e.g. 80GiB)`,
       );
-    reports.push(report(s, d, -1, requestBytes, capacity - r, 0, capacity));
+    reports.push(report(s, d, -1, requestBytes, capacity - r, 0, capacity, held));
   }
   return reports;
 }
@@ -95,6 +107,7 @@ function report(
   deviceFree: number,
   stream: number,
   capacity: number | undefined,
+  held: (entry: number) => HeldMemory,
 ): OomReport {
   // Without a request (a dump-time check for the largest that fits) the question is a large one.
   const pool = requested > 0 && requested <= SMALL_REQUEST_LIMIT ? 'small' : 'large';
@@ -141,7 +154,7 @@ function report(
     largest_fitting_request_bytes: fitting,
     stack: userFrames(all),
     stack_frames: all.length,
-    held: heldAt(s, d, entry >= 0 ? entry : d.trace.length - 1),
+    held: held(entry >= 0 ? entry : d.trace.length - 1),
     suggestions,
     settings: suggestions.map((x) => (x.setting === null ? x.why : `${x.setting} — ${x.why}`)),
   };
