@@ -80,4 +80,21 @@ describe.skipIf(!ready && process.env.CI === undefined)('details panel: the user
     );
     await details().screenshot({ path: join(SHOTS, 'details-backward.png') });
   });
+
+  it("the Blocks table's frame column names backward allocations by their autograd node", async () => {
+    await app.open('');
+    await page.getByRole('tab', { name: 'Blocks' }).click();
+    const cells = page.locator('td.col-frame');
+    await expect.poll(() => cells.count(), { timeout: 30_000 }).toBeGreaterThan(5);
+    expect((await cells.allTextContents()).join('\n')).not.toMatch(/CUDACachingAllocator|unwind/);
+    // The rows of the backward pass (the Blocks frame filter, as `blocks --filter frame~Backward`).
+    const filter = page.getByLabel('blocks frame', { exact: true });
+    await filter.fill('Backward');
+    await filter.press('Enter');
+    await expect
+      .poll(async () => (await cells.allTextContents()).every((t) => t.includes('Backward')))
+      .toBe(true);
+    expect((await cells.allTextContents()).some((t) => /Backward\d*::apply\(…\)/.test(t))).toBe(true);
+    await page.screenshot({ path: join(SHOTS, 'blocks-frames.png') });
+  });
 });

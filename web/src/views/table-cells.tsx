@@ -1,4 +1,4 @@
-import { shortPath } from '../../../src/engine/analyses/frames/short-path.js';
+import { shortName, shortPath } from '../../../src/engine/analyses/frames/short-path.js';
 import type { Cell } from '../../../src/engine/analyses/views/tables/tables.js';
 import { formatDuration } from '../../../src/engine/format.js';
 import { exactBytes, formatBytes, formatCount, hex } from '../format.js';
@@ -79,13 +79,19 @@ export function CellView({
 
 const TEXT_COLUMNS = new Set(['action', 'state', 'frame']);
 
-/** "name (…/pkg/file.py:12)": the function and the end of its path fit the column; hover shows all. */
+/**
+ * "name (…/pkg/file.py:12)" from the engine's whole text (formatFrame with full paths): the
+ * function (a C++ one without its signature) and the end of its path fit the column; hover shows all.
+ */
 function FrameText({ text }: { text: string }) {
-  const m = /^(.*) \((.*):(\d+)\)$/.exec(text);
-  if (!m) return text;
+  if (text === '') return '';
+  const m = /^(.*) \(([^()]*)\)$/.exec(text);
+  const name = shortName(m ? m[1]! : text);
+  if (!m) return <b>{name}</b>;
+  const at = /^(.*):(\d+)$/.exec(m[2]!);
   return (
     <>
-      <b>{m[1]}</b> ({shortPath(m[2]!)}:{m[3]})
+      <b>{name}</b> ({at ? `${shortPath(at[1]!)}:${at[2]}` : shortPath(m[2]!)})
     </>
   );
 }
