@@ -1,8 +1,7 @@
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { formatFrame } from '../src/engine/analyses/frames/short-path.js';
 import { topUserFrame } from '../src/engine/analyses/frames/user-frames.js';
 import { orderSegments, poolStateAfter } from '../src/engine/analyses/views/pools/pool-state.js';
@@ -10,7 +9,8 @@ import { loadSnapshotBytes } from '../src/engine/load.js';
 import { Action } from '../src/engine/model/trace-columns.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
 import { BLACK, layerPixels, MAGENTA, OOM_RED } from './helpers/layer-pixels.js';
-import { CHROMIUM, openBrowser, type RunningView, startView } from './helpers/view-server.js';
+import { servedFiles } from './helpers/timeline-page.js';
+import { CHROMIUM } from './helpers/view-server.js';
 
 /**
  * What the screenshots of the timeline page showed wrong, end to end in headless Chromium: the
@@ -48,23 +48,15 @@ describe.skipIf(!ready && process.env.CI === undefined)('timeline page fixes see
   const d = s.devices[0]!;
   const n = d.trace.length;
   const dumpOnlyBytes = generateSnapshotBytes({ events: 2000, seed: 4, legacy: 'list' }).bytes;
-  let dir = '';
-  let view: RunningView;
-  let browser: Browser;
+  const served = servedFiles(
+    { 'oom.pickle': oomBytes, 'dump-only.pickle': dumpOnlyBytes },
+    [join(CORPUS, CROWDED)],
+    ARTIFACTS,
+  );
+  const file = served.file;
   let page: Page;
-  const file = (name: string) => join(dir, name);
-
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'memlens-polish-'));
-    mkdirSync(ARTIFACTS, { recursive: true });
-    writeFileSync(file('oom.pickle'), oomBytes);
-    writeFileSync(file('dump-only.pickle'), dumpOnlyBytes);
-    view = await startView(file('oom.pickle'), file('dump-only.pickle'), join(CORPUS, CROWDED));
-    ({ browser, page } = await openBrowser());
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await view?.stop();
+  beforeAll(() => {
+    page = served.page();
   });
 
   const hash = () => new URLSearchParams(new URL(page.url()).hash.slice(1));
@@ -72,7 +64,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('timeline page fixes see
   const hover = async () => (await page.locator('.hover').textContent()) ?? '';
   const open = async (path: string, extra: string, waitForPlot = true) => {
     await page.goto('about:blank');
-    await page.goto(`${view.url}#file=${encodeURIComponent(path)}${extra}`);
+    await page.goto(`${served.url()}#file=${encodeURIComponent(path)}${extra}`);
     if (waitForPlot) await page.waitForSelector('canvas[data-ready="true"]', { timeout: 30_000 });
   };
   /** Digits of a raw epoch time (µs since 1970: 16 digits) or any 10-digit plain number. */
