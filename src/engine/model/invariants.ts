@@ -1,6 +1,6 @@
 import { formatBytes } from '../format.js';
 import type { RowList } from './row-list.js';
-import { type BlockColumns, BlockState, type Segment, type SegmentTables } from './segments.js';
+import { type BlockColumns, BlockState, newBlocks, type Segment, type SegmentTables } from './segments.js';
 import type { RunningTotals } from './totals.js';
 import type { TraceColumns } from './trace-columns.js';
 
@@ -201,15 +201,7 @@ function blocksPossible(seg: Segment, i: number, b: BlockColumns, keep: Uint8Arr
 function compact(tables: SegmentTables, keepSegment: boolean[], keepBlock: Uint8Array): SegmentTables {
   const from = tables.blocks;
   const n = keepBlock.reduce((sum, k) => sum + k, 0);
-  const to: BlockColumns = {
-    length: 0,
-    address: new Float64Array(n),
-    size: new Float64Array(n),
-    requestedSize: new Float64Array(n),
-    state: new Uint8Array(n),
-    segment: new Int32Array(n),
-    stack: new Int32Array(n),
-  };
+  const to = newBlocks(n);
   const segments: Segment[] = [];
   tables.segments.forEach((seg, i) => {
     if (!keepSegment[i]) return;

@@ -76,7 +76,8 @@ function keysSeen(dicts: unknown[]): string[] {
   return [...keys];
 }
 
-function newBlocks(n: number): BlockColumns {
+/** Empty block columns with room for `n` blocks. */
+export function newBlocks(n: number): BlockColumns {
   return {
     length: 0,
     address: new Float64Array(n),
