@@ -277,6 +277,11 @@ describe.skipIf(!ready && process.env.CI === undefined)('timeline page fixes see
     await expect.poll(() => hash().get('entry')).toBe(String(oom));
     await expect.poll(() => page.locator('.pool .event').textContent()).toMatch(/^oom requested/);
     await page.screenshot({ path: join(ARTIFACTS, 'timeline-oom-marked.png') });
+    // Its label, at the plot's top right on the whole trace (the OOM is the last entries').
+    await open(file('oom.pickle'), '&tab=timeline&entry=10');
+    const whole = (await page.locator('.plot-moving canvas').boundingBox())!;
+    await page.mouse.click(whole.x + whole.width - 12, whole.y + 7);
+    await expect.poll(() => hash().get('entry')).toBe(String(oom));
     // The minimap, on the whole trace: its mark, and a click on it.
     await open(file('oom.pickle'), '&tab=timeline&entry=10&x0=0&x1=500');
     const minimap = page.getByLabel('minimap: drag to choose the timeline window');

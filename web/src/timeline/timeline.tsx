@@ -405,7 +405,7 @@ function useGestures(
       drag.current = null;
       const layer = layerRef.current;
       if (d?.moved || !layer) return;
-      const oom = oomNear(markers, plot, p.live.get(), xOf(e));
+      const oom = oomNear(markers, plot, p.live.get(), xOf(e), yOf(e));
       if (oom !== null) {
         p.live.flush();
         p.onEntry(oom);
@@ -435,12 +435,25 @@ function useGestures(
 /** How near (px) a click must fall to an OOM marker's line to select the OOM entry. */
 const OOM_REACH = 4;
 
-/** The OOM entry whose marker line is within OOM_REACH of x, or null. */
-function oomNear(markers: MarkerSet, plot: Plot, [w0, w1]: [number, number], x: number): number | null {
+/** How far right of its line an OOM marker's label reaches (the label strip only). */
+const OOM_LABEL_REACH = 30;
+
+/** The OOM entry whose marker line is within OOM_REACH of (x, y), or whose label is under it; else null. */
+function oomNear(
+  markers: MarkerSet,
+  plot: Plot,
+  [w0, w1]: [number, number],
+  x: number,
+  y: number,
+): number | null {
   const { x: at, entry } = markers.ooms;
+  const onLabels = y >= plot.top && y < plot.top + LABELS_HEIGHT;
   for (let i = 0; i < at.length; i++) {
     const px = plot.left + ((at[i]! - w0) / (w1 - w0)) * plot.width;
+    // A label at the right edge is drawn left of its line.
+    const labelAt = Math.min(px, plot.left + plot.width - OOM_LABEL_REACH);
     if (Math.abs(px - x) <= OOM_REACH) return entry[i]!;
+    if (onLabels && x >= labelAt && x <= labelAt + OOM_LABEL_REACH) return entry[i]!;
   }
   return null;
 }
