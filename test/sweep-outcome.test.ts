@@ -123,5 +123,8 @@ describe('capacity from the recording', () => {
     expect(d.totals.reserved[sim.capacity_peak_entry]).toBe(d.totals.peak.reserved);
     // The recorded settings replay up to the recorded oom instead of failing where the program did not.
     expect(sim.recorded.completed_entries).toBeGreaterThanOrEqual(oomAt);
+    // And it reproduces the recording (with reserved + free at the oom it did not).
+    expect(sim.fidelity.segment_events_matched_percent).toBe(100);
+    expect(sim.fidelity.max_reserved_deviation_bytes).toBe(0);
   });
 });
