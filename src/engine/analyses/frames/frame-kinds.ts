@@ -41,9 +41,9 @@ export const HIDDEN_KINDS: ReadonlySet<FrameKind> = new Set([
 const RECORDER_NAMES = ['unwind::unwind', 'CapturedTraceback::gather', 'gather_with_cpp'];
 const RECORDER_FILES = ['memory_snapshot.cpp'];
 
-/** The allocator, and frames that only create or free storage on the way to it. */
+/** The allocator, and frames that only create or free storage on the way to it (a Python tensor's dealloc). */
 const ALLOCATOR_NAMES =
-  /CUDACachingAllocator|c10::cuda::.*(malloc|free|allocate|raw_delete)|c10::(StorageImpl|TensorImpl)::(~|release_resources)|intrusive_ptr<c10::(StorageImpl|TensorImpl)|at::(detail|native)::(_?empty|new_empty)|at::empty|at::TensorBase at::detail::_empty|at::TensorIterator(Base)?::(build|fast_set_up|allocate_or_resize_outputs|set_output)|set_output_raw_strided|create_out\(|at::meta::resize|at::native::resize_(output|bytes|impl)|at::native::resize_cuda_|c10::(cuda::)?[A-Za-z]*Allocator/;
+  /^THPVariable_(subclass_)?(clear|dealloc)|CUDACachingAllocator|c10::cuda::.*(malloc|free|allocate|raw_delete)|c10::(StorageImpl|TensorImpl)::(~|release_resources|decref_pyobject)|intrusive_ptr<c10::(StorageImpl|TensorImpl)|at::(detail|native)::(_?empty|new_empty)|at::empty|at::TensorBase at::detail::_empty|at::TensorIterator(Base)?::(build|fast_set_up|allocate_or_resize_outputs|set_output)|set_output_raw_strided|create_out\(|at::meta::resize|at::native::resize_(output|bytes|impl)|at::native::resize_cuda_|c10::(cuda::)?[A-Za-z]*Allocator/;
 const ALLOCATOR_FILES = ['CUDACachingAllocator.cpp', 'TensorImpl.cpp', 'StorageImpl'];
 
 /**
@@ -52,7 +52,7 @@ const ALLOCATOR_FILES = ['CUDACachingAllocator.cpp', 'TensorImpl.cpp', 'StorageI
  * stays: it names the operator).
  */
 const DISPATCHER_NAMES =
-  /torch::autograd::(Engine|python::PythonEngine)::|torch::autograd::Node::operator\(\)|torch::autograd::call_function|c10::impl::|c10::Dispatcher|c10::BoxedKernel|c10::KernelFunction|c10::OperatorHandle|at::_ops::|::redispatch\(|torch::autograd::VariableType::|torch::ADInplaceOrView::|wrapper_(CUDA|CPU|Composite|Meta|Functionalize|Autograd)|at::functionalization::|torch::TraceType::|boxed_kernel/;
+  /torch::autograd::(Engine|python::PythonEngine)::|TypeError_to_NotImplemented_|std::_Function_handler<|torch::autograd::Node::operator\(\)|torch::autograd::call_function|c10::impl::|c10::Dispatcher|c10::BoxedKernel|c10::KernelFunction|c10::OperatorHandle|at::_ops::|::redispatch\(|torch::autograd::VariableType::|torch::ADInplaceOrView::|wrapper_(CUDA|CPU|Composite|Meta|Functionalize|Autograd)|at::functionalization::|torch::TraceType::|boxed_kernel/;
 const DISPATCHER_FILES = [
   'core/boxing',
   'Register',
@@ -62,9 +62,9 @@ const DISPATCHER_FILES = [
   'TraceType',
 ];
 
-/** CPython's internals and process start: never the reason for an allocation. */
+/** CPython's internals (and Cython's, an event loop's, dynamo's frame evaluation), process and thread start: never the reason for an allocation. */
 const INTERPRETER_NAMES =
-  /^(_?Py[A-Z][A-Za-z]*_|_?PyEval|_?PyObject_|_?PyFunction_|_?PyVectorcall|_?PyRun|Py_RunMain|Py_BytesMain|Py_Main|pymain_|cfunction_(call|vectorcall)|method_vectorcall|vectorcall_|slot_tp_|_start$|__libc_start|__libc_init_first|start_thread$|__clone|clone3$|pthread_|std::error_code::default_error_condition)/;
+  /^(_?Py[A-Z][A-Za-z]*_|__Pyx_|__pyx_|uv_|uv__|dynamo__custom_eval_frame|torch::detail::\(anonymous namespace\)::ConcretePyInterpreterVTable::|dynamo_eval_|execute_native_thread_routine|clone$|_?PyEval|_?PyObject_|_?PyFunction_|_?PyVectorcall|_?PyRun|Py_RunMain|Py_BytesMain|Py_Main|pymain_|cfunction_(call|vectorcall)|method_vectorcall|vectorcall_|slot_tp_|_start$|__libc_start|__libc_init_first|start_thread$|__clone|clone3$|pthread_|std::error_code::default_error_condition)/;
 const INTERPRETER_FILES = [
   'pythonrun.c',
   'Modules/main.c',
