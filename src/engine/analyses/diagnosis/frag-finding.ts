@@ -2,6 +2,7 @@ import { formatBytes, formatCount, plural } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { fragmentationOf, type SegmentAllocMoment } from '../fragmentation/fragmentation.js';
 import { estimatedFreeState } from '../state/free-blocks.js';
+import { hasHistory } from '../views/timeline/timeline-axis.js';
 import type { Finding, Outcome } from './finding.js';
 
 /** Reserved above allocated matters from this share of the reserved peak (rounding stays below it). */
@@ -15,7 +16,7 @@ const MIN_RESERVED_SHARE = 0.05;
  * the peak, and gaps that later allocations fill cost nothing either.
  */
 export function fragFinding(s: Snapshot, d: DeviceModel, file: string): Outcome {
-  if (d.trace.length === 0) return { findings: [], clear: null };
+  if (!hasHistory(d)) return { findings: [], clear: null };
   const { peak } = d.totals;
   const excess = peak.reserved - peak.allocated;
   const fb = formatBytes;

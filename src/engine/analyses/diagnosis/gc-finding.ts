@@ -3,6 +3,7 @@ import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { type DeviceGc, type GcBurst, gcBurstsOf } from '../gc/gc-bursts.js';
 import { burstLivedText } from '../gc/gc-words.js';
 import { siteText } from '../leaks/leaks.js';
+import { hasHistory } from '../views/timeline/timeline-axis.js';
 import { type Finding, type Outcome, siteFrames } from './finding.js';
 
 /**
@@ -10,7 +11,7 @@ import { type Finding, type Outcome, siteFrames } from './finding.js';
  * collector or cannot show it; bursts that code freed on purpose are no finding.
  */
 export function gcFinding(s: Snapshot, d: DeviceModel, file: string): Outcome {
-  if (d.trace.length === 0) return { findings: [], clear: null };
+  if (!hasHistory(d)) return { findings: [], clear: null };
   const r = gcBurstsOf(s, d);
   const viaGc = r.bursts.filter((b) => b.through_gc);
   const unknown = r.bursts.filter((b) => !b.through_gc && !b.free_stacks_have_cpp);

@@ -1,6 +1,7 @@
 import { formatBytes, formatCount, plural } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { type DeviceLeaks, type LeakGroup, leaksOf, siteText } from '../leaks/leaks.js';
+import { hasHistory } from '../views/timeline/timeline-axis.js';
 import { type Finding, type Outcome, siteFrames } from './finding.js';
 
 /** Sites the leaks analysis found accumulating, most held first; the rest are in `memlens leaks`. */
@@ -13,7 +14,7 @@ const MIN_ITERATIONS = 3;
  * iterations), a warning that says so, since silence would read as "no leak".
  */
 export function leakFindings(s: Snapshot, d: DeviceModel, file: string): Outcome {
-  if (d.trace.length === 0) return { findings: [], clear: null };
+  if (!hasHistory(d)) return { findings: [], clear: null };
   const r = leaksOf(s, d);
   const command = `memlens leaks ${file}`;
   const leaks = r.groups.filter((g) => g.accumulating).slice(0, MAX_LEAK_FINDINGS);

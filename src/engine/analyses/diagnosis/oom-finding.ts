@@ -1,6 +1,7 @@
 import { formatBytes, formatCount } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { type OomReport, oomReports } from '../oom/oom.js';
+import { hasHistory } from '../views/timeline/timeline-axis.js';
 import { type Finding, type Outcome, siteBytes, siteFrames } from './finding.js';
 
 /** The largest sites listed as holding memory at the OOM (the oom analysis lists more). */
@@ -13,7 +14,7 @@ const HELD_SITES = 3;
 export function oomFinding(s: Snapshot, d: DeviceModel, command: string, capacity?: number): Outcome {
   const reports = oomReports(s, d, capacity).filter((r) => r.entry >= 0);
   const r = reports[0];
-  if (r === undefined) return { findings: [], clear: d.trace.length > 0 ? 'no OOM in the trace' : null };
+  if (r === undefined) return { findings: [], clear: hasHistory(d) ? 'no OOM in the trace' : null };
   const [lead = r.headline, ...figures] = r.explanation;
   const held = r.held.sites.slice(0, HELD_SITES).map((g) => `held then: ${siteBytes(g)}`);
   const categories = r.held.categories.map((c) => `${c.category.replace(/_/g, ' ')} ${formatBytes(c.bytes)}`);

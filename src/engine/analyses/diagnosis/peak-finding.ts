@@ -3,6 +3,7 @@ import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { categoriesOf } from '../categories/category-curves.js';
 import { siteText } from '../leaks/leaks.js';
 import { peakOf } from '../peak/peak.js';
+import { hasHistory } from '../views/timeline/timeline-axis.js';
 import { type Finding, siteBytes, siteFrames } from './finding.js';
 
 /**
@@ -12,7 +13,7 @@ import { type Finding, siteBytes, siteFrames } from './finding.js';
 export function peakFinding(s: Snapshot, d: DeviceModel, file: string): Finding[] {
   const p = peakOf(s, d, { top: 3 });
   if (p.live_allocations === 0) return [];
-  const traced = d.trace.length > 0;
+  const traced = hasHistory(d);
   const cats = categoriesOf(s, d, 1)
     .categories.filter((c) => c.peak_bytes > 0)
     .sort((x, y) => y.peak_bytes - x.peak_bytes);
@@ -58,7 +59,7 @@ export function peakFinding(s: Snapshot, d: DeviceModel, file: string): Finding[
         top_category: cats[0]?.category ?? null,
       },
       command:
-        p.after_entry >= 0
+        traced && p.after_entry >= 0
           ? `memlens peak ${file} --at ${formatCount(p.after_entry)}`
           : `memlens peak ${file}`,
       show: { view: 'flame' },

@@ -1,5 +1,7 @@
+import { plural } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { summarize } from '../summary/summary.js';
+import { hasHistory } from '../views/timeline/timeline-axis.js';
 import type { Finding } from './finding.js';
 
 /**
@@ -11,13 +13,17 @@ export function warningFindings(s: Snapshot, d: DeviceModel, file: string): Find
   const summary = summarize(s, [d]);
   const texts = [...summary.devices[0]!.warnings, ...summary.warnings];
   const out = texts.map((text) => warning(capitalized(text), `memlens summary ${file}`));
-  if (d.trace.length === 0)
+  // A trace of snapshot markers only records no allocation either: no OOM, leak or burst can show.
+  if (!hasHistory(d)) {
+    const markers =
+      d.trace.length > 0 ? ` (the trace holds only ${plural(d.trace.length, 'snapshot marker')})` : '';
     out.unshift(
       warning(
-        'Dump only: no trace recorded, so the file shows the memory held at the dump, not how it got there (record with torch.cuda.memory._record_memory_history()).',
+        `Dump only: no trace recorded${markers}, so the file shows the memory held at the dump, not how it got there, nor any OOM (record with torch.cuda.memory._record_memory_history()).`,
         `memlens summary ${file}`,
       ),
     );
+  }
   return out;
 }
 
