@@ -123,8 +123,10 @@ describe('capacity from the recording', () => {
     expect(d.totals.reserved[sim.capacity_peak_entry]).toBe(d.totals.peak.reserved);
     // The recorded settings replay up to the recorded oom instead of failing where the program did not.
     expect(sim.recorded.completed_entries).toBeGreaterThanOrEqual(oomAt);
-    // And it reproduces the recording (with reserved + free at the oom it did not).
-    expect(sim.fidelity.segment_events_matched_percent).toBe(100);
-    expect(sim.fidelity.max_reserved_deviation_bytes).toBe(0);
+    // And it reproduces every recorded segment event (with reserved + free at the oom it did
+    // not); the retried request, which fits now, may add its own segment after them.
+    const f = sim.fidelity;
+    expect(f.matched_segment_events).toBe(f.recorded_segment_events);
+    expect(f.first_mismatch?.simulated?.entry ?? oomAt).toBeGreaterThanOrEqual(oomAt);
   });
 });
