@@ -11,6 +11,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeIfInterrupted } from '../src/cli/interrupt-cleanup.js';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
 import { pickleDumps } from '../src/engine/encode/pickle-writer.js';
 import { deepStackValue } from './helpers/deep-stacks.js';
@@ -120,4 +121,14 @@ describe('an interrupted write leaves neither the output nor a temporary file', 
       expect(existsSync(`${out}.memlens-${r.pid}.tmp`)).toBe(false);
     }
   }, 60_000);
+});
+
+describe('the clean-up watchdog', () => {
+  it('removes its path once the process lets go of it without renaming it', async () => {
+    const path = join(dir, 'left-behind.tmp');
+    writeFileSync(path, 'half');
+    removeIfInterrupted(path)();
+    for (let i = 0; i < 100 && existsSync(path); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(existsSync(path)).toBe(false);
+  });
 });
