@@ -89,8 +89,11 @@ describe('an interrupted write leaves neither the output nor a temporary file', 
     for (const [signal, status] of SIGNALS) {
       it(`${w.name}, ${signal}`, async () => {
         const out = join(dir, `out-${w.name.replace(/\W+/g, '')}-${signal}.bin`);
+        // A process group of its own, signalled as a whole: Ctrl+C and a terminal's hang-up reach
+        // every process of the foreground group, not the command alone.
         const child = spawn(process.execPath, [...NODE_FLAGS, CLI, ...w.args(out)], {
           stdio: ['ignore', 'ignore', 'pipe'],
+          detached: true,
         });
         let stderr = '';
         child.stderr!.on('data', (b: Buffer) => {
@@ -101,7 +104,7 @@ describe('an interrupted write leaves neither the output nor a temporary file', 
         const stalled = await stallWriter(tmp);
         expect(stalled.got).toBeGreaterThan(0);
         expect(child.exitCode, 'still writing').toBeNull();
-        child.kill(signal);
+        process.kill(-child.pid!, signal);
         const end = await exited(child);
         stalled.stop();
         // Died of the signal (the shell's $? is 128 + its number) or exited with that code.
