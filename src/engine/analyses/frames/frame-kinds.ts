@@ -38,12 +38,26 @@ export const HIDDEN_KINDS: ReadonlySet<FrameKind> = new Set([
   'interpreter',
 ]);
 
+/** One expression that matches when any of the given ones does (each a family of frames). */
+function anyOf(...patterns: RegExp[]): RegExp {
+  return new RegExp(patterns.map((p) => `(?:${p.source})`).join('|'));
+}
+
 const RECORDER_NAMES = ['unwind::unwind', 'CapturedTraceback::gather', 'gather_with_cpp'];
 const RECORDER_FILES = ['memory_snapshot.cpp'];
 
-/** The allocator, and frames that only create or free storage on the way to it (a Python tensor's dealloc). */
-const ALLOCATOR_NAMES =
-  /^THPVariable_(subclass_)?(clear|dealloc)|CUDACachingAllocator|c10::cuda::.*(malloc|free|allocate|raw_delete)|c10::(StorageImpl|TensorImpl)::(~|release_resources|decref_pyobject)|intrusive_ptr<c10::(StorageImpl|TensorImpl)|at::(detail|native)::(_?empty|new_empty)|at::empty|at::TensorBase at::detail::_empty|at::TensorIterator(Base)?::(build|fast_set_up|allocate_or_resize_outputs|set_output)|set_output_raw_strided|create_out\(|at::meta::resize|at::native::resize_(output|bytes|impl)|at::native::resize_cuda_|c10::(cuda::)?[A-Za-z]*Allocator/;
+/** The allocator, and frames that only create or free storage on the way to it. */
+const ALLOCATOR_NAMES = anyOf(
+  /CUDACachingAllocator|c10::(cuda::)?[A-Za-z]*Allocator/,
+  /c10::cuda::.*(malloc|free|allocate|raw_delete)/,
+  // Releasing storage: refcounts, destructors, a Python tensor's dealloc.
+  /c10::(StorageImpl|TensorImpl)::(~|release_resources|decref_pyobject)|intrusive_ptr<c10::(StorageImpl|TensorImpl)/,
+  /^THPVariable_(subclass_)?(clear|dealloc)/,
+  // Making an output tensor: the empty_* factories, TensorIterator and structured-kernel outputs, resize.
+  /at::(detail|native)::(_?empty|new_empty)|at::empty|at::TensorBase at::detail::_empty/,
+  /at::TensorIterator(Base)?::(build|fast_set_up|allocate_or_resize_outputs|set_output)|set_output_raw_strided|create_out\(/,
+  /at::meta::resize|at::native::resize_(output|bytes|impl|cuda_)/,
+);
 const ALLOCATOR_FILES = ['CUDACachingAllocator.cpp', 'TensorImpl.cpp', 'StorageImpl'];
 
 /**
@@ -51,8 +65,13 @@ const ALLOCATOR_FILES = ['CUDACachingAllocator.cpp', 'TensorImpl.cpp', 'StorageI
  * the autograd engine's threads that call each backward node (the node itself, MulBackward0::apply,
  * stays: it names the operator).
  */
-const DISPATCHER_NAMES =
-  /torch::autograd::(Engine|python::PythonEngine)::|TypeError_to_NotImplemented_|std::_Function_handler<|torch::autograd::Node::operator\(\)|torch::autograd::call_function|c10::impl::|c10::Dispatcher|c10::BoxedKernel|c10::KernelFunction|c10::OperatorHandle|at::_ops::|::redispatch\(|torch::autograd::VariableType::|torch::ADInplaceOrView::|wrapper_(CUDA|CPU|Composite|Meta|Functionalize|Autograd)|at::functionalization::|torch::TraceType::|boxed_kernel/;
+const DISPATCHER_NAMES = anyOf(
+  /c10::impl::|c10::Dispatcher|c10::BoxedKernel|c10::KernelFunction|c10::OperatorHandle|boxed_kernel/,
+  /at::_ops::|::redispatch\(|wrapper_(CUDA|CPU|Composite|Meta|Functionalize|Autograd)/,
+  /torch::autograd::VariableType::|torch::ADInplaceOrView::|at::functionalization::|torch::TraceType::/,
+  /torch::autograd::(Engine|python::PythonEngine)::|torch::autograd::Node::operator\(\)|torch::autograd::call_function/,
+  /TypeError_to_NotImplemented_|std::_Function_handler</,
+);
 const DISPATCHER_FILES = [
   'core/boxing',
   'Register',
@@ -62,18 +81,23 @@ const DISPATCHER_FILES = [
   'TraceType',
 ];
 
-/** CPython's internals (and Cython's, an event loop's, dynamo's frame evaluation), process and thread start: never the reason for an allocation. */
-const INTERPRETER_NAMES =
-  /^(_?Py[A-Z][A-Za-z]*_|__Pyx_|__pyx_|uv_|uv__|dynamo__custom_eval_frame|torch::detail::\(anonymous namespace\)::ConcretePyInterpreterVTable::|dynamo_eval_|execute_native_thread_routine|clone$|_?PyEval|_?PyObject_|_?PyFunction_|_?PyVectorcall|_?PyRun|Py_RunMain|Py_BytesMain|Py_Main|pymain_|cfunction_(call|vectorcall)|method_vectorcall|vectorcall_|slot_tp_|_start$|__libc_start|__libc_init_first|start_thread$|__clone|clone3$|pthread_|std::error_code::default_error_condition)/;
+/** CPython's internals (and Cython's, an event loop's, dynamo's frame evaluation), process and thread start. */
+const INTERPRETER_NAMES = anyOf(
+  /^(_?Py[A-Z][A-Za-z]*_|_?PyEval|_?PyObject_|_?PyFunction_|_?PyVectorcall|_?PyRun|Py_RunMain|Py_BytesMain|Py_Main|pymain_)/,
+  /^(cfunction_(call|vectorcall)|method_vectorcall|vectorcall_|slot_tp_)/,
+  /^(__Pyx_|__pyx_|uv_|uv__|dynamo__custom_eval_frame|dynamo_eval_)/,
+  /ConcretePyInterpreterVTable::/,
+  /^(_start|__libc_start_main|__libc_init_first|start_thread|__clone3?|clone3?|execute_native_thread_routine)$|^pthread_/,
+  /^std::error_code::default_error_condition/,
+);
 const INTERPRETER_FILES = [
   'pythonrun.c',
   'Modules/main.c',
   'Objects/',
-  'Python/ceval',
+  'Python/',
   'pycore_ceval.h',
   'ceval.c',
   'cpython/abstract.h',
-  'Python/',
 ];
 
 /**
