@@ -140,7 +140,7 @@ describe('diagnose: a clean training loop has no leak, no gc burst and no OOM', 
         expect(findings.some((f) => f.kind === 'peak')).toBe(true);
         // A clean file says what was looked for, so silence never stands for "no leak".
         const { checked } = diagnose(s, d);
-        expect(checked[0]).toBe('no OOM in the trace');
+        expect(checked[0]).toBe(`no OOM in the trace's ${d.trace.length.toLocaleString('en-US')} entries`);
         expect(checked[1]).toMatch(/^no allocation site accumulates over \d+ iterations$/);
         expect(checked[2]).toBe('no burst of long-lived frees');
         // Reserved stays within a few percent of allocated: caching cost nothing worth a finding.

@@ -1,4 +1,4 @@
-import { formatBytes, formatCount } from '../../format.js';
+import { formatBytes, formatCount, plural } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { type OomReport, oomReports } from '../oom/oom.js';
 import { hasHistory } from '../views/timeline/timeline-axis.js';
@@ -14,7 +14,9 @@ const HELD_SITES = 3;
 export function oomFinding(s: Snapshot, d: DeviceModel, command: string, capacity?: number): Outcome {
   const reports = oomReports(s, d, capacity).filter((r) => r.entry >= 0);
   const r = reports[0];
-  if (r === undefined) return { findings: [], clear: hasHistory(d) ? 'no OOM in the trace' : null };
+  // The window's size goes with the claim: "no OOM" in 1 entry says little.
+  const clear = `no OOM in the trace's ${plural(d.trace.length, 'entry')}`;
+  if (r === undefined) return { findings: [], clear: hasHistory(d) ? clear : null };
   const [lead = r.headline, ...figures] = r.explanation;
   const held = r.held.sites.slice(0, HELD_SITES).map((g) => `held then: ${siteBytes(g)}`);
   const categories = r.held.categories.map((c) => `${c.category.replace(/_/g, ' ')} ${formatBytes(c.bytes)}`);
