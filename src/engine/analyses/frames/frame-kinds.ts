@@ -87,7 +87,7 @@ const INTERPRETER_NAMES = anyOf(
   /^(cfunction_(call|vectorcall)|method_vectorcall|vectorcall_|slot_tp_)/,
   /^(__Pyx_|__pyx_|uv_|uv__|dynamo__custom_eval_frame|dynamo_eval_)/,
   /ConcretePyInterpreterVTable::/,
-  /^(_start|__libc_start_main|__libc_init_first|start_thread|__clone3?|clone3?|execute_native_thread_routine)$|^pthread_/,
+  /^(_start|__libc_init_first|start_thread|__clone3?|clone3?|execute_native_thread_routine)$|^(pthread_|__libc_start)/,
   /^std::error_code::default_error_condition/,
 );
 const INTERPRETER_FILES = [
