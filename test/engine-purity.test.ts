@@ -38,7 +38,7 @@ const MAY_IMPORT: Record<string, string[]> = {
   model: ['values'],
   decode: ['values', 'model'],
   encode: ['values', 'model'],
-  analyses: ['values', 'model', 'encode'],
+  analyses: ['values', 'model', 'encode', 'run'],
   simulate: ['values', 'model', 'encode'],
 };
 
