@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { perfettoTrace } from '../../engine/analyses/export/perfetto.js';
 import { SnapshotError } from '../../engine/errors.js';
+import { plural } from '../../engine/format.js';
 import { exportTables, type TableFormat } from '../export-tables.js';
 import { removeIfInterrupted } from '../interrupt-cleanup.js';
 import { openSnapshot } from '../open-snapshot.js';
@@ -16,6 +17,7 @@ interface ExportOptions {
   format: ExportFormat;
   output: string;
   force?: boolean;
+  json?: boolean;
 }
 
 /** `memlens export`: the snapshot's tables for SQL engines (Parquet, CSV, JSON lines) or a Perfetto trace. */
@@ -32,23 +34,32 @@ export function exportCommand(program: Command): void {
     )
     .option('--format <fmt>', 'parquet, csv, jsonl or perfetto', parseFormat, 'parquet')
     .option('--force', 'replace a non-empty output directory')
+    .option('--json', 'print what was written as JSON: {"output", "format", "snapshots": [...]}')
     .action(async (paths: string[], opts: ExportOptions) => {
       try {
-        if (opts.format === 'perfetto') await exportPerfetto(paths, opts.output);
-        else {
+        if (opts.format === 'perfetto') {
+          await exportPerfetto(paths, opts.output);
+          if (opts.json) writeJsonLine({ output: opts.output, format: opts.format, snapshots: paths });
+        } else {
           const m = await exportTables(paths, opts.output, opts.format, {
             force: opts.force === true,
             progress: true,
           });
-          process.stderr.write(
-            `memlens: ${m.snapshots.length} snapshot${m.snapshots.length === 1 ? '' : 's'} exported to ${opts.output}\n`,
-          );
+          if (opts.json) writeJsonLine({ output: opts.output, format: opts.format, snapshots: m.snapshots });
+          else
+            process.stderr.write(
+              `memlens: ${plural(m.snapshots.length, 'snapshot')} exported to ${opts.output}\n`,
+            );
         }
       } catch (e) {
         process.stderr.write(`memlens: ${(e instanceof Error ? e.message : String(e)).split('\n')[0]}\n`);
         process.exitCode = EXIT_BAD_INPUT;
       }
     });
+}
+
+function writeJsonLine(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
 }
 
 async function exportPerfetto(paths: string[], output: string): Promise<void> {

@@ -14,7 +14,7 @@ import {
 import { formatBytes, formatCount } from '../../engine/format.js';
 import { pc } from '../colors.js';
 import { indent } from '../indent.js';
-import { type FileOptions, parseCount, parseDevice, runFiles } from '../run-files.js';
+import { type FileOptions, parseCount, parseDevice, parseEntry, runFiles } from '../run-files.js';
 
 interface FragCliOptions extends FileOptions {
   at?: number;
@@ -32,8 +32,8 @@ export function fragCommand(program: Command): void {
     .argument('<file...>', 'snapshot files (.pickle, .json, optionally gzipped)')
     .option(
       '--at <entry>',
-      'also the state after this trace entry (estimated unless nothing changed after it)',
-      parseCount,
+      'also the state after this trace entry, as printed (20,047) (estimated unless nothing changed after it)',
+      parseEntry,
     )
     .option('--top <n>', 'how many segments and segment_allocs to list', parseCount, 10)
     .option('--detailed <n>', 'segment_allocs whose free blocks are estimated in detail', parseCount, 100)

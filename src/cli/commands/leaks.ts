@@ -8,7 +8,7 @@ import {
   leaksOf,
 } from '../../engine/analyses/leaks/leaks.js';
 import type { Unreleased } from '../../engine/analyses/leaks/unreleased.js';
-import { formatBytes, formatCount } from '../../engine/format.js';
+import { formatBytes, formatCount, plural } from '../../engine/format.js';
 import { pc } from '../colors.js';
 import { framesCell, sitesTable } from '../frames-text.js';
 import { type FileOptions, parseCount, parseDevice, runFiles } from '../run-files.js';
@@ -137,7 +137,7 @@ function unreleasedText(u: Unreleased): string[] {
       ? `entries ${formatCount(u.from_entry)}–${formatCount(u.to_entry)} (time_us ${u.from_time_us}–${u.to_time_us})`
       : `entries ${formatCount(u.from_entry)}–${formatCount(u.to_entry)}`;
   const lines = [
-    `  unreleased in ${window}: ${pc.bold(`${formatCount(u.count)} allocations, ${formatBytes(u.bytes)}`)} made there and still allocated at its end`,
+    `  unreleased in ${window}: ${pc.bold(`${plural(u.count, 'allocation')}, ${formatBytes(u.bytes)}`)} made there and still allocated at its end`,
   ];
   if (u.groups.length > 0)
     lines.push(

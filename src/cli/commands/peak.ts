@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { liveMemoryProfile } from '../../engine/analyses/export/speedscope.js';
 import { type DevicePeak, type PeakOptions, peakOf } from '../../engine/analyses/peak/peak.js';
 import { SnapshotError } from '../../engine/errors.js';
-import { formatBytes, formatCount, formatDuration } from '../../engine/format.js';
+import { formatBytes, formatCount, formatDuration, plural } from '../../engine/format.js';
 import type { DeviceModel, Snapshot } from '../../engine/model/snapshot.js';
 import { pc } from '../colors.js';
 import { framesCell } from '../frames-text.js';
@@ -90,7 +90,7 @@ function renderPeak(p: DevicePeak, entries: number, t0: number, full: boolean): 
   );
   const shown = p.groups.reduce((n, g) => n + g.bytes, 0);
   lines.push(
-    `  ${formatCount(p.live_allocations)} allocations live, ${formatBytes(shown + p.other_bytes)}; by allocating ${full ? 'stack' : 'site in your code'}:`,
+    `  ${plural(p.live_allocations, 'allocation')} live, ${formatBytes(shown + p.other_bytes)}; by allocating ${full ? 'stack' : 'site in your code'}:`,
   );
   lines.push(table(p));
   if (p.other_groups > 0)

@@ -3,7 +3,7 @@ import { type DeviceSlice, planSlice } from '../../engine/analyses/slice/slice.j
 import type { SliceRequest } from '../../engine/analyses/slice/slice-window.js';
 import { PickleWriter } from '../../engine/encode/pickle-writer.js';
 import { SnapshotError } from '../../engine/errors.js';
-import { formatCount } from '../../engine/format.js';
+import { formatCount, plural } from '../../engine/format.js';
 import { type FileOptions, parseDevice, runFiles } from '../run-files.js';
 import { writeStreamAtomically } from '../write-file.js';
 import { parseRange } from './tables.js';
@@ -65,7 +65,7 @@ function render(output: string, bytes: number, devices: DeviceSlice[], notes: st
   const lines = [`wrote ${output} (${formatCount(bytes)} bytes)`];
   for (const d of devices) {
     lines.push(
-      `  device ${d.device}: entries ${formatCount(d.start)}..${formatCount(Math.max(d.start, d.end - 1))} (${formatCount(d.entries)}), ${formatCount(d.segments)} segments, ${formatCount(d.blocks)} blocks at the window's end`,
+      `  device ${d.device}: entries ${formatCount(d.start)}..${formatCount(Math.max(d.start, d.end - 1))} (${formatCount(d.entries)}), ${plural(d.segments, 'segment')}, ${plural(d.blocks, 'block')} at the window's end`,
     );
   }
   for (const n of notes) lines.push(`  note: ${n}`);

@@ -27,7 +27,9 @@ export function sqlCommand(program: Command): void {
       'an export directory, or snapshot files / run directories (exported on first use into the cache directory)',
     )
     .option('--format <fmt>', 'table, csv or json (an array of row objects)', parseFormat, 'table')
-    .action(async (query: string, paths: string[], opts: { format: SqlFormat }) => {
+    .option('--json', 'the same as --format json')
+    .action(async (query: string, paths: string[], opts: { format: SqlFormat; json?: boolean }) => {
+      if (opts.json) opts.format = 'json';
       try {
         const dir = await exportedDir(paths);
         const db = await openDuckDb();

@@ -6,7 +6,7 @@ import {
   type SummaryRow,
   summarize,
 } from '../../engine/analyses/summary/summary.js';
-import { formatBytes, formatCount, formatDuration } from '../../engine/format.js';
+import { formatBytes, formatCount, formatDuration, plural } from '../../engine/format.js';
 import { pc } from '../colors.js';
 import { type FileOptions, parseDevice, runFiles } from '../run-files.js';
 
@@ -60,7 +60,7 @@ function settingsText(settings: Record<string, unknown>): string {
 function renderDevice(d: DeviceSummary): string {
   const lines = [pc.bold(`device ${d.device}`), renderTable(d.memory_summary)];
   const pools = Object.entries(d.pools).map(
-    ([k, v]) => `${k}: ${v.segments} segments, ${formatBytes(v.reserved_bytes)}`,
+    ([k, v]) => `${k}: ${plural(v.segments, 'segment')}, ${formatBytes(v.reserved_bytes)}`,
   );
   lines.push(
     `  segments: ${d.segments} (${pools.join('; ')})${d.expandable_segments ? `, ${d.expandable_segments} expandable` : ''}; blocks: ${formatCount(d.blocks)}`,
@@ -83,7 +83,7 @@ function traceText(d: DeviceSummary): string {
       ? 'no timestamps (PyTorch < 2.2)'
       : `spans ${formatDuration(d.trace_span_us)}`;
   const oom = d.ooms > 0 ? pc.red(`, ${d.ooms} OOM`) : ', no OOM';
-  return `${formatCount(d.trace_entries)} entries (${actions.join(', ')}), ${span}${oom}; requested memory ${formatBytes(d.trace_start_allocated_bytes)} at start, peak ${formatBytes(d.trace_peak_allocated_bytes)}; reserved ${formatBytes(d.trace_start_reserved_bytes)} at start, peak ${formatBytes(d.trace_peak_reserved_bytes)}`;
+  return `${plural(d.trace_entries, 'entry')} (${actions.join(', ')}), ${span}${oom}; requested memory ${formatBytes(d.trace_start_allocated_bytes)} at start, peak ${formatBytes(d.trace_peak_allocated_bytes)}; reserved ${formatBytes(d.trace_start_reserved_bytes)} at start, peak ${formatBytes(d.trace_peak_reserved_bytes)}`;
 }
 
 function renderTable(rows: SummaryRow[]): string {

@@ -19,6 +19,7 @@ interface TableCliOptions {
   filter: string[];
   sort?: string;
   format: 'csv' | 'json';
+  json?: boolean;
   limit?: number;
   device?: number;
 }
@@ -60,13 +61,14 @@ function tableCommand(program: Command, name: string, description: string, make:
       parseFormat,
       'csv',
     )
+    .option('--json', 'the same as --format json')
     .option('--limit <n>', 'print at most n rows per device', parseCount)
     .option('--device <n>', 'only this device', parseDevice)
     .action(async (file: string, opts: TableCliOptions) => {
       try {
         const snapshot = await openSnapshot(file, { progress: true });
         const devices = snapshot.devices.filter((d) => opts.device === undefined || d.device === opts.device);
-        if (opts.format === 'json') await writeJson(file, snapshot, devices, make, opts);
+        if (opts.format === 'json' || opts.json) await writeJson(file, snapshot, devices, make, opts);
         else await writeCsv(snapshot, devices, make, opts);
       } catch (e) {
         reportError(file, e);

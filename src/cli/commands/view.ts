@@ -10,6 +10,7 @@ import { EXIT_BAD_INPUT, parseCount } from '../run-files.js';
 interface ViewOptions {
   port?: number;
   open?: boolean;
+  json?: boolean;
 }
 
 /** `memlens view`: the web app on 127.0.0.1 with only the named snapshot files. */
@@ -23,6 +24,7 @@ export function viewCommand(program: Command): void {
     )
     .option('--port <n>', 'port to listen on (default: a free one)', parseCount)
     .option('--open', 'open the page in the default browser')
+    .option('--json', 'print where it serves as one JSON line: {"url", "files": [...]}')
     .action((paths: string[], opts: ViewOptions) => view(paths, opts));
 }
 
@@ -41,7 +43,11 @@ async function view(paths: string[], opts: ViewOptions): Promise<void> {
     return;
   }
   const { server, url } = await startServer(files, APP_ROOT, opts.port);
-  process.stdout.write(`memlens: ${files.length} snapshot file(s) at ${url}  (Ctrl+C to stop)\n`);
+  process.stdout.write(
+    opts.json
+      ? `${JSON.stringify({ url, files })}\n`
+      : `memlens: ${files.length} snapshot file(s) at ${url}  (Ctrl+C to stop)\n`,
+  );
   if (opts.open) openBrowser(url);
   // The command lasts as long as the server: main exits once this promise settles.
   await new Promise<void>((resolve) => {

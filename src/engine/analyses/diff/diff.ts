@@ -1,4 +1,4 @@
-import { formatBytes } from '../../format.js';
+import { formatBytes, formatCount, plural } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import type { Frame } from '../../model/stack-table.js';
 import { formatFrame } from '../frames/short-path.js';
@@ -247,7 +247,7 @@ function explain(when: string, m: MomentDiff): string[] {
   const top = topUserFrame(first.frames);
   const where = top ? formatFrame(top) : 'allocations without a recorded stack';
   lines.push(
-    `  the largest difference: ${formatBytes(Math.abs(first.delta_bytes))} ${first.delta_bytes >= 0 ? 'more in B' : 'more in A'} from ${where} (${first.a_count} allocations in A, ${first.b_count} in B).`,
+    `  the largest difference: ${formatBytes(Math.abs(first.delta_bytes))} ${first.delta_bytes >= 0 ? 'more in B' : 'more in A'} from ${where} (${plural(first.a_count, 'allocation')} in A, ${formatCount(first.b_count)} in B).`,
   );
   if (m.matching.innermost_user_frame > 0) {
     lines.push(

@@ -1,4 +1,4 @@
-import { formatBytes, formatCount } from '../../format.js';
+import { formatBytes, formatCount, plural } from '../../format.js';
 import { lowerBound } from '../../model/lower-bound.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { Action } from '../../model/trace-columns.js';
@@ -130,7 +130,7 @@ function explain(f: FreeState, largest: number): string[] {
   if (f.reserved_bytes === 0) return ['nothing reserved.'];
   const share = (100 * f.free_bytes) / f.reserved_bytes;
   e.push(
-    `${fb(f.reserved_bytes)} reserved, ${fb(f.used_bytes)} of it in blocks holding tensors; ${fb(f.free_bytes)} (${share.toFixed(1)}%) reserved but free in ${formatCount(f.free_blocks)} blocks.`,
+    `${fb(f.reserved_bytes)} reserved, ${fb(f.used_bytes)} of it in blocks holding tensors; ${fb(f.free_bytes)} (${share.toFixed(1)}%) reserved but free in ${plural(f.free_blocks, 'block')}.`,
   );
   if (f.free_blocks === 0) return e;
   const best = f.groups[0]!;
@@ -142,7 +142,7 @@ function explain(f: FreeState, largest: number): string[] {
   );
   if (f.inactive_split_bytes > 0) {
     e.push(
-      `${fb(f.inactive_split_bytes)} in ${formatCount(f.inactive_split_blocks)} blocks is non-releasable: free pieces of segments that still hold a tensor (inactive split). empty_cache() cannot return it; only freeing the tensors beside it can.`,
+      `${fb(f.inactive_split_bytes)} in ${plural(f.inactive_split_blocks, 'block')} is non-releasable: free pieces of segments that still hold a tensor (inactive split). empty_cache() cannot return it; only freeing the tensors beside it can.`,
     );
   }
   if (f.releasable_bytes > 0) {
@@ -344,7 +344,7 @@ function notes(s: Snapshot, d: DeviceModel): string[] {
   }
   if (f.orphanFrees > 0 || f.blocksBeforeRecording > 0)
     out.push(
-      `${formatCount(f.orphanFrees + f.blocksBeforeRecording)} allocations began before recording: their place is known from their free or from the dump, their stack is not.`,
+      `${plural(f.orphanFrees + f.blocksBeforeRecording, 'allocation')} began before recording: their place is known from their free or from the dump, their stack is not.`,
     );
   if (d.segmentIds.some((id) => s.tables.segments[id]!.expandable))
     out.push(

@@ -1,4 +1,4 @@
-import { formatBytes, formatCount, formatDuration } from '../../format.js';
+import { formatBytes, formatCount, formatDuration, plural } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import type { Frame } from '../../model/stack-table.js';
 import { Action } from '../../model/trace-columns.js';
@@ -249,7 +249,7 @@ function isGcFrame(f: Frame): boolean {
 
 function verdict(r: DeviceGc, it: Iterations): string {
   const age = it.count > 0 ? 'longer than an iteration' : `${MIN_AGE_SHARE * 100}% of the trace`;
-  const over = it.count > 0 ? ` over ${formatCount(it.count)} iterations` : ' (no iterations found)';
+  const over = it.count > 0 ? ` over ${plural(it.count, 'iteration')}` : ' (no iterations found)';
   if (r.bursts.length === 0)
     return `no burst of long-lived frees${over}: nothing freed ${r.min_count}+ allocations that had lived ${age} at once`;
   const largest = r.bursts.reduce((x, y) => (y.bytes > x.bytes ? y : x));
@@ -259,7 +259,9 @@ function verdict(r: DeviceGc, it: Iterations): string {
       ? `up to ${formatDuration(largest.lived_us.max)}`
       : 'since before the recorded window';
   const every =
-    r.period_iterations !== null && r.bursts.length > 1 ? `, every ~${r.period_iterations} iterations` : '';
+    r.period_iterations !== null && r.bursts.length > 1
+      ? `, every ~${plural(r.period_iterations, 'iteration')}`
+      : '';
   const viaGc = r.bursts.filter((b) => b.through_gc).length;
   const why =
     viaGc === r.bursts.length
@@ -271,6 +273,6 @@ function verdict(r: DeviceGc, it: Iterations): string {
           : 'the free stacks have no C++ frames to show the garbage collector (record with stacks="all")';
   return (
     `${r.bursts.length === 1 ? '1 burst frees' : `${formatCount(r.bursts.length)} bursts free`} long-lived allocations at once${every}` +
-    ` (largest: ${formatCount(largest.count)} allocations, ${formatBytes(largest.bytes)}, that had lived ${lived}); ${why}`
+    ` (largest: ${plural(largest.count, 'allocation')}, ${formatBytes(largest.bytes)}, that had lived ${lived}); ${why}`
   );
 }

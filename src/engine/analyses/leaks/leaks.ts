@@ -1,4 +1,4 @@
-import { formatBytes, formatCount } from '../../format.js';
+import { formatBytes, plural } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import type { Frame } from '../../model/stack-table.js';
 import { formatFrame } from '../frames/short-path.js';
@@ -178,15 +178,15 @@ function verdict(it: Iterations, groups: LeakGroup[], minIterations: number): st
   const leaks = groups.filter((g) => g.accumulating);
   if (leaks.length === 0) {
     if (it.count <= minIterations)
-      return `only ${it.count} iterations: too few to tell whether anything accumulates`;
-    return `no accumulating allocations found over ${formatCount(it.count)} iterations`;
+      return `only ${plural(it.count, 'iteration')}: too few to tell whether anything accumulates`;
+    return `no accumulating allocations found over ${plural(it.count, 'iteration')}`;
   }
   const [worst] = leaks as [LeakGroup];
   const from = `${worst.first_iteration}–${worst.last_iteration}`;
   const more = leaks.length > 1 ? `; ${leaks.length - 1} more accumulating sites` : '';
   return (
     `${siteText(worst.frames)} grows by ${formatBytes(worst.bytes_per_iteration)} per iteration ` +
-    `(${formatCount(worst.held_count)} allocations still held, ${formatBytes(worst.held_bytes)}, ` +
+    `(${plural(worst.held_count, 'allocation')} still held, ${formatBytes(worst.held_bytes)}, ` +
     `from iterations ${from})${more}`
   );
 }

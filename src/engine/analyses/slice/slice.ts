@@ -1,5 +1,6 @@
 import { type PyValue, StreamedList } from '../../encode/pickle-values.js';
 import { SnapshotError } from '../../errors.js';
+import { plural } from '../../format.js';
 import { deviceTrace } from '../../model/device-trace.js';
 import { entryAtTime, monotoneTimes } from '../../model/entry-times.js';
 import type { RowList } from '../../model/row-list.js';
@@ -110,11 +111,11 @@ function notesOf(facts: DeviceSlice[]): string[] {
     const at = `device ${f.device}`;
     if (f.estimated_blocks > 0)
       notes.push(
-        `${at}: ${f.estimated_blocks} blocks were freed before the dump, so their rounded size is estimated (round to 512 B, allocator split rule); requested sizes are exact`,
+        `${at}: ${plural(f.estimated_blocks, 'block')} were freed before the dump, so their rounded size is estimated (round to 512 B, allocator split rule); requested sizes are exact`,
       );
     if (f.allocated_before_window > 0)
       notes.push(
-        `${at}: ${f.allocated_before_window} allocations freed in the window were allocated before it: the slice has their frees, not their allocs`,
+        `${at}: ${plural(f.allocated_before_window, 'allocation')} freed in the window were allocated before it: the slice has their frees, not their allocs`,
       );
     if (f.dropped_allocations > 0)
       notes.push(

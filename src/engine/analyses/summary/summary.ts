@@ -1,4 +1,4 @@
-import { formatBytes, formatStream } from '../../format.js';
+import { formatBytes, formatStream, plural } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { Action } from '../../model/trace-columns.js';
 import type { PyDict } from '../../values/py-values.js';
@@ -283,13 +283,14 @@ function deviceWarnings(s: Snapshot, d: DeviceModel): string[] {
     );
   if (f.blocksBeforeRecording > 0 && d.trace.length > 0)
     out.push(
-      `${f.blocksBeforeRecording} blocks alive at dump (${formatBytes(f.blocksBeforeRecordingBytes)} requested) were allocated before the trace begins: no alloc entry, and no stack unless the block has one.`,
+      `${plural(f.blocksBeforeRecording, 'block')} alive at dump (${formatBytes(f.blocksBeforeRecordingBytes)} requested) were allocated before the trace begins: no alloc entry, and no stack unless the block has one.`,
     );
   if (f.unmatchedAllocs > 0)
     out.push(
-      `${f.unmatchedAllocs} allocations are never freed in the trace yet are not in the dump's segments: the file is inconsistent.`,
+      `${plural(f.unmatchedAllocs, 'allocation')} are never freed in the trace yet are not in the dump's segments: the file is inconsistent.`,
     );
-  if (f.doubleAllocs > 0) out.push(`${f.doubleAllocs} allocs reuse an address whose free was not recorded.`);
+  if (f.doubleAllocs > 0)
+    out.push(`${plural(f.doubleAllocs, 'alloc')} reuse an address whose free was not recorded.`);
   const hasAction = (a: Action): boolean => d.trace.action.includes(a);
   if (d.trace.length > 0 && !hasAction(Action.free_requested) && hasAction(Action.free_completed))
     out.push(
