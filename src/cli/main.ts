@@ -20,6 +20,7 @@ import { summaryCommand } from './commands/summary.js';
 import { tableCommands } from './commands/tables.js';
 import { viewCommand } from './commands/view.js';
 import { EXIT_BAD_INPUT } from './run-files.js';
+import { VERSION } from './version.js';
 
 endQuietlyWhenTheReaderLeaves();
 
@@ -28,7 +29,7 @@ const program = new Command()
   .description(
     'Where did my GPU memory go? Reads PyTorch CUDA memory snapshots (torch.cuda.memory._dump_snapshot).',
   )
-  .version('0.1.0')
+  .version(VERSION)
   .showHelpAfterError();
 
 diagnoseCommand(program);
