@@ -91,6 +91,6 @@ function finalValue(spec: ColumnSpec, name: string, coded: TextColumn | undefine
       return name;
     case 'text':
       // DuckDB lists are 1-based; code -1 (null) indexes position 0, which is NULL.
-      return coded ? `[${coded.dictionary.map(sqlString).join(', ')}][${name} + 1]` : name;
+      return coded ? `[${coded.dictionary.map(sqlString).join(', ')}][${name} + 1]::VARCHAR` : name;
   }
 }

@@ -3,7 +3,7 @@ import { BlockState } from '../../model/segments.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { formatFrame } from '../frames/short-path.js';
 import { topUserFrame } from '../frames/user-frames.js';
-import type { TableName } from './schema.js';
+import { TABLES, type TableName } from './schema.js';
 
 /**
  * The export tables' rows as column batches (schema.ts gives names and types): plain typed arrays
@@ -44,16 +44,27 @@ export function* tableBatches(
   src: ExportSource,
   maxRows = DEFAULT_BATCH_ROWS,
 ): Generator<Batch> {
-  switch (table) {
-    case 'events':
-      for (const d of src.snapshot.devices) yield* eventBatches(src, d, maxRows);
-      return;
-    case 'allocations':
-      for (const d of src.snapshot.devices) yield* allocationBatches(src, d, maxRows);
-      return;
-    default:
-      yield SMALL_TABLES[table](src);
+  if (table !== 'events' && table !== 'allocations') {
+    yield SMALL_TABLES[table](src);
+    return;
   }
+  const perDevice = table === 'events' ? eventBatches : allocationBatches;
+  let any = false;
+  for (const d of src.snapshot.devices) {
+    for (const batch of perDevice(src, d, maxRows)) {
+      any = true;
+      yield batch;
+    }
+  }
+  // Every snapshot writes every table, so a reader's glob never comes up empty.
+  if (!any) yield emptyBatch(table);
+}
+
+function emptyBatch(table: TableName): Batch {
+  const columns = TABLES[table].map(
+    (c): Column => (c.type === 'text' ? { codes: new Int32Array(0), dictionary: [] } : new Float64Array(0)),
+  );
+  return { rows: 0, columns };
 }
 
 const SMALL_TABLES: Record<Exclude<TableName, 'events' | 'allocations'>, (src: ExportSource) => Batch> = {
@@ -279,10 +290,11 @@ function stackRows(src: ExportSource): Batch {
   return rowsOf(['n', 'n', 'n', 'n', 'n'], (push) => {
     for (let id = 0; id < stacks.stackCount; id++) {
       const frames = stacks.frames(id);
-      const user = topUserFrame(frames);
+      // The innermost user frame's first place: a recursive stack holds the same frame again.
+      const user = frames.indexOf(topUserFrame(frames)!);
       const ids = stacks.stack(id);
       for (let depth = 0; depth < ids.length; depth++) {
-        push(src.id, id, depth, ids[depth]!, frames[depth] === user ? 1 : 0);
+        push(src.id, id, depth, ids[depth]!, depth === user ? 1 : 0);
       }
     }
   });
