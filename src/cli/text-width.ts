@@ -7,6 +7,8 @@
 
 const ANSI = /\u001b\[[0-9;]*m/g;
 const TABLE_LINE = /^\s*[┌│├└╔║╟╚─]/;
+/** A shell command printed to be copied ("$ memlens simulate FILE --set …"): kept whole. */
+const COMMAND_LINE = /^\s*\$ /;
 
 /** Columns a string takes on screen (colour codes take none). */
 export function visibleLength(s: string): number {
@@ -30,7 +32,8 @@ export function fitToWidth(text: string, width: number): string {
 }
 
 function fitLine(line: string, width: number): string[] {
-  if (visibleLength(line) <= width || TABLE_LINE.test(line)) return [line];
+  if (visibleLength(line) <= width || TABLE_LINE.test(line) || COMMAND_LINE.test(line.replace(ANSI, '')))
+    return [line];
   const lead = /^ */.exec(line)![0];
   const rest = `${lead}  `;
   const out: string[] = [];

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { CATEGORIES } from '../../engine/analyses/categories/categories.js';
 import { listName } from '../../engine/analyses/fragmentation/fragmentation.js';
+import { formatFrame } from '../../engine/analyses/frames/short-path.js';
 import { type OomReport, oomReports } from '../../engine/analyses/oom/oom.js';
 import { formatBytes, formatCount, plural } from '../../engine/format.js';
 import { pc } from '../colors.js';
@@ -69,13 +70,23 @@ function renderOne(r: OomReport, file: string): string[] {
   ];
   for (const e of r.explanation) lines.push(...say(e));
   if (r.entry >= 0) {
-    const hidden = r.stack_frames - r.stack.length;
+    const hidden = r.stack_frames - r.stack.length - r.stack_inner.length;
     lines.push(
       ...say(
         `the failing request's stack (your code first, innermost first${hidden > 0 ? `; ${plural(hidden, 'frame')} of PyTorch's machinery left out` : ''}):`,
       ),
     );
     lines.push(indent(framesCell(r.stack, 6), '      '));
+    if (r.stack_inner.length > 0)
+      lines.push(
+        ...say(
+          `which called: ${r.stack_inner
+            .slice(0, 3)
+            .map((f) => formatFrame(f))
+            .join(' ← ')}`,
+          '      ',
+        ),
+      );
   }
   lines.push(...held(r, file, say));
   for (const g of r.free_lists)

@@ -10,7 +10,7 @@ import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import type { Frame } from '../../model/stack-table.js';
 import { Action } from '../../model/trace-columns.js';
 import { type Labels, labelAllocations } from '../categories/categories.js';
-import { userFrames } from '../frames/user-frames.js';
+import { type KindedFrame, userFirstStack } from '../frames/user-frames.js';
 import { dumpFreeState, type FreeGroup, type FreeState, freeStateAfter } from '../state/free-blocks.js';
 import { SMALL_REQUEST_LIMIT } from '../state/trace-window.js';
 import { type HeldMemory, heldAt } from './held.js';
@@ -57,9 +57,11 @@ export interface OomReport {
   deciding_capacity_bytes: number | null;
   /** A dump-time check without a request: the largest request that would have fit; else null. */
   largest_fitting_request_bytes: number | null;
-  /** The failing request's frames as reports show them (the user's code first, innermost first). */
-  stack: Frame[];
-  /** Frames the recorded stack has in all (`stack` leaves out the machinery's). */
+  /** The failing request's frames from the innermost frame of the user's code outwards (userFirstStack). */
+  stack: KindedFrame<Frame>[];
+  /** What that user frame called on the way to the allocator (library, operator), innermost first. */
+  stack_inner: KindedFrame<Frame>[];
+  /** Frames the recorded stack has in all (the recorder's, allocator's and dispatcher's are left out). */
   stack_frames: number;
   /** What held memory then: the largest allocating sites and the categories. */
   held: HeldMemory;
@@ -138,6 +140,7 @@ function report(
     free_lists: lists,
   };
   const all = entry >= 0 && d.trace.stack[entry]! >= 0 ? s.stacks.frames(d.trace.stack[entry]!) : [];
+  const request = userFirstStack(all);
   const fitting = entry < 0 && requested === 0 ? largestFitting(state, own, deviceFree) : null;
   const judged = fitting === null ? judge(figures) : headroom(figures, fitting, own);
   const expandable = s.allocatorSettings?.expandable_segments === true;
@@ -152,7 +155,8 @@ function report(
     exact_free_blocks: state.exact,
     ...judged,
     largest_fitting_request_bytes: fitting,
-    stack: userFrames(all),
+    stack: request.frames,
+    stack_inner: request.inner,
     stack_frames: all.length,
     held: held(entry >= 0 ? entry : d.trace.length - 1),
     suggestions,

@@ -1,5 +1,6 @@
 import { type FormEvent, useState } from 'react';
 import { listName } from '../../../../src/engine/analyses/fragmentation/fragmentation.js';
+import { formatFrame } from '../../../../src/engine/analyses/frames/short-path.js';
 import type { OomReport } from '../../../../src/engine/analyses/oom/oom.js';
 import { parseByteText } from '../../../../src/engine/units.js';
 import { formatCount } from '../../format.js';
@@ -105,6 +106,7 @@ function Reports({ ooms, file, select }: { ooms: OomReport[]; file: string | nul
 
 function Report({ r, file, select }: { r: OomReport; file: string | null; select: Select }) {
   const name = file ?? 'FILE';
+  const hidden = r.stack_frames - r.stack.length - r.stack_inner.length;
   return (
     <div className="oom" data-verdict={r.verdict}>
       <p>
@@ -130,11 +132,18 @@ function Report({ r, file, select }: { r: OomReport; file: string | null; select
         <div className="oom-stack">
           <h4>
             the failing request's stack (your code first
-            {r.stack_frames > r.stack.length &&
-              `; ${formatCount(r.stack_frames - r.stack.length)} frames of PyTorch's machinery left out`}
-            )
+            {hidden > 0 && `; ${formatCount(hidden)} frames of PyTorch's machinery left out`})
           </h4>
           <Frames frames={r.stack} shown={8} />
+          {r.stack_inner.length > 0 && (
+            <p className="stack-inner">
+              which called:{' '}
+              {r.stack_inner
+                .slice(0, 3)
+                .map((f) => formatFrame(f))
+                .join(' ← ')}
+            </p>
+          )}
         </div>
       )}
       <Held r={r} />
