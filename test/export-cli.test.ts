@@ -1,0 +1,86 @@
+import { spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { NODE_FLAGS } from '../src/cli/node-flags.js';
+import { TABLE_NAMES, TABLES } from '../src/engine/analyses/export/schema.js';
+import { loadSnapshotBytes } from '../src/engine/load.js';
+import { generateSnapshotBytes } from '../src/engine/synth/index.js';
+
+/** memlens export's CSV and JSON-lines tables, and how it treats an output directory and bad input. */
+const CLI = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
+const work = mkdtempSync(join(tmpdir(), 'memlens-export-cli-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+const { bytes } = generateSnapshotBytes({ events: 3000, seed: 23, oomCause: 'fragmentation' });
+const file = join(work, 'gen.pickle');
+writeFileSync(file, bytes);
+const model = loadSnapshotBytes(bytes);
+
+function memlens(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  return spawnSync('node', [...NODE_FLAGS, CLI, ...args], { encoding: 'utf8' });
+}
+
+describe('memlens export --format csv|jsonl', () => {
+  it('writes every table with the schema header (CSV) or keys (JSON lines), one row per entry', () => {
+    const csv = join(work, 'csv');
+    const jsonl = join(work, 'jsonl');
+    expect(memlens('export', file, '--format', 'csv', '-o', csv).status).toBe(0);
+    expect(memlens('export', file, '--format', 'jsonl', '-o', jsonl).status).toBe(0);
+    for (const table of TABLE_NAMES) {
+      const header = readFileSync(join(csv, table, 'part-0-0.csv'), 'utf8').split('\n')[0];
+      expect(header).toBe(TABLES[table].map((c) => c.name).join(','));
+    }
+    const lines = readFileSync(join(csv, 'events', 'part-0-0.csv'), 'utf8')
+      .trimEnd()
+      .split('\n');
+    const trace = model.devices[0]!.trace;
+    expect(lines.length - 1).toBe(trace.length);
+    const rows = readFileSync(join(jsonl, 'events', 'part-0-0.jsonl'), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(rows.length).toBe(trace.length);
+    const totals = model.devices[0]!.totals;
+    rows.forEach((r, i) => {
+      expect(r.entry).toBe(i);
+      expect(r.allocated_after).toBe(totals.allocated[i]);
+      expect(r.reserved_after).toBe(totals.reserved[i]);
+    });
+    expect(rows.filter((r) => r.action === 'oom')).toHaveLength(1);
+  });
+});
+
+describe('memlens export output directory', () => {
+  it('refuses a non-empty directory without --force, and replaces it with --force', () => {
+    const out = join(work, 'taken');
+    mkdirSync(out);
+    writeFileSync(join(out, 'keep.txt'), 'mine');
+    const refused = memlens('export', file, '-o', out);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toBe(`memlens: ${out} is not empty (use --force to replace it)\n`);
+    expect(readdirSync(out)).toEqual(['keep.txt']);
+    expect(memlens('export', file, '-o', out, '--force').status).toBe(0);
+    expect(readdirSync(out).sort()).toEqual([...TABLE_NAMES, 'memlens-export.json'].sort());
+  });
+
+  it('a bad file among good ones: a one-line error naming it, and no output at all', () => {
+    const bad = join(work, 'bad.pickle');
+    writeFileSync(bad, 'hello, not a pickle');
+    const out = join(work, 'half');
+    const r = memlens('export', file, bad, '-o', out);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(new RegExp(`^memlens: ${bad}: not a pickle[^\\n]*\\n$`));
+    expect(existsSync(out)).toBe(false);
+    expect(readdirSync(work).filter((f) => f.includes('.memlens-'))).toEqual([]);
+  });
+});
