@@ -11,6 +11,7 @@ import { Command } from 'commander';
 import { NODE_FLAGS } from '../cli/node-flags.js';
 import { cachedGcSnapshot, cachedSnapshot, ROOT } from './cached-snapshot.js';
 import { benchCollector, benchCommands } from './commands.js';
+import { benchExport } from './export-bench.js';
 import { machineLine } from './machine.js';
 import { benchRun } from './run-bench.js';
 import { benchSimulator } from './simulator-table.js';
@@ -57,6 +58,8 @@ interface BenchOptions {
   onlyGc?: boolean;
   run: string | false;
   onlyRun?: boolean;
+  export: string | false;
+  onlyExport?: boolean;
 }
 
 function main(opts: BenchOptions): void {
@@ -68,6 +71,10 @@ function main(opts: BenchOptions): void {
   }
   if (opts.onlyRun) {
     if (opts.run !== false) benchRun(opts.run);
+    return;
+  }
+  if (opts.onlyExport) {
+    if (opts.export !== false) benchExport(opts.export);
     return;
   }
   console.log(`best of ${runs} runs, each in a fresh process (peak RSS: the largest of the runs)\n`);
@@ -107,6 +114,7 @@ function main(opts: BenchOptions): void {
   benchSimulator(join(ROOT, 'dist', 'bench'), cachedSnapshot(size), `synthetic-${size}.pickle`, 1);
   collector(opts);
   if (opts.run !== false) benchRun(opts.run);
+  if (opts.export !== false) benchExport(opts.export);
 }
 
 function collector(opts: BenchOptions): void {
@@ -134,5 +142,8 @@ new Command('bench')
   )
   .option('--no-run', 'skip the run benchmark')
   .option('--only-run', 'only the run benchmark')
+  .option('--export <size>', 'also time export to Parquet and sql on the synthetic file of this size', '1GB')
+  .option('--no-export', 'skip the export benchmark')
+  .option('--only-export', 'only the export benchmark')
   .action(main)
   .parse();

@@ -44,7 +44,7 @@ export function cachedRun(ranks: number, size: string): string {
   return dir;
 }
 
-function measureCli(args: string[], env: NodeJS.ProcessEnv): CliMeasurement {
+export function measureCli(args: string[], env: NodeJS.ProcessEnv): CliMeasurement {
   const dir = mkdtempSync(join(tmpdir(), 'memlens-bench-run-'));
   const result = join(dir, 'result.json');
   try {
