@@ -104,21 +104,15 @@ describe.skipIf(!ready && process.env.CI === undefined)('web app: hard edges', (
     errors.length = 0;
     for (let i = 0; i < 5; i++) {
       // In one task: a zoom schedules the minimap's redraw for the next frame, then the tab is left.
-      await page.evaluate(() => {
-        const target = document.querySelector('canvas.plot-target')!;
+      // (A string: this file is type-checked without the DOM library.)
+      await page.evaluate(`(() => {
+        const target = document.querySelector('canvas.plot-target');
         const r = target.getBoundingClientRect();
-        target.dispatchEvent(
-          new WheelEvent('wheel', {
-            deltaY: -200,
-            clientX: r.left + r.width / 2,
-            clientY: r.top + 20,
-            bubbles: true,
-            cancelable: true,
-          }),
-        );
-        const tabs = [...document.querySelectorAll<HTMLButtonElement>('[role="tab"]')];
-        tabs.find((t) => t.textContent === 'Overview')!.click();
-      });
+        target.dispatchEvent(new WheelEvent('wheel', {
+          deltaY: -200, clientX: r.left + r.width / 2, clientY: r.top + 20, bubbles: true, cancelable: true,
+        }));
+        [...document.querySelectorAll('[role="tab"]')].find((t) => t.textContent === 'Overview').click();
+      })()`);
       await page.waitForTimeout(200);
       expect(errors).toEqual([]);
       await page.getByRole('tab', { name: 'Timeline & pool state' }).click();
@@ -133,9 +127,10 @@ describe.skipIf(!ready && process.env.CI === undefined)('web app: hard edges', (
     await page.getByLabel('open a snapshot file').setInputFiles(join(dir, 'local.pickle'));
     await page.waitForSelector('.load-done:has-text("local.pickle")', { timeout: 30_000 });
     // The list shows what is open, not the served file from before.
-    const shown = await select.evaluate(
-      (s: HTMLSelectElement) => s.options[s.selectedIndex]?.textContent ?? '',
-    );
+    const shown = await select.evaluate((s) => {
+      const list = s as unknown as { options: { textContent: string | null }[]; selectedIndex: number };
+      return list.options[list.selectedIndex]?.textContent ?? '';
+    });
     expect(shown).toContain('local.pickle');
     await select.selectOption(join(dir, 'run.pickle'));
     await page.waitForSelector(`.load-done:has-text("${join(dir, 'run.pickle')}")`, { timeout: 30_000 });

@@ -41,7 +41,7 @@ function byteFigures(v: unknown, path = ''): [string, number][] {
   const todo: [string, unknown][] = [[path, v]];
   while (todo.length > 0) {
     const [p, x] = todo.pop()!;
-    if (Array.isArray(x)) x.forEach((y, i) => todo.push([`${p}[${i}]`, y]));
+    if (Array.isArray(x)) for (const [i, y] of x.entries()) todo.push([`${p}[${i}]`, y]);
     else if (x !== null && typeof x === 'object')
       for (const [k, y] of Object.entries(x)) {
         if (typeof y === 'number' && /_bytes$|^size$/.test(k)) out.push([`${p}.${k}`, y]);
