@@ -1,12 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
-import { CHROMIUM, CLI, openBrowser, type RunningView, startView } from './helpers/view-server.js';
+import { servedFiles } from './helpers/timeline-page.js';
+import { CHROMIUM, CLI } from './helpers/view-server.js';
 
 /**
  * The OOM panel in headless Chromium on a generated OOM caused outside PyTorch: without the GPU's
@@ -24,71 +23,62 @@ function oomJson(...args: string[]) {
 }
 
 describe.skipIf(!ready && process.env.CI === undefined)('the OOM panel in headless Chromium', () => {
-  let dir = '';
-  let view: RunningView;
-  let browser: Browser;
-  let page: Page;
-  const file = (name: string) => join(dir, name);
-
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'memlens-web-oom-'));
-    mkdirSync(SHOTS, { recursive: true });
-    for (const cause of ['outside', 'fragmentation'] as const)
-      writeFileSync(
-        file(`${cause}.pickle`),
+  const served = servedFiles(
+    Object.fromEntries(
+      (['outside', 'fragmentation'] as const).map((cause) => [
+        `${cause}.pickle`,
         generateSnapshotBytes({ events: 3000, seed: 61, oomCause: cause }).bytes,
-      );
-    view = await startView(file('outside.pickle'), file('fragmentation.pickle'));
-    ({ browser, page } = await openBrowser());
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await view?.stop();
-  });
-
+      ]),
+    ),
+    [],
+    SHOTS,
+  );
+  const file = served.file;
+  const page = () => served.page();
   const open = async (name: string) => {
-    await page.goto(`${view.url}#file=${encodeURIComponent(file(name))}&tab=analyses&panel=oom`);
-    await page.reload();
+    await page().goto(`${served.url()}#file=${encodeURIComponent(file(name))}&tab=analyses&panel=oom`);
+    await page().reload();
   };
-  const verdict = () => page.locator('section[aria-label="oom"] .verdict').first();
+  const verdict = () => page().locator('section[aria-label="oom"] .verdict').first();
 
   it('without the GPU size: both readings; with "80 GiB" typed: outside PyTorch', async () => {
     const blind = oomJson(file('outside.pickle'))[0];
     await open('outside.pickle');
     await expect.poll(() => verdict().textContent(), { timeout: 20_000 }).toBe('undetermined');
-    expect(await page.locator('section[aria-label="oom"] .headline').textContent()).toBe(blind.headline);
-    await page.screenshot({ path: join(SHOTS, 'oom-undetermined.png'), fullPage: true });
+    expect(await page().locator('section[aria-label="oom"] .headline').textContent()).toBe(blind.headline);
+    await page().screenshot({ path: join(SHOTS, 'oom-undetermined.png'), fullPage: true });
 
-    await page.getByLabel('capacity').fill('80 GiB');
-    await page.getByRole('button', { name: 'judge' }).click();
+    await page().getByLabel('capacity').fill('80 GiB');
+    await page().getByRole('button', { name: 'judge' }).click();
     await expect.poll(() => verdict().textContent(), { timeout: 20_000 }).toBe('outside PyTorch');
     const given = oomJson('--capacity', '80GiB', file('outside.pickle'))[0];
-    expect(await page.locator('section[aria-label="oom"] .headline').textContent()).toBe(given.headline);
+    expect(await page().locator('section[aria-label="oom"] .headline').textContent()).toBe(given.headline);
     // The failing request's stack starts in the user's code.
-    const top = page.locator('.oom-stack .frames li').first();
+    const top = page().locator('.oom-stack .frames li').first();
     expect(await top.textContent()).toContain(`${given.stack[0].name} (`);
-    expect(await page.locator('.held').textContent()).toMatch(/held then: .* live allocations/);
-    await page.screenshot({ path: join(SHOTS, 'oom-capacity.png'), fullPage: true });
+    expect(await page().locator('.held').textContent()).toMatch(/held then: .* live allocations/);
+    await page().screenshot({ path: join(SHOTS, 'oom-capacity.png'), fullPage: true });
   });
 
   it('refuses a capacity it cannot read, and shows the engine refusing one below what the file shows', async () => {
-    await page.getByLabel('capacity').fill('lots');
-    expect(await page.getByRole('button', { name: 'judge' }).isDisabled()).toBe(true);
-    expect(await page.locator('section[aria-label="oom"] [role="alert"]').textContent()).toMatch(
+    await page().getByLabel('capacity').fill('lots');
+    expect(await page().getByRole('button', { name: 'judge' }).isDisabled()).toBe(true);
+    expect(await page().locator('section[aria-label="oom"] [role="alert"]').textContent()).toMatch(
       /capacity lots: expected a size/,
     );
-    await page.getByLabel('capacity').fill('1 GiB');
-    await page.getByRole('button', { name: 'judge' }).click();
+    await page().getByLabel('capacity').fill('1 GiB');
+    await page().getByRole('button', { name: 'judge' }).click();
     await expect
-      .poll(() => page.locator('section[aria-label="oom"] [role="alert"]').textContent(), { timeout: 20_000 })
+      .poll(() => page().locator('section[aria-label="oom"] [role="alert"]').textContent(), {
+        timeout: 20_000,
+      })
       .toMatch(/--capacity 1\.00 GiB is below/);
   });
 
   it('a fragmentation OOM lists each suggestion with the simulate line that tests it', async () => {
     await open('fragmentation.pickle');
     await expect.poll(() => verdict().textContent(), { timeout: 20_000 }).toBe('fragmentation');
-    const lines = await page.locator('.suggestions code').allTextContents();
+    const lines = await page().locator('.suggestions code').allTextContents();
     const cli = oomJson(file('fragmentation.pickle'))[0];
     expect(lines).toEqual(
       cli.suggestions.map(
@@ -96,6 +86,6 @@ describe.skipIf(!ready && process.env.CI === undefined)('the OOM panel in headle
       ),
     );
     expect(lines.join(' ')).toMatch(/--set max_split_size_mb:\d+/);
-    await page.screenshot({ path: join(SHOTS, 'oom-fragmentation.png'), fullPage: true });
+    await page().screenshot({ path: join(SHOTS, 'oom-fragmentation.png'), fullPage: true });
   });
 });

@@ -6,6 +6,7 @@ import { parseByteText } from '../../../../src/engine/units.js';
 import { formatCount } from '../../format.js';
 import type { EngineClient } from '../../worker/client.js';
 import { Bytes, EntryLink, Frames, type Select, Table } from './bits.js';
+import { FormAnswer } from './form-answer.js';
 import { TextField } from './text-field.js';
 import { useQuery } from './use-query.js';
 
@@ -63,18 +64,9 @@ export function OomPanel({ client, device, file, select }: Props) {
           judge
         </button>
       </form>
-      {problem !== null && (
-        <p className="error" role="alert">
-          {problem}
-        </p>
-      )}
-      {answer.status === 'loading' && <p className="hint">judging…</p>}
-      {answer.status === 'error' && (
-        <p className="error" role="alert">
-          {answer.message}
-        </p>
-      )}
-      {answer.status === 'ready' && <Reports ooms={answer.value} file={file} select={select} />}
+      <FormAnswer problem={problem} answer={answer} busy="judging…">
+        {(ooms) => <Reports ooms={ooms} file={file} select={select} />}
+      </FormAnswer>
     </section>
   );
 }

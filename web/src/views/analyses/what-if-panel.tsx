@@ -11,6 +11,7 @@ import { formatBytes, formatCount } from '../../format.js';
 import type { EngineClient } from '../../worker/client.js';
 import type { WhatIfArgs } from '../../worker/what-if-protocol.js';
 import { Bytes, EntryLink, type Select, Table } from './bits.js';
+import { FormAnswer } from './form-answer.js';
 import { TextField } from './text-field.js';
 import { useQuery } from './use-query.js';
 
@@ -82,14 +83,9 @@ export function WhatIfPanel({ client, device, set, onSet, select }: Props) {
           simulate
         </button>
       </form>
-      {problem !== null && (
-        <p className="error" role="alert">
-          {problem}
-        </p>
-      )}
-      {answer.status === 'loading' && <p className="hint">simulating…</p>}
-      {answer.status === 'error' && <p className="error">{answer.message}</p>}
-      {answer.status === 'ready' && <Comparison d={answer.value} select={select} />}
+      <FormAnswer problem={problem} answer={answer} busy="simulating…">
+        {(d) => <Comparison d={d} select={select} />}
+      </FormAnswer>
       <Sweep client={client} device={device} args={applied} />
     </section>
   );
