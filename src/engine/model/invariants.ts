@@ -21,6 +21,8 @@ export interface Violation {
   count: number;
   /** The first offender, as a user finds it in the file ("segment 3 block 1: size -4,096"). */
   first: string;
+  /** How many of what, and the first: "1 segment has a negative total_size (first: ...)". */
+  what: string;
   /** The warning line: what, how many, the first, and what memlens did about it. */
   text: string;
 }
@@ -96,8 +98,8 @@ class Tally {
   list(): Violation[] {
     return [...this.found].map(([kind, { count, first }]) => {
       const [one, many, done] = SAYS[kind];
-      const text = `impossible in this file: ${count.toLocaleString('en-US')} ${count === 1 ? one : many} (first: ${first}); ${done}.`;
-      return { kind, count, first, text };
+      const what = `${count.toLocaleString('en-US')} ${count === 1 ? one : many} (first: ${first})`;
+      return { kind, count, first, what, text: `impossible in this file: ${what}; ${done}.` };
     });
   }
 }

@@ -80,7 +80,8 @@ export function buildSnapshot(decoded: DecodedPickle): Snapshot {
   const deviceIds = devicesIn(tables, lists);
   if (deviceIds.length === 0 && violations.length > 0) {
     // Every segment was impossible and there is no trace: no figure would be honest.
-    throw new SnapshotError(`no figure would be honest: ${violations[0]!.text}`);
+    const what = violations.map((v) => v.what).join('; ');
+    throw new SnapshotError(`no figure would be honest: ${what}; and the file holds nothing else`);
   }
   if (deviceIds.length === 0) {
     throw new SnapshotError(
