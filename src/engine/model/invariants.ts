@@ -7,19 +7,20 @@ import type { TraceColumns } from './trace-columns.js';
 /**
  * What the allocator can never produce, checked once at load: sizes below zero, a block larger
  * than its segment or outside it, blocks overlapping in one segment, segments overlapping on a
- * device, a block whose requested size is outside 0..its size. Such a file (hand-edited,
- * converted by a buggy tool, corrupt) would otherwise give "reserved -188 MiB" or a
- * fragmentation report whose parts exceed reserved.
+ * device, an active block whose requested size is outside 0..its size, a trace that allocates
+ * more than the dump holds. Such a file (hand-edited, converted by a buggy tool, corrupt) would
+ * otherwise give "reserved -188 MiB" or a fragmentation report whose parts exceed reserved.
  *
  * Each violation is named with its count and first offender, and what was done about it: an
  * impossible segment or block is left out of every figure (the figures then describe the rest,
- * and say so), an impossible trace size or requested size counts as the nearest possible value.
- * Nothing that is left could make a total contradict its parts.
+ * and say so), an impossible trace size or requested size counts as the nearest possible value,
+ * a curve the trace takes below zero is raised (RunningTotals.lift). Nothing that is left could
+ * make a total contradict its parts.
  */
 export interface Violation {
   kind: ViolationKind;
   count: number;
-  /** The first offender, as a user finds it in the file ("segment 3 block 1: size -4,096"). */
+  /** The first offender, as a user finds it in the file ("segment 3 block 1, size -4.00 KiB"). */
   first: string;
   /** How many of what, and the first: "1 segment has a negative total_size (first: ...)". */
   what: string;
