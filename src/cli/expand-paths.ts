@@ -52,7 +52,7 @@ function mtime(p: string): number | undefined {
 }
 
 /** Snapshot files below `root`, skipping hidden entries and files still being written. */
-function snapshotsUnder(root: string): string[] {
+export function snapshotsUnder(root: string): string[] {
   const out: string[] = [];
   const walk = (dir: string, depth: number) => {
     let entries: fs.Dirent[];

@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream';
+import type { RunService } from './run-service.js';
 import type { ServedFile } from './snapshot-files.js';
 import { appFile } from './static-files.js';
 
@@ -26,9 +27,15 @@ const CSP = [
   "connect-src 'self'",
 ].join('; ');
 
-export async function startServer(files: ServedFile[], appRoot: string, port = 0): Promise<ViewServer> {
+/** `run`: the run of `memlens view DIR` (GET api/run); files is then its append-only list. */
+export async function startServer(
+  files: ServedFile[],
+  appRoot: string,
+  port = 0,
+  run?: RunService,
+): Promise<ViewServer> {
   const server = createServer((req, res) => {
-    handle(req, res, files, appRoot).catch(() => send(res, 500, 'internal error'));
+    handle(req, res, files, appRoot, run).catch(() => send(res, 500, 'internal error'));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -43,14 +50,21 @@ async function handle(
   res: ServerResponse,
   files: ServedFile[],
   appRoot: string,
+  run: RunService | undefined,
 ): Promise<void> {
   res.setHeader('Content-Security-Policy', CSP);
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Referrer-Policy', 'no-referrer');
   if (!isLocalHost(req.headers.host)) return send(res, 403, 'forbidden host');
   if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'method not allowed');
-  const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
+  const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+  const path = url.pathname;
   if (path === '/api/files') return sendJson(res, fileList(files));
+  if (path === '/api/run') {
+    if (run === undefined) return send(res, 404, 'no run: memlens view was given files, not a directory');
+    const since = url.searchParams.get('since');
+    return sendJson(res, run.state(since === null ? undefined : Number(since)));
+  }
   const m = /^\/files\/(\d+)$/.exec(path);
   if (m) return sendSnapshot(req, res, files[Number(m[1])]);
   const asset = await appFile(appRoot, path);

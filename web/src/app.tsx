@@ -7,6 +7,8 @@ import { FileBar } from './views/file-bar.js';
 import { FlamePage } from './views/flame-page.js';
 import { type LoadState, LoadStatus, WorkerFailure } from './views/load-status.js';
 import { Overview } from './views/overview.js';
+import { droppedRun, type RunData, useServedRun } from './views/run/run-data.js';
+import { RunPage } from './views/run/run-page.js';
 import { TableView } from './views/table-view.js';
 import { TimelinePage } from './views/timeline-page.js';
 import { EngineClient } from './worker/client.js';
@@ -22,6 +24,11 @@ export function App() {
   const [files, setFiles] = useState<ServedFile[]>([]);
   const [load, setLoad] = useState<LoadState>({ status: 'idle' });
   const loadSeq = useRef(0);
+  const served = useServedRun();
+  const [dropped, setDropped] = useState<RunData | null>(null);
+  const [dropProgress, setDropProgress] = useState<{ done: number; total: number } | null>(null);
+  const run = dropped ?? served.data;
+  const initialHash = useRef(location.hash);
 
   const update = useCallback((patch: Partial<ViewState>) => setView((v) => ({ ...v, ...patch })), []);
   useEffect(() => writeUrlState(view), [view]);
@@ -81,12 +88,39 @@ export function App() {
     });
   }, [open]);
 
-  useDropAnywhere((file) => open({ file, name: file.name }));
+  // A run lands on its Run page unless the link names a tab.
+  useEffect(() => {
+    if (served.hasRun && !/[#&]tab=/.test(initialHash.current)) update({ tab: 'run' });
+  }, [served.hasRun, update]);
+
+  useDropAnywhere((dropped) => {
+    if (dropped.length === 1) return open({ file: dropped[0]!, name: dropped[0]!.name });
+    // Several files dropped together are a run: decoded one by one here, then its Run page.
+    update({ tab: 'run', compare: null });
+    setDropProgress({ done: 0, total: dropped.length });
+    droppedRun(client, dropped, (done, total) => setDropProgress({ done, total })).then((r) => {
+      setDropped(r);
+      setDropProgress(null);
+    });
+  });
   useHashChange(view.file, files, open, setView);
 
   const ready = load.status === 'ready' ? load.loaded : null;
   const device = ready?.devices.find((d) => d.device === view.device) ?? null;
   const setTab = (tab: Tab) => update({ tab });
+  const deviceOfSnapshot = (i: number): number | null =>
+    run?.report.rows.find((r) => r.file === run.report.snapshots[i]?.file)?.device ?? null;
+  const openSnapshot = (i: number) => {
+    const source = run?.sources[i];
+    if (source) open(source, { tab: 'diagnosis', compare: null, device: deviceOfSnapshot(i) });
+  };
+  const compareCells = (a: number, b: number) => {
+    const [sa, sb] = [run?.sources[a], run?.sources[b]];
+    if (!sa || !sb) return;
+    if (ready && view.file === sa.name) update({ tab: 'run', compare: sb.name });
+    else open(sa, { tab: 'run', compare: sb.name, device: deviceOfSnapshot(a) });
+  };
+  const onRunTab = view.tab === 'run';
 
   return (
     <div className="app">
@@ -101,8 +135,30 @@ export function App() {
         onDevice={(d) => update({ device: d, entry: null, alloc: null, window: null })}
         onTab={setTab}
       />
-      <LoadStatus state={load} hasFiles={files.length > 0} />
+      {run && !onRunTab && (
+        <nav className="run-back" aria-label="run">
+          <button type="button" className="link" onClick={() => update({ tab: 'run', compare: null })}>
+            ← back to the run
+          </button>{' '}
+          {files.find((f) => f.name === view.file)?.label ?? view.file}
+        </nav>
+      )}
+      {(!onRunTab || load.status === 'loading' || load.status === 'error') && (
+        <LoadStatus state={load} hasFiles={files.length > 0} />
+      )}
       <WorkerFailure file={view.file} />
+      {onRunTab && (
+        <RunPage
+          client={client}
+          data={run}
+          progress={dropProgress ?? served.progress}
+          view={view}
+          update={update}
+          onOpen={openSnapshot}
+          onCompare={compareCells}
+          loaded={ready && device && view.file ? { file: view.file, device: device.device } : null}
+        />
+      )}
       {ready && device && view.tab === 'diagnosis' && (
         <DiagnosisPage client={client} device={device.device} file={view.file ?? ''} update={update} />
       )}
@@ -164,15 +220,15 @@ function useHashChange(
 }
 
 /** A snapshot file dropped anywhere on the page opens it (the page itself must not navigate to it). */
-function useDropAnywhere(onFile: (f: File) => void): void {
-  const latest = useRef(onFile);
-  latest.current = onFile;
+function useDropAnywhere(onFiles: (f: File[]) => void): void {
+  const latest = useRef(onFiles);
+  latest.current = onFiles;
   useEffect(() => {
     const over = (e: DragEvent) => e.preventDefault();
     const drop = (e: DragEvent) => {
       e.preventDefault();
-      const file = e.dataTransfer?.files[0];
-      if (file) latest.current(file);
+      const files = [...(e.dataTransfer?.files ?? [])];
+      if (files.length > 0) latest.current(files);
     };
     window.addEventListener('dragover', over);
     window.addEventListener('drop', drop);

@@ -1,3 +1,4 @@
+import { RUN_FIGURES, type RunFigure } from '../../src/engine/analyses/run/run-table.js';
 import type { TimelineAxis } from '../../src/engine/analyses/views/timeline/timeline-axis.js';
 import { readTableState, type TableState, writeTableState } from './views/table-url.js';
 
@@ -5,7 +6,17 @@ import { readTableState, type TableState, writeTableState } from './views/table-
  * What the page is showing, kept in the URL's hash so a reload or a shared link restores it:
  * file, device, tab, selected entry and allocation, and the timeline's window and axis.
  */
-export const TABS = ['diagnosis', 'overview', 'timeline', 'events', 'blocks', 'flame', 'analyses'] as const;
+/** 'run': the Run page of a run (`memlens view DIR`, or files dropped together), no file needed. */
+export const TABS = [
+  'diagnosis',
+  'overview',
+  'timeline',
+  'events',
+  'blocks',
+  'flame',
+  'analyses',
+  'run',
+] as const;
 export type Tab = (typeof TABS)[number];
 /** The Analyses tab's panels. */
 export const PANELS = ['leaks', 'gc', 'frag', 'oom', 'categories', 'whatif', 'compare'] as const;
@@ -44,6 +55,8 @@ export interface ViewState {
   flame: FlameState;
   /** Pool state: the segment (its address) a link pointed at; null = none. */
   segment: number | null;
+  /** Run page: the figure its heatmap shows. */
+  figure: RunFigure;
 }
 
 export type TimelineStack = 'allocations' | 'segments' | 'pools';
@@ -78,6 +91,7 @@ const DEFAULTS: ViewState = {
   compare: null,
   flame: { peak: null, full: false, node: 0 },
   segment: null,
+  figure: 'allocated',
 };
 
 export function readUrlState(hash: string = location.hash): ViewState {
@@ -110,6 +124,7 @@ export function readUrlState(hash: string = location.hash): ViewState {
       node: Math.max(0, int('fnode') ?? 0),
     },
     segment: int('seg'),
+    figure: oneOf(Object.keys(RUN_FIGURES) as RunFigure[], p.get('fig')) ?? DEFAULTS.figure,
   };
 }
 
@@ -131,6 +146,7 @@ export function writeUrlState(s: ViewState): void {
   if (s.zoom !== 'proportional') p.set('zoom', s.zoom);
   if (s.table !== null && s.table.kind === s.tab) writeTableState(p, s.table);
   if (s.tab === 'flame') writeFlameState(p, s.flame);
+  if (s.tab === 'run' && s.figure !== DEFAULTS.figure) p.set('fig', s.figure);
   p.set('axis', s.axis);
   if (s.entry !== null) p.set('entry', String(s.entry));
   if (s.alloc !== null) p.set('alloc', String(s.alloc));

@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { RunService } from '../../server/run-service.js';
 import { startServer } from '../../server/serve.js';
-import { collectFiles } from '../../server/snapshot-files.js';
+import { collectFiles, type ServedFile } from '../../server/snapshot-files.js';
 import { APP_ROOT } from '../../server/static-files.js';
 import { EXIT_BAD_INPUT, parseCount } from '../run-files.js';
 
@@ -11,6 +12,7 @@ interface ViewOptions {
   port?: number;
   open?: boolean;
   json?: boolean;
+  watch?: boolean;
 }
 
 /** `memlens view`: the web app on 127.0.0.1 with only the named snapshot files. */
@@ -25,6 +27,7 @@ export function viewCommand(program: Command): void {
     .option('--port <n>', 'port to listen on (default: a free one)', parseCount)
     .option('--open', 'open the page in the default browser')
     .option('--json', 'print where it serves as one JSON line: {"url", "files": [...]}')
+    .option('--watch', 'keep reading the run directories: snapshots written later join the Run page')
     .action((paths: string[], opts: ViewOptions) => view(paths, opts));
 }
 
@@ -34,15 +37,31 @@ async function view(paths: string[], opts: ViewOptions): Promise<void> {
     process.exitCode = EXIT_BAD_INPUT;
     return;
   }
-  let files: Awaited<ReturnType<typeof collectFiles>>;
+  const dirs = paths.filter(isDirectory);
+  let files: ServedFile[];
+  let run: RunService | undefined;
   try {
+    // Files named on their own are checked here (one line naming a missing one); a directory is a run.
     files = await collectFiles(paths);
+    if (dirs.length > 0) {
+      run = new RunService(
+        dirs,
+        paths.filter((p) => !isDirectory(p)),
+        [],
+      );
+      files = run.files;
+    }
   } catch (e) {
     process.stderr.write(`memlens: ${(e as Error).message}\n`);
     process.exitCode = EXIT_BAD_INPUT;
     return;
   }
-  const { server, url } = await startServer(files, APP_ROOT, opts.port);
+  // Decoded while the server answers: the page shows the progress, then the run.
+  run
+    ?.start()
+    .then(() => opts.watch && run?.watch())
+    .catch((e: Error) => process.stderr.write(`memlens: ${e.message}\n`));
+  const { server, url } = await startServer(files, APP_ROOT, opts.port, run);
   process.stdout.write(
     opts.json
       ? `${JSON.stringify({ url, files })}\n`
@@ -52,6 +71,7 @@ async function view(paths: string[], opts: ViewOptions): Promise<void> {
   // The command lasts as long as the server: main exits once this promise settles.
   await new Promise<void>((resolve) => {
     const stop = () => {
+      run?.close();
       server.close(() => resolve());
       server.closeAllConnections();
     };
@@ -65,4 +85,12 @@ function openBrowser(url: string): void {
   spawn(cmd, [url], { stdio: 'ignore', detached: true })
     .on('error', () => process.stderr.write(`memlens: could not open a browser; visit ${url}\n`))
     .unref();
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
 }

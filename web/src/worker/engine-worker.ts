@@ -27,8 +27,10 @@ import { envelopeTone, paintLayer } from '../timeline/paint-layer.js';
 import type { TimelineStack } from '../url-state.js';
 import { analysisHandlers } from './analysis-handlers.js';
 import { oncePer } from './once-per.js';
+import { lastSnapshot } from './other-snapshot.js';
 import { poolTimelines, traceTop } from './pool-timeline.js';
 import type { EntryInfo, Loaded, Queries, QueryName, Request, Response, Source } from './protocol.js';
+import { runHandlers } from './run-handlers.js';
 import { tableHandlers } from './table-handlers.js';
 import { searchMatches, streamViews } from './timeline-inputs.js';
 import { whatIfHandlers } from './what-if-handlers.js';
@@ -56,6 +58,11 @@ const piecesOfModel = oncePer((d: DeviceModel) => segmentPieces(current(), d));
 const piecesOf = (device: number): SegmentPieces => piecesOfModel(deviceOf(device));
 const matchesOf = searchMatches(current, deviceOf);
 const pools = poolTimelines(current, deviceOf, viewOf, piecesOf);
+/** A file loaded for a query, its progress reported on that query. */
+const loadFor = (source: Source, id: number) =>
+  load(source, (bytes, total) => scope.postMessage({ id, progress: { bytes, total } }));
+/** The compared file (B), decoded once for the diff and the Run page's curves. */
+const otherOf = lastSnapshot(loadFor);
 
 const handlers: { [K in QueryName]: Handler<K> } = {
   load: async ({ source }, id) => {
@@ -109,9 +116,8 @@ const handlers: { [K in QueryName]: Handler<K> } = {
   entry: ({ device, entry }) => entryInfo(current(), deviceOf(device), entry),
   ...tableHandlers(current, deviceOf),
   ...analysisHandlers(current, deviceOf),
-  ...whatIfHandlers(current, deviceOf, (source, id) =>
-    load(source, (bytes, total) => scope.postMessage({ id, progress: { bytes, total } })),
-  ),
+  ...whatIfHandlers(current, deviceOf, otherOf),
+  ...runHandlers(current, deviceOf, otherOf, loadFor),
 };
 
 scope.onmessage = async (e) => {

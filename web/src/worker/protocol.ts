@@ -16,6 +16,7 @@ import type { LayerSize } from '../timeline/paint-layer.js';
 import type { TimelineStack, ZoomMode } from '../url-state.js';
 import type { AnalysisQueries } from './analysis-protocol.js';
 import type { PoolPart } from './pool-timeline.js';
+import type { RunQueries } from './run-protocol.js';
 import type { TableQueries } from './table-protocol.js';
 import type { WhatIfQueries } from './what-if-protocol.js';
 
@@ -77,7 +78,7 @@ export interface Selected {
   pool: PoolStateReport | null;
 }
 
-export interface Queries extends TableQueries, AnalysisQueries, WhatIfQueries {
+export interface Queries extends TableQueries, AnalysisQueries, WhatIfQueries, RunQueries {
   load: { args: { source: Source }; result: Loaded };
   summary: { args: Record<string, never>; result: SnapshotSummary };
   /** stream: one CUDA stream's allocations and totals (null: the whole device). */

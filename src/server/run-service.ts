@@ -1,0 +1,177 @@
+/**
+ * The run behind `memlens view DIR`: its snapshots decoded once (through the result cache, as
+ * `memlens run` does), the run report the Run page draws, and the served-file list in run order.
+ * With watching on, the directories are polled and each new snapshot is added once complete.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { decodeRun } from '../cli/decode-run.js';
+import { snapshotsUnder } from '../cli/expand-paths.js';
+import { type RunReport, runReport } from '../engine/analyses/run/run-report.js';
+import { type RunSnapshot, stepLabel } from '../engine/analyses/run/run-table.js';
+import { discoverRun, type Run, type RunCell } from '../engine/run/discover.js';
+import type { RunState } from './run-state.js';
+import type { ServedFile } from './snapshot-files.js';
+
+/** How often a watched run's directories are read (a file must look the same on two reads). */
+export const POLL_MS = 2000;
+
+/** Names a writer uses while a file is incomplete (renamed when done): never decoded. */
+const TEMPORARY = /\.(tmp|temp|partial|part|incomplete|swp)(\.|$)|^\.|~$/i;
+
+interface Known {
+  /** size:mtime when decoded; a file rewritten since is decoded again. */
+  signature: string;
+  snapshot: RunSnapshot;
+  served: number;
+}
+
+export class RunService {
+  private readonly known = new Map<string, Known>();
+  /** Each file's index in the served list. */
+  private readonly served = new Map<string, number>();
+  /** Files seen on the last poll but not yet decoded, with their signature then. */
+  private readonly seen = new Map<string, string>();
+  private version = 0;
+  private report: RunReport | null = null;
+  private progress: RunState['progress'] = null;
+  private timer: NodeJS.Timeout | null = null;
+  private busy: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  /**
+   * @param dirs run directories, polled when watching
+   * @param loose snapshot files named on their own, part of the same run
+   * @param files the server's list (append-only: a file keeps its index, so its URL stays valid)
+   */
+  constructor(
+    private readonly dirs: string[],
+    private readonly loose: string[],
+    readonly files: ServedFile[],
+  ) {}
+
+  get root(): string {
+    return this.dirs.length === 1 ? this.dirs[0]! : '.';
+  }
+
+  /** Decodes every snapshot there now. */
+  start(): Promise<void> {
+    return this.add([...this.loose, ...this.dirs.flatMap(snapshotsUnder)]);
+  }
+
+  /** Polls the directories every `ms`; files must be stable across two polls to be taken. */
+  watch(ms = POLL_MS): void {
+    this.timer = setInterval(() => {
+      this.busy = this.busy.then(() => this.poll());
+    }, ms);
+    this.timer.unref();
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  state(since?: number): RunState {
+    const same = since === this.version && this.report !== null;
+    return {
+      version: this.version,
+      watching: this.timer !== null,
+      progress: this.progress,
+      report: same || this.report === null ? null : lean(this.report),
+      names: this.listed(same, (i) => this.files[i]!.name),
+      urls: this.listed(same, (i) => `files/${i}`),
+    };
+  }
+
+  private listed(same: boolean, f: (served: number) => string): string[] {
+    if (same || this.report === null) return [];
+    return this.report.snapshots.map((s) => f(this.served.get(s.file)!));
+  }
+
+  private async poll(): Promise<void> {
+    if (this.closed) return;
+    const ready: string[] = [];
+    const found = this.dirs.flatMap(snapshotsUnder).filter((p) => !TEMPORARY.test(path.basename(p)));
+    for (const p of found) {
+      const sig = signature(p);
+      if (sig === null || this.known.get(p)?.signature === sig) continue;
+      if (this.seen.get(p) === sig) {
+        ready.push(p);
+        this.seen.delete(p);
+      } else this.seen.set(p, sig);
+    }
+    if (ready.length > 0) await this.add(ready);
+  }
+
+  private async add(paths: string[]): Promise<void> {
+    if (paths.length === 0) return this.refresh();
+    const batch = discoverRun(paths.map((p) => ({ path: p, mtimeMs: mtime(p) })));
+    // Listed at once, in run order, so the page can open a file while the others decode.
+    const served = new Map(batch.cells.map((c) => [c.path, this.served.get(c.path) ?? this.serve(c)]));
+    const signatures = new Map(paths.map((p) => [p, signature(p) ?? '']));
+    const decoded = await decodeRun(batch, {
+      cache: true,
+      progress: false,
+      onDone: (done, total) => {
+        this.progress = done < total ? { done, total } : null;
+      },
+    });
+    if (this.closed) return;
+    for (const s of decoded)
+      this.known.set(s.cell.path, {
+        signature: signatures.get(s.cell.path)!,
+        snapshot: s,
+        served: served.get(s.cell.path)!,
+      });
+    this.refresh();
+  }
+
+  /** Appends the file to the served list. */
+  private serve(cell: RunCell): number {
+    const file = cell.path;
+    const dir = this.dirs.find((d) => !path.relative(d, file).startsWith('..'));
+    const name = dir === undefined ? file : path.join(path.basename(dir), path.relative(dir, file));
+    const size = fs.statSync(file).size;
+    this.files.push({ name, label: cellLabel(cell), path: fs.realpathSync(file), size });
+    this.served.set(file, this.files.length - 1);
+    return this.files.length - 1;
+  }
+
+  private refresh(): void {
+    const run: Run = discoverRun([...this.known.keys()].map((p) => ({ path: p, mtimeMs: mtime(p) })));
+    const snapshots = run.cells.map((cell) => ({ ...this.known.get(cell.path)!.snapshot, cell }));
+    for (const cell of run.cells) {
+      const f = this.files[this.known.get(cell.path)!.served]!;
+      f.label = cellLabel(cell);
+      f.size = fs.statSync(cell.path, { throwIfNoEntry: false })?.size ?? f.size;
+    }
+    this.report = runReport(this.root, run, snapshots);
+    this.version++;
+  }
+}
+
+/** "step 3 · rank 1", "steps 3-4 · rank 1", "OOM · rank 2": how the file list names a cell. */
+export function cellLabel(cell: RunCell): string {
+  const where =
+    cell.kind === 'oom'
+      ? 'OOM'
+      : cell.steps === null
+        ? ''
+        : `${cell.steps.first === cell.steps.last ? 'step' : 'steps'} ${stepLabel(cell.steps)}`;
+  return [where, cell.rank === null ? '' : `rank ${cell.rank}`].filter(Boolean).join(' · ');
+}
+
+function signature(p: string): string | null {
+  const st = fs.statSync(p, { throwIfNoEntry: false });
+  return st === undefined ? null : `${st.size}:${st.mtimeMs}`;
+}
+
+function mtime(p: string): number | undefined {
+  return fs.statSync(p, { throwIfNoEntry: false })?.mtimeMs;
+}
+
+function lean(r: RunReport): RunReport {
+  return { ...r, snapshots: r.snapshots.map((s) => ({ ...s, devices: [] })) };
+}

@@ -1,0 +1,166 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NODE_FLAGS } from '../src/cli/node-flags.js';
+import { generateRun } from '../src/engine/synth/run.js';
+import { CHROMIUM, CLI, openBrowser, type RunningView, startView } from './helpers/view-server.js';
+
+/**
+ * The Run page of `memlens view DIR` in headless Chromium, on a generated verl run with one rank
+ * holding an extra buffer from step 3 on, one rank growing and one OOM dump: the page lands on
+ * the run, its heatmap shows `memlens run --json`'s figures, a cell opens its snapshot, and two
+ * shift-clicked cells are compared on one axis. Screenshots go to /tmp/shots/h8/.
+ */
+const ROOT = join(import.meta.dirname, '..');
+const SHOTS = '/tmp/shots/h8';
+const ready = existsSync(CHROMIUM) && existsSync(join(ROOT, 'dist', 'web', 'index.html'));
+const MiB = 2 ** 20;
+
+interface RunJson {
+  runs: {
+    snapshots: {
+      file: string;
+      step: number | null;
+      rank: number | null;
+      kind: string;
+      devices: { allocated_bytes: number; trace_peak_allocated_bytes: number }[];
+    }[];
+  }[];
+}
+
+describe.skipIf(!ready && process.env.CI === undefined)('Run page in headless Chromium', () => {
+  const work = mkdtempSync(join(tmpdir(), 'memlens-web-run-'));
+  const root = join(work, 'run');
+  let view: RunningView;
+  let browser: Browser;
+  let page: Page;
+  let expected: RunJson['runs'][number];
+
+  beforeAll(async () => {
+    for (const f of generateRun({
+      ranks: 4,
+      windows: 6,
+      seed: 8,
+      extraBuffer: { rank: 1, bytes: 512 * MiB, step: 3 },
+      growth: { rank: 2, bytes: 16 * MiB },
+      oom: { rank: 3, cause: 'exhaustion' },
+    })) {
+      const p = join(root, ...f.path.split('/'));
+      mkdirSync(dirname(p), { recursive: true });
+      writeFileSync(p, f.bytes);
+    }
+    mkdirSync(SHOTS, { recursive: true });
+    // The CLI's answer first: the server then reopens the run from the same cache.
+    process.env.XDG_CACHE_HOME = join(work, 'cache');
+    const json = execFileSync(process.execPath, [...NODE_FLAGS, CLI, 'run', root, '--json'], {
+      encoding: 'utf8',
+      maxBuffer: 64 * MiB,
+    });
+    expected = (JSON.parse(json) as RunJson).runs[0]!;
+    view = await startView(root);
+    ({ browser, page } = await openBrowser());
+    await page.goto(view.url);
+    await page.waitForSelector('.heatmap .hm-cell', { timeout: 60_000 });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await view?.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  const hash = (): URLSearchParams => new URLSearchParams(new URL(page.url()).hash.slice(1));
+  const cells = () =>
+    page.$$eval('.heatmap .hm-cell', (els) =>
+      els.map((e) => {
+        const d = (e as HTMLElement).dataset;
+        return {
+          rank: Number(d.rank),
+          step: d.step === '' ? null : Number(d.step),
+          kind: d.kind!,
+          value: Number(d.value),
+          flagged: e.classList.contains('flagged'),
+        };
+      }),
+    );
+  const cell = (rank: number, step: number) =>
+    page.locator(`.hm-cell[data-rank="${rank}"][data-step="${step}"]`);
+
+  it('lands on the Run page; every heatmap cell is run --json’s figure of that snapshot', async () => {
+    expect(hash().get('tab')).toBe('run');
+    // In rank order, then the rank's windows, then its OOM dump (the heatmap's reading order).
+    const order = (c: { rank: number | null; step: number | null }) => (c.rank ?? 0) * 1000 + (c.step ?? 999);
+    const byCell = (figure: 'allocated_bytes' | 'trace_peak_allocated_bytes') =>
+      expected.snapshots
+        .map((s) => ({
+          rank: s.rank,
+          step: s.kind === 'oom' ? null : s.step,
+          kind: s.kind,
+          value: s.devices[0]![figure],
+        }))
+        .sort((a, b) => order(a) - order(b));
+    const shown = await cells();
+    expect(shown.map(({ flagged: _, ...c }) => c)).toEqual(byCell('allocated_bytes'));
+    // The extra buffer: rank 1 from step 3 on, and nothing else, stands out at the dump.
+    expect(shown.filter((c) => c.flagged).map((c) => [c.rank, c.step])).toEqual([
+      [1, 3],
+      [1, 4],
+      [1, 5],
+      [1, 6],
+    ]);
+    await page.screenshot({ path: join(SHOTS, 'run-allocated.png'), fullPage: true });
+
+    await page.getByRole('button', { name: 'peak allocated in the window' }).click();
+    await expect.poll(() => hash().get('fig')).toBe('peak_allocated');
+    const peaks = (await cells()).map(({ flagged: _, ...c }) => c);
+    expect(peaks).toEqual(byCell('trace_peak_allocated_bytes'));
+    await page.screenshot({ path: join(SHOTS, 'run-peak.png'), fullPage: true });
+    await page.getByRole('button', { name: 'allocated at the dump' }).click();
+  });
+
+  it('names the findings in words: the rank buffer, the growing site and the OOM', async () => {
+    const text = await page.locator('.run-findings').textContent();
+    expect(text).toMatch(
+      /rank 1, steps 3–6: allocated at the dump [45]\d\d MiB above the median rank.*allocate_rank_buffer/,
+    );
+    expect(text).toMatch(/grows .* per step: rank 2 from step 1/);
+    expect(text).toMatch(/rank 3 OOM after step 6/);
+  });
+
+  it('a click on a cell opens that snapshot’s diagnosis, and the way back returns to the run', async () => {
+    await cell(2, 4).click();
+    await expect.poll(() => hash().get('tab')).toBe('diagnosis');
+    expect(hash().get('file')).toBe(join('run', 'step4', 'torch_memory_rank2_pid40002.pickle'));
+    await page.waitForSelector('main.diagnosis', { timeout: 30_000 });
+    await page.screenshot({ path: join(SHOTS, 'run-cell-opened.png') });
+    await page.getByRole('button', { name: '← back to the run' }).click();
+    await expect.poll(() => hash().get('tab')).toBe('run');
+    await page.waitForSelector('.heatmap .hm-cell');
+  });
+
+  it('two shift-clicked cells are compared: both allocation curves on one axis, then the site diff', async () => {
+    await cell(0, 4).click({ modifiers: ['Shift'] });
+    await cell(1, 4).click({ modifiers: ['Shift'] });
+    await expect
+      .poll(() => hash().get('cmp'))
+      .toBe(join('run', 'step4', 'torch_memory_rank1_pid40001.pickle'));
+    expect(hash().get('file')).toBe(join('run', 'step4', 'torch_memory_rank0_pid40000.pickle'));
+    const chart = page.getByRole('img', { name: 'allocated memory, A and B on one axis' });
+    await chart.waitFor({ timeout: 30_000 });
+    expect(await chart.getAttribute('data-axis')).toBe('time');
+    for (const side of ['a', 'b']) {
+      const points = Number(await chart.locator(`polyline.curve.${side}`).getAttribute('data-points'));
+      expect(points).toBeGreaterThan(50);
+    }
+    // The diff beside it leads with the planted buffer (B − A at the dump).
+    const site = page.locator('.run-pair section[aria-label="live at dump time"] tr.site').first();
+    await site.waitFor({ timeout: 30_000 });
+    expect(await site.textContent()).toContain('allocate_rank_buffer');
+    expect(Number(await site.locator('td[data-bytes]').getAttribute('data-bytes'))).toBe(512 * MiB);
+    await page.getByRole('region', { name: 'compare two cells' }).scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(SHOTS, 'run-compare.png'), fullPage: true });
+  });
+});

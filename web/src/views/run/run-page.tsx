@@ -1,0 +1,280 @@
+import { useMemo, useState } from 'react';
+import type { Outlier } from '../../../../src/engine/analyses/run/outliers.js';
+import { RUN_FIGURES, type RunFigure, type RunRow } from '../../../../src/engine/analyses/run/run-table.js';
+import {
+  FIGURE_WORDS,
+  growthHeadline,
+  oomHeadline,
+  outlierHeadline,
+} from '../../../../src/engine/analyses/run/run-words.js';
+import type { ViewState } from '../../url-state.js';
+import type { EngineClient } from '../../worker/client.js';
+import { ComparePanel } from '../analyses/compare-panel.js';
+import { selectIn } from '../analyses-page.js';
+import { Heatmap } from './heatmap.js';
+import { PairCurves } from './pair-curves.js';
+import { RankLines } from './rank-lines.js';
+import type { RunData } from './run-data.js';
+import { runGrid } from './run-grid.js';
+import './run.css';
+
+interface Props {
+  client: EngineClient;
+  data: RunData | null;
+  /** The server is still decoding: files done of those found. */
+  progress: { done: number; total: number } | null;
+  view: ViewState;
+  update: (patch: Partial<ViewState>) => void;
+  /** Opens snapshot `index` of the report (its Diagnosis tab). */
+  onOpen: (index: number) => void;
+  /** Opens snapshot `a` and compares it with `b` on this page. */
+  onCompare: (a: number, b: number) => void;
+  /** The file open in the worker, once loaded (the pair's A must be). */
+  loaded: { file: string; device: number } | null;
+}
+
+const FIGURES = Object.keys(RUN_FIGURES) as RunFigure[];
+
+/**
+ * Where a run lands: ranks × steps at a glance (heatmap of the chosen figure, each rank's line),
+ * what stands out, grows or ran out of memory in words, each linked to its snapshot; a click on
+ * a cell opens that snapshot, two shift-clicked cells are compared here on one axis.
+ */
+export function RunPage({ client, data, progress, view, update, onOpen, onCompare, loaded }: Props) {
+  const [pending, setPending] = useState<number | null>(null);
+  const grid = useMemo(() => (data === null ? null : runGrid(data.report, view.figure)), [data, view.figure]);
+  if (data === null || grid === null)
+    return (
+      <main className="run-page">
+        <p className="hint" role="status">
+          {progress ? `decoding the run: ${progress.done} of ${progress.total} files…` : 'reading the run…'}
+        </p>
+      </main>
+    );
+  const { report } = data;
+  const indexOf = (file: string) => report.snapshots.findIndex((s) => s.file === file);
+  const pick = (index: number) => {
+    if (pending === null || pending === index) return setPending(index);
+    setPending(null);
+    onCompare(pending, index);
+  };
+  const names = data.sources.map((s) => s.name);
+  const pairA = view.compare === null ? -1 : names.indexOf(view.file ?? '');
+  const pairB = view.compare === null ? -1 : names.indexOf(view.compare);
+  const windows = new Set(report.rows.filter((r) => r.kind === 'step').map((r) => r.steps?.first)).size;
+  const marked = new Set([
+    ...report.outliers.map((o) => `${o.rank}:${o.device}`),
+    ...report.growth.flatMap((g) => g.ranks.map((r) => `${r.rank}:${r.device}`)),
+  ]);
+  return (
+    <main className="run-page" aria-label="run">
+      <h1>
+        Run {report.root}: {grid.ranks.length} rank{grid.ranks.length === 1 ? '' : 's'} × {windows} step
+        window
+        {windows === 1 ? '' : 's'}
+        {report.ooms.length > 0 && `, ${report.ooms.length} OOM`}
+        <span className="dim"> · {report.layout} layout</span>
+        {data.watching && <span className="watching"> · watching for new files</span>}
+        {progress && (
+          <span className="dim">
+            {' '}
+            · decoding {progress.done} of {progress.total} new files
+          </span>
+        )}
+      </h1>
+      <Findings
+        report={report}
+        rowsOf={report.rows}
+        indexOf={indexOf}
+        onOpen={onOpen}
+        onCompare={onCompare}
+      />
+      <div className="figure-choice">
+        {FIGURES.map((f) => (
+          <button
+            key={f}
+            type="button"
+            aria-pressed={view.figure === f}
+            onClick={() => update({ figure: f })}
+          >
+            {FIGURE_WORDS[f]}
+          </button>
+        ))}
+        <span className="hint">
+          click a cell: open that snapshot · shift-click two cells: compare them
+          {pending !== null && ` (A: ${names[pending]} chosen, shift-click B)`}
+        </span>
+      </div>
+      <Heatmap
+        grid={grid}
+        figure={view.figure}
+        picked={[pending, pairA, pairB].filter((i): i is number => i !== null && i >= 0)}
+        onOpen={(c) => onOpen(c.snapshot)}
+        onPick={(c) => pick(c.snapshot)}
+      />
+      <RankLines grid={grid} figure={view.figure} marked={marked} />
+      {report.unplaced.length > 0 && (
+        <p className="hint">
+          {report.unplaced.length} file(s) name neither a rank nor a step:{' '}
+          {report.unplaced.slice(0, 3).join(', ')}
+          {report.unplaced.length > 3 ? ', …' : ''}
+        </p>
+      )}
+      {report.snapshots
+        .filter((s) => s.error !== undefined)
+        .map((s) => (
+          <p key={s.file} className="error">
+            {s.file}: {s.error}
+          </p>
+        ))}
+      {pairA >= 0 && pairB >= 0 && (
+        <Pair client={client} data={data} a={pairA} b={pairB} view={view} update={update} loaded={loaded} />
+      )}
+    </main>
+  );
+}
+
+/** The findings as sentences (the CLI's words), each with links to the snapshots it names. */
+function Findings({
+  report,
+  rowsOf,
+  indexOf,
+  onOpen,
+  onCompare,
+}: {
+  report: RunData['report'];
+  rowsOf: RunRow[];
+  indexOf: (file: string) => number;
+  onOpen: (i: number) => void;
+  onCompare: (a: number, b: number) => void;
+}) {
+  const cellAt = (rank: number, device: number, step: number): number => {
+    const row = rowsOf.find(
+      (r) => r.kind === 'step' && r.rank === rank && r.device === device && r.steps?.first === step,
+    );
+    return row === undefined ? -1 : indexOf(row.file);
+  };
+  const previousStep = (o: Outlier): number | undefined =>
+    rowsOf
+      .filter(
+        (r) =>
+          r.kind === 'step' && r.rank === o.rank && r.device === o.device && r.steps!.first < o.steps.first,
+      )
+      .map((r) => r.steps!.first)
+      .sort((x, y) => y - x)[0];
+  const nothing = report.outliers.length === 0 && report.growth.length === 0 && report.ooms.length === 0;
+  return (
+    <section className="run-findings" aria-label="findings">
+      {nothing && (
+        <p className="clean">✓ Nothing stands out: no rank departs from its step, no site grows, no OOM.</p>
+      )}
+      <ul>
+        {report.ooms.map((o) => (
+          <li key={o.file} className="oom">
+            {oomHeadline(o)} <Link onClick={() => onOpen(indexOf(o.file))}>open the dump</Link>
+          </li>
+        ))}
+        {report.outliers.map((o) => {
+          const here = cellAt(o.rank, o.device, o.steps.first);
+          const other =
+            o.against_rank !== null
+              ? cellAt(o.against_rank, o.device, o.steps.first)
+              : cellAt(o.rank, o.device, previousStep(o) ?? Number.NaN);
+          return (
+            <li key={`${o.axis}:${o.rank}:${o.device}:${o.figure}:${o.steps.first}`} className="outlier">
+              {outlierHeadline(o)} <Link onClick={() => onOpen(here)}>open</Link>
+              {other >= 0 && (
+                <>
+                  {' '}
+                  <Link onClick={() => onCompare(other, here)}>
+                    compare with {o.against_rank !== null ? `rank ${o.against_rank}` : 'the window before'}
+                  </Link>
+                </>
+              )}
+            </li>
+          );
+        })}
+        {report.growth.map((g) => {
+          const r = g.ranks[0]!;
+          const first = cellAt(r.rank, r.device, r.steps[0]!);
+          const last = cellAt(r.rank, r.device, r.steps.at(-1)!);
+          return (
+            <li key={g.frames.map((f) => `${f.filename}:${f.line}`).join('|')} className="growth">
+              {growthHeadline(g)}{' '}
+              {first >= 0 && last >= 0 && (
+                <Link onClick={() => onCompare(first, last)}>
+                  compare rank {r.rank}'s first and last window
+                </Link>
+              )}
+            </li>
+          );
+        })}
+      </ul>
+    </section>
+  );
+}
+
+function Link({ onClick, children }: { onClick: () => void; children: React.ReactNode }) {
+  return (
+    <button type="button" className="link" onClick={onClick}>
+      {children}
+    </button>
+  );
+}
+
+/** Two cells compared: both allocation curves on one axis, then the site diff (B − A). */
+function Pair({
+  client,
+  data,
+  a,
+  b,
+  view,
+  update,
+  loaded,
+}: {
+  client: EngineClient;
+  data: RunData;
+  a: number;
+  b: number;
+  view: ViewState;
+  update: (patch: Partial<ViewState>) => void;
+  loaded: Props['loaded'];
+}) {
+  const { report, sources } = data;
+  const deviceOf = (i: number) => report.rows.find((r) => r.file === report.snapshots[i]!.file)?.device ?? 0;
+  const label = (i: number) => {
+    const s = report.snapshots[i]!;
+    const step = s.kind === 'oom' ? 'OOM dump' : s.step === null ? 'dump' : `step ${s.step}`;
+    return `rank ${s.rank ?? deviceOf(i)}, ${step}`;
+  };
+  const ready = loaded !== null && loaded.file === sources[a]!.name;
+  return (
+    <section className="run-pair" aria-label="compare two cells">
+      <h2>
+        Compare A: {label(a)} with B: {label(b)} <Link onClick={() => update({ compare: null })}>close</Link>
+      </h2>
+      {!ready ? (
+        <p className="hint">opening A…</p>
+      ) : (
+        <>
+          <PairCurves
+            client={client}
+            device={loaded.device}
+            labelA={label(a)}
+            other={sources[b]!}
+            deviceB={deviceOf(b)}
+            labelB={label(b)}
+          />
+          <ComparePanel
+            client={client}
+            device={loaded.device}
+            file={view.file}
+            compare={view.compare}
+            onCompare={(compare) => update({ compare })}
+            select={selectIn(update)}
+          />
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,27 @@
+import type { Snapshot } from '../../../src/engine/model/snapshot.js';
+import type { Source } from './protocol.js';
+
+/**
+ * The second file of a comparison, decoded once whoever asks for it (the Compare panel's diff
+ * and the Run page's curves both need it): the last source asked for is kept; a failed load is not.
+ */
+export function lastSnapshot(
+  load: (source: Source, id: number) => Promise<Snapshot>,
+): (source: Source, id: number) => Promise<Snapshot> {
+  let kept: { key: string; snapshot: Promise<Snapshot> } | undefined;
+  return (source, id) => {
+    const key = sourceKey(source);
+    if (kept?.key !== key) {
+      const mine = { key, snapshot: load(source, id) };
+      kept = mine;
+      mine.snapshot.catch(() => {
+        if (kept === mine) kept = undefined;
+      });
+    }
+    return kept.snapshot;
+  };
+}
+
+export function sourceKey(source: Source): string {
+  return 'url' in source ? source.url : `${source.name}:${source.file.size}:${source.file.lastModified}`;
+}
