@@ -164,7 +164,9 @@ describe.skipIf(files.length === 0)('memlens export --format parquet on the corp
       const json = JSON.parse(memlens('events', file, '--format', 'json')) as {
         files: { devices: { device: number; rows: Record<string, unknown>[] }[] }[];
       };
-      const expected = json.files[0]!.devices.flatMap((d) => d.rows.map((r) => ({ device: d.device, ...r })));
+      const expected = json.files[0]!.devices.flatMap((d) =>
+        d.rows.map((r): Record<string, unknown> => ({ device: d.device, ...r })),
+      );
       const got = await query<Record<string, unknown>>(`
         SELECT e.device, e.entry id, e.action, e.address, e.size, e.stream, e.time_us,
                e.allocated_after allocated_bytes, e.active_after active_bytes, e.reserved_after reserved_bytes,

@@ -40,9 +40,9 @@ export async function writeParquetBatch(
   for (let from = 0; from < batch.rows; from += CHUNK_ROWS) {
     const n = Math.min(CHUNK_ROWS, batch.rows - from);
     const chunk = DuckDBDataChunk.create(types, n);
-    batch.columns.forEach((column, c) =>
-      fillVector(chunk.getColumnVector(c), column, specs[c]!, coded[c]!, from, n),
-    );
+    for (const [c, column] of batch.columns.entries()) {
+      fillVector(chunk.getColumnVector(c), column, specs[c]!, coded[c]!, from, n);
+    }
     appender.appendDataChunk(chunk);
   }
   appender.closeSync();
