@@ -72,6 +72,11 @@ describe('memlens summary on bad input', () => {
     ],
     ['a Markdown file', () => write('README.md', '# notes\n'), /: not a pickle: starts with '#'/],
     [
+      'JSON after a byte order mark is JSON',
+      () => write('bom.json', '\ufeff{"hello": 1}'),
+      /not a memory snapshot.*'hello'/,
+    ],
+    [
       'JSON after blank lines is still JSON',
       () => write('spaced.json', '\n\n  {"hello": 1}'),
       /not a memory snapshot.*'hello'/,

@@ -17,7 +17,9 @@ const BYTES_PER_ENTRY_GUESS = 64;
 
 export function sniffFormat(head: Uint8Array): InputFormat {
   if (head[0] === 0x1f && head[1] === 0x8b) return 'gzip';
-  for (const b of head) {
+  // A UTF-8 byte order mark (Windows editors write one) may precede JSON; TextDecoder drops it.
+  const bom = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
+  for (const b of head.subarray(bom)) {
     if (b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09) continue;
     return b === 0x7b || b === 0x5b ? 'json' : 'pickle';
   }
