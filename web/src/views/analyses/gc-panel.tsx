@@ -14,8 +14,8 @@ import {
 import { formatDuration, plural } from '../../../../src/engine/format.js';
 import type { Frame } from '../../../../src/engine/model/stack-table.js';
 import { formatCount } from '../../format.js';
-import { BlocksThrough, Bytes, EntryLink, Frames, type Select, Table } from './bits.js';
-import { Header } from './leaks-panel.js';
+import { Bytes, EntryLink, type Select } from './bits.js';
+import { Header, SiteGroupsTable } from './leaks-panel.js';
 
 /** Bursts outside a pattern listed before "show all". */
 const OUTLIERS_SHOWN = 10;
@@ -121,21 +121,7 @@ function FreedAt({ frames, throughGc }: { frames: Frame[]; throughGc: boolean })
 function Sites({ b, select }: { b: GcBurst; select: Select }) {
   return (
     <>
-      <Table head={['bytes', 'count', 'allocated at (innermost first)']}>
-        {b.groups.map((g, i) => (
-          // biome-ignore lint/suspicious/noArrayIndexKey: groups are ranked; rank is the identity
-          <tr key={i}>
-            <td className="num">
-              <Bytes n={g.bytes} />
-            </td>
-            <td className="num">{formatCount(g.count)}</td>
-            <td>
-              <Frames frames={g.frames} />
-              <BlocksThrough frames={g.frames} select={select} />
-            </td>
-          </tr>
-        ))}
-      </Table>
+      <SiteGroupsTable groups={b.groups} select={select} />
       {b.other_groups > 0 && <p className="dim indent">… {plural(b.other_groups, 'more site')}</p>}
     </>
   );

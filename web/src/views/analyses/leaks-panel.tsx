@@ -1,4 +1,5 @@
 import { type FormEvent, useState } from 'react';
+import type { SiteGroup } from '../../../../src/engine/analyses/frames/sites.js';
 import type { IterationSummary } from '../../../../src/engine/analyses/iterations/iterations.js';
 import { leakIterationsSpan, leakKind } from '../../../../src/engine/analyses/leaks/leak-words.js';
 import type { DeviceLeaks } from '../../../../src/engine/analyses/leaks/leaks.js';
@@ -165,29 +166,34 @@ function UnreleasedPart({ u, select }: { u: Unreleased; select: Select }) {
         </strong>{' '}
         made there and still allocated at its end
       </p>
-      {u.groups.length > 0 && (
-        <Table head={['bytes', 'count', 'allocated at (innermost first)']}>
-          {u.groups.map((g, i) => (
-            // biome-ignore lint/suspicious/noArrayIndexKey: groups are ranked; rank is the identity
-            <tr key={i}>
-              <td className="num">
-                <Bytes n={g.bytes} />
-              </td>
-              <td className="num">{formatCount(g.count)}</td>
-              <td>
-                <Frames frames={g.frames} />
-                <BlocksThrough frames={g.frames} select={select} />
-              </td>
-            </tr>
-          ))}
-        </Table>
-      )}
+      {u.groups.length > 0 && <SiteGroupsTable groups={u.groups} select={select} />}
       {u.other_groups > 0 && (
         <p className="dim">
           … {plural(u.other_groups, 'more site')} hold <Bytes n={u.other_bytes} />
         </p>
       )}
     </div>
+  );
+}
+
+/** Allocating sites with their bytes and counts, each linked to the Blocks table through its frame. */
+export function SiteGroupsTable({ groups, select }: { groups: SiteGroup[]; select: Select }) {
+  return (
+    <Table head={['bytes', 'count', 'allocated at (innermost first)']}>
+      {groups.map((g, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: groups are ranked; rank is the identity
+        <tr key={i}>
+          <td className="num">
+            <Bytes n={g.bytes} />
+          </td>
+          <td className="num">{formatCount(g.count)}</td>
+          <td>
+            <Frames frames={g.frames} />
+            <BlocksThrough frames={g.frames} select={select} />
+          </td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 
