@@ -163,4 +163,76 @@ describe.skipIf(!ready && process.env.CI === undefined)('Run page in headless Ch
     await page.getByRole('region', { name: 'compare two cells' }).scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(SHOTS, 'run-compare.png'), fullPage: true });
   });
+
+  it('draws 64 ranks × 100 steps at once (the server answer replaced by a run that large)', async () => {
+    const ranks = 64;
+    const steps = 100;
+    const GiB = 2 ** 30;
+    const rows = [];
+    const snapshots = [];
+    for (let s = 1; s <= steps; s++)
+      for (let r = 0; r < ranks; r++) {
+        const file = `big/step${s}/torch_memory_rank${r}_pid${r}.pickle`;
+        const allocated = 2 * GiB + ((r * 7 + s * 13) % 17) * MiB + (r === 17 && s >= 60 ? GiB : 0);
+        const figures = {
+          allocated,
+          peak_allocated: allocated + 3 * GiB,
+          reserved: allocated + GiB,
+          peak_reserved: allocated + 4 * GiB,
+          non_releasable: 100 * MiB,
+        };
+        rows.push({ file, kind: 'step', rank: r, device: r, steps: { first: s, last: s }, figures, ooms: 0 });
+        snapshots.push({ file, step: s, last_step: s, rank: r, pid: r, kind: 'step', devices: [] });
+      }
+    const outlier = {
+      axis: 'ranks',
+      rank: 17,
+      device: 17,
+      figure: 'allocated',
+      steps: { first: 60, last: 100 },
+      value: 3 * GiB,
+      expected: 2 * GiB,
+      delta: GiB,
+      max_delta: GiB,
+      against_rank: 0,
+      blame: [],
+    };
+    const body = JSON.stringify({
+      version: 1,
+      watching: false,
+      progress: null,
+      report: {
+        root: 'big',
+        layout: 'verl',
+        snapshots,
+        unplaced: [],
+        rows,
+        outliers: [outlier],
+        growth: [],
+        ooms: [],
+      },
+      names: snapshots.map((s) => s.file),
+      urls: snapshots.map(() => 'files/0'),
+    });
+    await page.route('**/api/run*', (route) => route.fulfill({ contentType: 'application/json', body }));
+    await page.goto('about:blank');
+    const started = Date.now();
+    await page.goto(`${view.url}#tab=run`);
+    await expect.poll(() => page.locator('.hm-cell').count(), { timeout: 30_000 }).toBe(ranks * steps);
+    const drawn = Date.now() - started;
+    const switched = Date.now();
+    await page.getByRole('button', { name: 'reserved at the dump' }).click();
+    await expect.poll(() => hash().get('fig')).toBe('reserved');
+    await expect
+      .poll(() => page.locator('.hm-cell[data-rank="0"][data-step="1"]').getAttribute('data-value'))
+      .toBe(String(rows[0]!.figures.reserved));
+    const redrawn = Date.now() - switched;
+    await page.getByRole('button', { name: 'allocated at the dump' }).click();
+    await page.screenshot({ path: join(SHOTS, 'run-64x100.png'), fullPage: false });
+    process.stdout.write(`64 x 100 run: page drawn in ${drawn} ms, figure switched in ${redrawn} ms\n`);
+    expect(await page.locator('.hm-cell.flagged').count()).toBe(41);
+    expect(drawn).toBeLessThan(10_000);
+    expect(redrawn).toBeLessThan(3_000);
+    await page.unroute('**/api/run*');
+  }, 60_000);
 });

@@ -1,7 +1,7 @@
 import type { RunFigure } from '../../../../src/engine/analyses/run/run-table.js';
 import { FIGURE_WORDS } from '../../../../src/engine/analyses/run/run-words.js';
 import { formatBytes } from '../../format.js';
-import type { RunGrid } from './run-grid.js';
+import { type RunGrid, shownRange } from './run-grid.js';
 
 const W = 900;
 const H = 220;
@@ -27,9 +27,9 @@ export function RankLines({
   const values = grid.cells.flatMap((line) => steps.map((j) => line[j]?.row.figures[figure] ?? null));
   const finite = values.filter((v): v is number => v !== null);
   if (finite.length === 0) return null;
-  // Zoomed on the values (not from 0): a rank 20% above the pack must look it.
-  const [lo, hi] = [Math.min(...finite), Math.max(...finite)];
-  const pad = Math.max((hi - lo) * 0.1, hi * 0.01, 1);
+  // Zoomed on the values (not from 0): a rank 20% above the pack must look it, 0.1% must not.
+  const [lo, hi] = shownRange(Math.min(...finite), Math.max(...finite));
+  const pad = Math.max((hi - lo) * 0.1, 1);
   const bottom = Math.max(0, lo - pad);
   const top = hi + pad;
   const x = (k: number) => PAD.left + (k / (steps.length - 1)) * (W - PAD.left - PAD.right);

@@ -84,7 +84,15 @@ export function runGrid(report: RunReport, figure: RunFigure): RunGrid {
       hi = Math.max(hi, v);
     }
   }
-  return { ranks: rankList, columns: columnList, cells, range: lo <= hi ? [lo, hi] : [0, 0] };
+  return { ranks: rankList, columns: columnList, cells, range: lo <= hi ? shownRange(lo, hi) : [0, 0] };
+}
+
+/**
+ * The range the shades and lines span: at least a quarter of the largest value, so ranks that
+ * differ by a fraction of a percent (a clean run) look alike, and one 20% above them stands out.
+ */
+export function shownRange(lo: number, hi: number): [number, number] {
+  return [Math.max(0, Math.min(lo, hi - 0.25 * hi)), hi];
 }
 
 /** Whether an outlier finding names this row (its rank and device, within its windows). */
