@@ -32,24 +32,31 @@ export async function writeParquetBatch(
   file: string,
 ): Promise<void> {
   const coded = batch.columns.map((c) => isText(c) && c.dictionary.length <= CODED_TEXT);
-  const types = specs.map((s, i) => stagingType(s, coded[i]!));
+  // A column with one value throughout (snapshot, device) goes into the SQL as a literal, not staged.
+  const constant = batch.columns.map((c, i) =>
+    isText(c) || specs[i]!.type === 'bool' || batch.rows === 0 ? undefined : constantOf(c),
+  );
+  const staged = specs.map((_, i) => i).filter((i) => constant[i] === undefined);
+  const types = staged.map((i) => stagingType(specs[i]!, coded[i]!));
   await con.run(
-    `CREATE OR REPLACE TEMP TABLE stage (${types.map((t, i) => `c${i} ${t.toString()}`).join(', ')})`,
+    `CREATE OR REPLACE TEMP TABLE stage (${staged.map((i, k) => `c${i} ${types[k]!.toString()}`).join(', ')})`,
   );
   const appender = await con.createAppender('stage');
+  // One chunk reused while full: its vectors keep their buffers, and appending copies the rows.
+  let chunk = DuckDBDataChunk.create(types, CHUNK_ROWS);
   for (let from = 0; from < batch.rows; from += CHUNK_ROWS) {
     const n = Math.min(CHUNK_ROWS, batch.rows - from);
-    const chunk = DuckDBDataChunk.create(types, n);
-    for (const [c, column] of batch.columns.entries()) {
-      fillVector(chunk.getColumnVector(c), column, specs[c]!, coded[c]!, from, n);
+    if (n < CHUNK_ROWS) chunk = DuckDBDataChunk.create(types, n);
+    for (const [k, i] of staged.entries()) {
+      fillVector(chunk.getColumnVector(k), batch.columns[i]!, specs[i]!, coded[i]!, from, n);
     }
     appender.appendDataChunk(chunk);
   }
   appender.closeSync();
-  const select = specs.map(
-    (s, i) =>
-      `${finalValue(s, `c${i}`, coded[i] ? (batch.columns[i] as TextColumn) : undefined)} AS "${s.name}"`,
-  );
+  const select = specs.map((s, i) => {
+    const value = constant[i] !== undefined ? literal(constant[i]!) : `c${i}`;
+    return `${finalValue(s, value, coded[i] ? (batch.columns[i] as TextColumn) : undefined)} AS "${s.name}"`;
+  });
   const metadata = `{memlens_schema_version: '${SCHEMA_VERSION}', memlens_table: '${table}', memlens_version: '${VERSION}'}`;
   await con.run(
     `COPY (SELECT ${select.join(', ')} FROM stage) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd, KV_METADATA ${metadata})`,
@@ -86,6 +93,17 @@ function fillVector(
     for (let i = 0; i < n; i++) vector.setItem(i, textAt(column, from + i));
   }
   vector.flush();
+}
+
+function constantOf(c: Float64Array): number | undefined {
+  const v = c[0]!;
+  if (Number.isNaN(v)) return c.every(Number.isNaN) ? v : undefined;
+  for (let i = 1; i < c.length; i++) if (c[i] !== v) return undefined;
+  return v;
+}
+
+function literal(v: number): string {
+  return Number.isNaN(v) ? "'NaN'::DOUBLE" : `${v}::DOUBLE`;
 }
 
 function stagingType(spec: ColumnSpec, coded: boolean): DuckDBType {
