@@ -217,6 +217,15 @@ describe('memlens leaks (CLI)', () => {
     expect(dev.iterations.source).toBe('profiler steps');
   });
 
+  it('a window given as printed ("1,000:5,000") is reported with times into the trace, not epoch µs', () => {
+    const r = run(file, '--range', '1,000:5,000');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(
+      /unreleased in entries 1,000–5,000 \([\d.]+ (µs|ms|s)–[\d.]+ (ms|s) into the trace\)/,
+    );
+    expect(r.stdout).not.toMatch(/time_us \d/);
+  });
+
   it('bad input: one line naming the file, exit 2', () => {
     const bad = join(dir, 'bad.pickle');
     writeFileSync(bad, 'not a pickle at all');

@@ -55,3 +55,8 @@ export function plural(
 ): string {
   return `${formatCount(n)} ${n === 1 ? one : many}`;
 }
+
+/** A time_us as the distance from the trace's first entry ("1.25 s"), not raw epoch µs; null without times. */
+export function sinceStart(us: number | null, start: number | null): string | null {
+  return us === null || start === null ? null : formatDuration(Math.max(0, us - start));
+}

@@ -8,7 +8,7 @@ import {
   leaksOf,
 } from '../../engine/analyses/leaks/leaks.js';
 import type { Unreleased } from '../../engine/analyses/leaks/unreleased.js';
-import { formatBytes, formatCount, plural } from '../../engine/format.js';
+import { formatBytes, formatCount, plural, sinceStart } from '../../engine/format.js';
 import { pc } from '../colors.js';
 import { framesCell, sitesTable } from '../frames-text.js';
 import { type FileOptions, parseCount, parseDevice, runFiles } from '../run-files.js';
@@ -73,7 +73,7 @@ function render(r: DeviceLeaks): string {
     lines.push('  allocations still allocated after the next iteration ended, by allocating site:');
     lines.push(groupsTable(r));
   }
-  if (r.unreleased) lines.push(...unreleasedText(r.unreleased));
+  if (r.unreleased) lines.push(...unreleasedText(r.unreleased, r.trace_start_us));
   return lines.join('\n');
 }
 
@@ -130,12 +130,12 @@ function kind(g: LeakGroup): string {
   return k === 'leak' ? pc.red(k) : k;
 }
 
-function unreleasedText(u: Unreleased): string[] {
+function unreleasedText(u: Unreleased, start: number | null): string[] {
   if (u.from_entry > u.to_entry) return ['  unreleased in range: no trace entry falls in the window'];
-  const window =
-    u.from_time_us !== null && u.to_time_us !== null
-      ? `entries ${formatCount(u.from_entry)}–${formatCount(u.to_entry)} (time_us ${u.from_time_us}–${u.to_time_us})`
-      : `entries ${formatCount(u.from_entry)}–${formatCount(u.to_entry)}`;
+  const from = sinceStart(u.from_time_us, start);
+  const to = sinceStart(u.to_time_us, start);
+  const times = from !== null && to !== null ? ` (${from}–${to} into the trace)` : '';
+  const window = `entries ${formatCount(u.from_entry)}–${formatCount(u.to_entry)}${times}`;
   const lines = [
     `  unreleased in ${window}: ${pc.bold(`${plural(u.count, 'allocation')}, ${formatBytes(u.bytes)}`)} made there and still allocated at its end`,
   ];

@@ -1,4 +1,4 @@
-import { formatBytes, formatCount, formatDuration, plural } from '../../format.js';
+import { formatBytes, formatCount, formatDuration, plural, sinceStart } from '../../format.js';
 import type { BurstPattern } from './burst-patterns.js';
 import type { GcBurst } from './gc-bursts.js';
 import type { Spread } from './spread.js';
@@ -15,11 +15,6 @@ export function burstLivedText(b: GcBurst): string {
       : null,
   ].filter((x) => x !== null);
   return lived.join('; ') || 'unknown';
-}
-
-/** A time_us as the distance from the trace's first entry ("1.25 s"); null without times. */
-export function sinceStart(us: number | null, start: number | null): string | null {
-  return us === null || start === null ? null : formatDuration(Math.max(0, us - start));
 }
 
 /** When a burst happened: its entry, its time into the trace, its iteration. */

@@ -62,6 +62,8 @@ export interface DeviceLeaks {
   unreleased: Unreleased | null;
   /** The file has no allocation history: nothing can be judged, whatever the markers. */
   no_trace: boolean;
+  /** time_us of the trace's first entry, for times relative to the trace start (null: no times). */
+  trace_start_us: number | null;
 }
 
 const NO_TRACE =
@@ -92,6 +94,7 @@ export function leaksOf(s: Snapshot, d: DeviceModel, opts: LeakOptions = {}): De
     iterations: summarizeIterations(it),
     verdict: d.trace.length === 0 ? NO_TRACE : verdict(it, groups, minIterations),
     no_trace: d.trace.length === 0,
+    trace_start_us: d.trace.length > 0 && !Number.isNaN(d.trace.timeUs[0]!) ? d.trace.timeUs[0]! : null,
     allocated_growth_bytes_per_iteration: growth(d, it),
     groups: groups.slice(0, top),
     other_groups: Math.max(0, groups.length - top),
