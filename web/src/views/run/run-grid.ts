@@ -88,11 +88,11 @@ export function runGrid(report: RunReport, figure: RunFigure): RunGrid {
 }
 
 /**
- * The range the shades and lines span: at least a quarter of the largest value, so ranks that
- * differ by a fraction of a percent (a clean run) look alike, and one 20% above them stands out.
+ * The range the shades and lines span: at least a tenth of the largest value, so ranks that
+ * differ by a fraction of a percent (a clean run) look alike, and one 7% above them stands out.
  */
 export function shownRange(lo: number, hi: number): [number, number] {
-  return [Math.max(0, Math.min(lo, hi - 0.25 * hi)), hi];
+  return [Math.max(0, Math.min(lo, hi - 0.1 * hi)), hi];
 }
 
 /** Whether an outlier finding names this row (its rank and device, within its windows). */

@@ -148,10 +148,10 @@ function Findings({
   onOpen: (i: number) => void;
   onCompare: (a: number, b: number) => void;
 }) {
+  /** The rank's window at `step`: on `device` when it has one there, else on any (another rank's GPU). */
   const cellAt = (rank: number, device: number, step: number): number => {
-    const row = rowsOf.find(
-      (r) => r.kind === 'step' && r.rank === rank && r.device === device && r.steps?.first === step,
-    );
+    const there = rowsOf.filter((r) => r.kind === 'step' && r.rank === rank && r.steps?.first === step);
+    const row = there.find((r) => r.device === device) ?? there[0];
     return row === undefined ? -1 : indexOf(row.file);
   };
   const previousStep = (o: Outlier): number | undefined =>
@@ -265,14 +265,22 @@ function Pair({
             deviceB={deviceOf(b)}
             labelB={label(b)}
           />
-          <ComparePanel
-            client={client}
-            device={loaded.device}
-            file={view.file}
-            compare={view.compare}
-            onCompare={(compare) => update({ compare })}
-            select={selectIn(update)}
-          />
+          {'url' in sources[b]! ? (
+            <ComparePanel
+              client={client}
+              device={loaded.device}
+              file={view.file}
+              compare={view.compare}
+              onCompare={(compare) => update({ compare })}
+              select={selectIn(update)}
+            />
+          ) : (
+            // The Compare panel picks B among served files; dropped files are not served.
+            <p className="hint">
+              The site diff needs the run served: <code>memlens view DIR</code> (or open A and use Analyses →
+              Compare with B opened from disk).
+            </p>
+          )}
         </>
       )}
     </section>

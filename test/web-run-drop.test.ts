@@ -1,0 +1,75 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cellResult } from '../src/engine/analyses/run/cell-result.js';
+import { loadSnapshotBytes } from '../src/engine/load.js';
+import { generateRun } from '../src/engine/synth/run.js';
+import { CHROMIUM, openBrowser } from './helpers/view-server.js';
+
+/**
+ * Several snapshot files dropped together on the static page (file://, no server): the page
+ * decodes them one by one in its worker and shows the same Run page, computed by the engine there.
+ */
+const ROOT = join(import.meta.dirname, '..');
+const APP = join(ROOT, 'dist', 'web', 'index.html');
+const ready = existsSync(CHROMIUM) && existsSync(APP);
+const SHOTS = '/tmp/shots/h8';
+const MiB = 2 ** 20;
+
+describe.skipIf(!ready && process.env.CI === undefined)('files dropped together make a Run page', () => {
+  // composer names carry rank and batch in the file name itself: a drop keeps names, not folders.
+  const files = generateRun({
+    ranks: 3,
+    windows: 3,
+    seed: 12,
+    layout: 'composer',
+    extraBuffer: { rank: 2, bytes: 256 * MiB, step: 2 },
+  });
+  let browser: Browser;
+  let page: Page;
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    ({ browser, page } = await openBrowser());
+  });
+  afterAll(() => browser?.close());
+
+  it('decodes each dropped file in the worker and draws the run with its figures', async () => {
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(pathToFileURL(APP).href);
+    const payload = files.map((f) => ({
+      name: f.path.split('/').pop()!,
+      b64: Buffer.from(f.bytes).toString('base64'),
+    }));
+    const transfer = await page.evaluateHandle((list) => {
+      const dt = new DataTransfer();
+      for (const f of list) {
+        const bytes = Uint8Array.from(atob(f.b64), (c) => c.charCodeAt(0));
+        dt.items.add(new File([bytes], f.name));
+      }
+      return dt;
+    }, payload);
+    await page.dispatchEvent('body', 'drop', { dataTransfer: transfer });
+    await expect.poll(() => page.locator('.hm-cell').count(), { timeout: 60_000 }).toBe(files.length);
+    for (const f of files) {
+      const expected = cellResult(loadSnapshotBytes(f.bytes)).devices[0]!.allocated_bytes;
+      const cell = page.locator(`.hm-cell[data-rank="${f.rank}"][data-step="${f.steps[1]}"]`);
+      expect(Number(await cell.getAttribute('data-value'))).toBe(expected);
+    }
+    expect(await page.locator('.hm-cell.flagged').count()).toBeGreaterThan(0);
+    expect(await page.locator('.run-findings').textContent()).toMatch(
+      /rank 2, steps? 2.*allocate_rank_buffer/,
+    );
+    await page.screenshot({ path: join(SHOTS, 'run-dropped.png'), fullPage: true });
+
+    // A cell opens its dropped file.
+    await page.locator('.hm-cell[data-rank="1"][data-step="3"]').click();
+    await page.waitForSelector('main.diagnosis', { timeout: 30_000 });
+    expect(new URLSearchParams(new URL(page.url()).hash.slice(1)).get('file')).toBe(
+      'rank1.3.memory_snapshot.pickle',
+    );
+    expect(errors).toEqual([]);
+  }, 90_000);
+});
