@@ -33,6 +33,7 @@ export async function runFiles(
   for (const file of expandPaths(files).files) {
     try {
       const snapshot = await openSnapshot(file, { progress: !opts.json });
+      warnImpossible(file, snapshot);
       const { json, text } = analyse(snapshot, devicesOf(snapshot, opts.device), file);
       if (opts.json) reports.push({ file, ...json });
       else {
@@ -47,6 +48,14 @@ export async function runFiles(
   }
   if (opts.json) process.stdout.write(`${JSON.stringify({ files: reports }, null, 1)}\n`);
   if (failed) process.exitCode = EXIT_BAD_INPUT;
+}
+
+/**
+ * What the allocator cannot produce, found at load (model/invariants.ts), on stderr for every
+ * command: each command prints figures with the impossible parts left out, and must say so.
+ */
+function warnImpossible(file: string, snapshot: Snapshot): void {
+  for (const v of snapshot.violations) process.stderr.write(`memlens: ${file}: warning: ${v.text}\n`);
 }
 
 function devicesOf(snapshot: Snapshot, device: number | undefined): DeviceModel[] {
