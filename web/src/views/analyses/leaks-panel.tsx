@@ -9,6 +9,7 @@ import { parseRangeText } from '../../../../src/engine/units.js';
 import { formatCount } from '../../format.js';
 import type { EngineClient } from '../../worker/client.js';
 import { AllocLink, BlocksThrough, Bytes, EntryLink, Frames, type Select, Table } from './bits.js';
+import { TextField } from './text-field.js';
 import { useQuery } from './use-query.js';
 
 interface Given {
@@ -48,28 +49,24 @@ export function LeaksPanel({
   return (
     <section aria-label="leaks">
       <form className="what-if-form" onSubmit={apply}>
-        <label>
-          iteration marker{' '}
-          <input
-            aria-label="marker"
-            size={18}
-            placeholder="e.g. ProfilerStep# or train_step"
-            title="what starts an iteration: a record_function name prefix, or a function called once per step (memlens leaks --marker)"
-            value={draft.marker}
-            onChange={(e) => setDraft({ ...draft, marker: e.target.value })}
-          />
-        </label>
-        <label>
-          entries{' '}
-          <input
-            aria-label="range"
-            size={18}
-            placeholder="A:B, e.g. 1,000:5,000"
-            title="what these trace entries allocated and still held after the last (memlens leaks --range)"
-            value={draft.range}
-            onChange={(e) => setDraft({ ...draft, range: e.target.value })}
-          />
-        </label>
+        <TextField
+          label="iteration marker"
+          name="marker"
+          size={18}
+          placeholder="e.g. ProfilerStep# or train_step"
+          title="what starts an iteration: a record_function name prefix, or a function called once per step (memlens leaks --marker)"
+          value={draft.marker}
+          onChange={(marker) => setDraft({ ...draft, marker })}
+        />
+        <TextField
+          label="entries"
+          name="range"
+          size={18}
+          placeholder="A:B, e.g. 1,000:5,000"
+          title="what these trace entries allocated and still held after the last (memlens leaks --range)"
+          value={draft.range}
+          onChange={(range) => setDraft({ ...draft, range })}
+        />
         <button type="submit" disabled={problem !== null}>
           judge
         </button>
