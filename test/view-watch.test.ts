@@ -113,3 +113,36 @@ describe.skipIf(!ready && process.env.CI === undefined)('memlens view DIR --watc
     expect(await exited).toBe(0);
   });
 });
+
+describe.skipIf(!ready && process.env.CI === undefined)(
+  'memlens view DIR on a run not decoded before',
+  () => {
+    it('serves the report of the files decoded so far while the rest decode', async () => {
+      const work = mkdtempSync(join(tmpdir(), 'memlens-view-partial-'));
+      const root = join(work, 'run');
+      const files = generateRun({ ranks: 4, windows: 6, seed: 4 });
+      for (const f of files) {
+        const p = join(root, ...f.path.split('/'));
+        mkdirSync(dirname(p), { recursive: true });
+        writeFileSync(p, f.bytes);
+      }
+      process.env.XDG_CACHE_HOME = join(work, 'cache');
+      const view = await startView(root);
+      try {
+        type State = { progress: unknown; report: { snapshots: unknown[] } | null };
+        const seen: number[] = [];
+        for (;;) {
+          const s = await getJson<State>(view.origin, '/api/run');
+          if (s.report !== null) seen.push(s.report.snapshots.length);
+          if (s.progress === null && s.report !== null) break;
+          await sleep(250);
+        }
+        expect(seen.at(-1)).toBe(files.length);
+        expect(seen.some((n) => n > 0 && n < files.length)).toBe(true);
+      } finally {
+        await view.stop();
+        rmSync(work, { recursive: true, force: true });
+      }
+    }, 120_000);
+  },
+);

@@ -21,6 +21,8 @@ export interface DecodeRunOptions {
   onDone?: (done: number, total: number) => void;
   /** Whether the progress line is drawn on stderr (a terminal only). */
   progress?: boolean;
+  /** Called with each snapshot as its result (or error) is known, cached ones first. */
+  onResult?: (s: RunSnapshot) => void;
 }
 
 const WORKER = new URL('./cell-worker.js', import.meta.url);
@@ -36,16 +38,18 @@ export async function decodeRun(run: Run, opts: DecodeRunOptions): Promise<RunSn
     else jobs.push({ index, request: { file: s.cell.path, hash }, bytes: sizeOf(s.cell.path) });
   });
   let done = out.length - jobs.length;
+  for (const s of out) if (s.result !== null) opts.onResult?.(s);
   opts.onDone?.(done, out.length);
   const line = opts.progress === false ? () => {} : progressLine(jobs.length);
-  const finished = () => {
+  const finished = (s: RunSnapshot) => {
     line();
+    opts.onResult?.(s);
     opts.onDone?.(++done, out.length);
   };
   if (jobs.length === 1) {
     // One file: decoding it here spares starting a thread.
     await decodeHere(out[jobs[0]!.index]!, cache);
-    finished();
+    finished(out[jobs[0]!.index]!);
   } else {
     await runPool<CellRequest, CellReply>(
       WORKER,
@@ -59,7 +63,7 @@ export async function decodeRun(run: Run, opts: DecodeRunOptions): Promise<RunSn
           s.error = reply.error;
           process.stderr.write(`memlens: ${s.cell.path}: ${reply.error}\n`);
         }
-        finished();
+        finished(s);
       },
       { jobs: opts.jobs },
     );

@@ -13,6 +13,9 @@ import { discoverRun, type Run, type RunCell } from '../engine/run/discover.js';
 import type { RunState } from './run-state.js';
 import type { ServedFile } from './snapshot-files.js';
 
+/** How often a report of the files decoded so far is made while a large run decodes. */
+const PARTIAL_MS = 2000;
+
 /** How often a watched run's directories are read (a file must look the same on two reads). */
 export const POLL_MS = 2000;
 
@@ -111,20 +114,28 @@ export class RunService {
     // Listed at once, in run order, so the page can open a file while the others decode.
     const served = new Map(batch.cells.map((c) => [c.path, this.served.get(c.path) ?? this.serve(c)]));
     const signatures = new Map(paths.map((p) => [p, signature(p) ?? '']));
-    const decoded = await decodeRun(batch, {
-      cache: true,
-      progress: false,
-      onDone: (done, total) => {
-        this.progress = done < total ? { done, total } : null;
-      },
-    });
-    if (this.closed) return;
-    for (const s of decoded)
+    const keep = (s: RunSnapshot) =>
       this.known.set(s.cell.path, {
         signature: signatures.get(s.cell.path)!,
         snapshot: s,
         served: served.get(s.cell.path)!,
       });
+    let shown = Date.now();
+    await decodeRun(batch, {
+      cache: true,
+      progress: false,
+      onDone: (done, total) => {
+        this.progress = done < total ? { done, total } : null;
+      },
+      // The page fills in as files finish: the report is redone now and then, not per file.
+      onResult: (s) => {
+        keep(s);
+        if (Date.now() - shown < PARTIAL_MS) return;
+        shown = Date.now();
+        this.refresh();
+      },
+    });
+    if (this.closed) return;
     this.refresh();
   }
 

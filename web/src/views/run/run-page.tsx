@@ -78,7 +78,7 @@ export function RunPage({ client, data, progress, view, update, onOpen, onCompar
         {progress && (
           <span className="dim">
             {' '}
-            · decoding {progress.done} of {progress.total} new files
+            · decoding {progress.done} of {progress.total} files
           </span>
         )}
       </h1>
