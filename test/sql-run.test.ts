@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
-import { generateRun } from '../src/engine/synth/run.js';
+import { writeGeneratedRun } from './helpers/generated-run.js';
 
 /**
  * A generated training run exported with Hive partitions (step=<first step>/rank=<rank>/), and
@@ -17,17 +17,13 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 const MiB = 2 ** 20;
 const root = join(work, 'run');
-for (const f of generateRun({
+writeGeneratedRun(root, {
   ranks: 3,
   windows: 3,
   seed: 9,
   extraBuffer: { rank: 1, bytes: 64 * MiB, step: 2 },
   oom: { rank: 2, cause: 'fragmentation' },
-})) {
-  const p = join(root, ...f.path.split('/'));
-  mkdirSync(dirname(p), { recursive: true });
-  writeFileSync(p, f.bytes);
-}
+});
 
 function memlens(...args: string[]): string {
   return execFileSync('node', [...NODE_FLAGS, CLI, ...args], {

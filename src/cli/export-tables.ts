@@ -67,6 +67,7 @@ export async function exportTables(
   const tmp = `${outDir.replace(/[/\\]+$/, '')}.memlens-${process.pid}.tmp`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
+  const releaseSignals = removeOnSignal(tmp);
   const db = format === 'parquet' ? await openDuckDb() : undefined;
   try {
     for (const [id, file] of files.entries()) {
@@ -103,7 +104,28 @@ export async function exportTables(
     throw e;
   } finally {
     db?.close();
+    releaseSignals();
   }
+}
+
+const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/**
+ * Ctrl+C (or a TERM or HUP) during an export removes its temporary directory, then dies of the
+ * signal as it would have. The export awaits DuckDB between batches, so the handler runs within a
+ * batch's time; a SIGKILL still leaves the `.tmp` directory, never a half OUTDIR.
+ */
+function removeOnSignal(dir: string): () => void {
+  const handler = (signal: NodeJS.Signals) => {
+    rmSync(dir, { recursive: true, force: true });
+    release();
+    process.kill(process.pid, signal);
+  };
+  const release = () => {
+    for (const s of SIGNALS) process.removeListener(s, handler);
+  };
+  for (const s of SIGNALS) process.on(s, handler);
+  return release;
 }
 
 function partition(e: { step: number | null; rank: number | null }): string[] {
