@@ -130,7 +130,10 @@ export function App() {
         devices={ready?.devices.map((d) => d.device) ?? []}
         device={view.device}
         tab={view.tab}
-        onOpenServed={(f) => open({ url: f.url, name: f.name })}
+        // From the Run page, a file chosen in the list opens on its own page.
+        onOpenServed={(f) =>
+          open({ url: f.url, name: f.name }, onRunTab ? { tab: 'diagnosis', compare: null } : {})
+        }
         onOpenLocal={(file) => open({ file, name: file.name })}
         onDevice={(d) => update({ device: d, entry: null, alloc: null, window: null })}
         onTab={setTab}
