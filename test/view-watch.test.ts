@@ -3,6 +3,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   renameSync,
   rmSync,
   writeFileSync,
@@ -107,7 +108,11 @@ describe.skipIf(!ready && process.env.CI === undefined)('memlens view DIR --watc
     await page.screenshot({ path: join(SHOTS, 'run-watch.png'), fullPage: true });
   }, 60_000);
 
-  it('stops at SIGINT with its poll timer released', async () => {
+  it('polling holds no descriptor open, and SIGINT stops it with its poll timer released', async () => {
+    const fds = () => readdirSync(`/proc/${view.child.pid}/fd`).length;
+    const before = fds();
+    await sleep(3 * 2000);
+    expect(fds()).toBeLessThanOrEqual(before);
     const exited = new Promise<number | null>((r) => view.child.once('exit', (code) => r(code)));
     view.child.kill('SIGINT');
     expect(await exited).toBe(0);
