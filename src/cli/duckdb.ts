@@ -5,17 +5,29 @@ import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
  * machine's (DuckDB's default is 80% of RAM, on top of a loaded snapshot) and it never loads an
  * extension from the network: Parquet, JSON and CSV are built in.
  */
-export async function openDuckDb(): Promise<{ con: DuckDBConnection; close: () => void }> {
+export interface DuckDb {
+  con: DuckDBConnection;
+  /** Another connection to the same database (its own temporary tables, its own queries in flight). */
+  connect(): Promise<DuckDBConnection>;
+  close(): void;
+}
+
+export async function openDuckDb(): Promise<DuckDb> {
   const instance = await DuckDBInstance.create(':memory:', {
     memory_limit: '2GB',
     autoinstall_known_extensions: 'false',
     autoload_known_extensions: 'false',
   });
-  const con = await instance.connect();
+  const connections = [await instance.connect()];
   return {
-    con,
+    con: connections[0]!,
+    connect: async () => {
+      const con = await instance.connect();
+      connections.push(con);
+      return con;
+    },
     close: () => {
-      con.closeSync();
+      for (const con of connections) con.closeSync();
       instance.closeSync();
     },
   };

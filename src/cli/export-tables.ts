@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { SCHEMA_VERSION, TABLE_NAMES, TABLES, type TableName } from '../engine/analyses/export/schema.js';
-import { type ExportSource, tableBatches } from '../engine/analyses/export/table-rows.js';
+import { type Batch, type ExportSource, tableBatches } from '../engine/analyses/export/table-rows.js';
 import { SnapshotError } from '../engine/errors.js';
 import type { RunCell } from '../engine/run/discover.js';
 import { openDuckDb } from './duckdb.js';
@@ -69,6 +70,7 @@ export async function exportTables(
   mkdirSync(tmp, { recursive: true });
   const releaseSignals = removeOnSignal(tmp);
   const db = format === 'parquet' ? await openDuckDb() : undefined;
+  const writers = db ? new ParquetWriters([db.con, await db.connect()]) : undefined;
   try {
     for (const [id, file] of files.entries()) {
       const cell = cells.get(file);
@@ -90,21 +92,52 @@ export async function exportTables(
         let k = 0;
         for (const batch of tableBatches(table, src)) {
           const out = path.join(dir, `part-${id}-${k++}.${format}`);
-          if (db) await writeParquetBatch(db.con, table, TABLES[table], batch, out);
+          if (writers) await writers.write(table, batch, out);
           else writeTextBatch(TABLES[table], batch, format as 'csv' | 'jsonl', out);
         }
       }
     }
+    await writers?.finish();
     writeFileSync(path.join(tmp, MANIFEST), `${JSON.stringify(manifest, null, 1)}\n`);
     if (existsSync(outDir)) rmSync(outDir, { recursive: true, force: true });
     renameSync(tmp, outDir);
     return manifest;
   } catch (e) {
+    await writers?.finish().catch(() => {});
     rmSync(tmp, { recursive: true, force: true });
     throw e;
   } finally {
     db?.close();
     releaseSignals();
+  }
+}
+
+/**
+ * Writes Parquet batches on two connections in turn, so DuckDB compresses and writes one batch
+ * (its COPY runs on DuckDB's threads) while JavaScript stages the next on the other connection.
+ */
+class ParquetWriters {
+  private readonly pending: (Promise<void> | undefined)[];
+  private turn = 0;
+
+  constructor(private readonly cons: DuckDBConnection[]) {
+    this.pending = cons.map(() => undefined);
+  }
+
+  /** Resolves once the batch is handed over (its connection free again), not once it is written. */
+  async write(table: TableName, batch: Batch, file: string): Promise<void> {
+    const k = this.turn++ % this.cons.length;
+    await this.pending[k];
+    const written = writeParquetBatch(this.cons[k]!, table, TABLES[table], batch, file);
+    // Observed by the next write on this connection or by finish; never an unhandled rejection.
+    written.catch(() => {});
+    this.pending[k] = written;
+  }
+
+  async finish(): Promise<void> {
+    const all = [...this.pending];
+    this.pending.fill(undefined);
+    for (const p of all) await p;
   }
 }
 
