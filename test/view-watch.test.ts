@@ -73,7 +73,8 @@ describe.skipIf(!ready && process.env.CI === undefined)('memlens view DIR --watc
     rmSync(work, { recursive: true, force: true });
   });
 
-  const steps = () => page.$$eval('.hm-cell', (els) => els.map((e) => (e as HTMLElement).dataset.step));
+  // (Attributes, not dataset: this file is type-checked without the DOM library.)
+  const steps = () => page.$$eval('.hm-cell', (els) => els.map((e) => e.getAttribute('data-step')));
 
   it('shows a window written after the page opened, with its figures', async () => {
     expect(await page.locator('.run-page h1').textContent()).toContain('watching for new files');

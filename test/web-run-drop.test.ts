@@ -43,7 +43,13 @@ describe.skipIf(!ready && process.env.CI === undefined)('files dropped together 
       name: f.path.split('/').pop()!,
       b64: Buffer.from(f.bytes).toString('base64'),
     }));
+    // The page's DataTransfer and File (this file is type-checked without the DOM library).
+    type PageGlobals = {
+      DataTransfer: new () => { items: { add(f: unknown): void } };
+      File: new (parts: Uint8Array[], name: string) => unknown;
+    };
     const transfer = await page.evaluateHandle((list) => {
+      const { DataTransfer, File } = globalThis as unknown as PageGlobals;
       const dt = new DataTransfer();
       for (const f of list) {
         const bytes = Uint8Array.from(atob(f.b64), (c) => c.charCodeAt(0));

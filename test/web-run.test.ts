@@ -75,13 +75,14 @@ describe.skipIf(!ready && process.env.CI === undefined)('Run page in headless Ch
   const hash = (): URLSearchParams => new URLSearchParams(new URL(page.url()).hash.slice(1));
   const cells = () =>
     page.$$eval('.heatmap .hm-cell', (els) =>
+      // (Attributes, not dataset: this file is type-checked without the DOM library.)
       els.map((e) => {
-        const d = (e as HTMLElement).dataset;
+        const step = e.getAttribute('data-step');
         return {
-          rank: Number(d.rank),
-          step: d.step === '' ? null : Number(d.step),
-          kind: d.kind!,
-          value: Number(d.value),
+          rank: Number(e.getAttribute('data-rank')),
+          step: step === '' ? null : Number(step),
+          kind: e.getAttribute('data-kind')!,
+          value: Number(e.getAttribute('data-value')),
           flagged: e.classList.contains('flagged'),
         };
       }),
