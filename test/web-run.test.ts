@@ -221,19 +221,25 @@ describe.skipIf(!ready && process.env.CI === undefined)('Run page in headless Ch
     await page.goto(`${view.url}#tab=run`);
     await expect.poll(() => page.locator('.hm-cell').count(), { timeout: 30_000 }).toBe(ranks * steps);
     const drawn = Date.now() - started;
-    const switched = Date.now();
-    await page.getByRole('button', { name: 'reserved at the dump' }).click();
-    await expect.poll(() => hash().get('fig')).toBe('reserved');
-    await expect
-      .poll(() => page.locator('.hm-cell[data-rank="0"][data-step="1"]').getAttribute('data-value'))
-      .toBe(String(rows[0]!.figures.reserved));
-    const redrawn = Date.now() - switched;
+    // A click is a discrete event: React renders it in a microtask, before the next task runs.
+    const redrawn = (await page.evaluate(`new Promise((resolve) => {
+      const button = [...document.querySelectorAll('.figure-choice button')].find((b) => b.textContent === 'reserved at the dump');
+      const t = performance.now();
+      button.click();
+      setTimeout(() => resolve(performance.now() - t), 0);
+    })`)) as number;
+    expect(hash().get('fig')).toBe('reserved');
+    expect(await page.locator('.hm-cell[data-rank="0"][data-step="1"]').getAttribute('data-value')).toBe(
+      String(rows[0]!.figures.reserved),
+    );
     await page.getByRole('button', { name: 'allocated at the dump' }).click();
     await page.screenshot({ path: join(SHOTS, 'run-64x100.png'), fullPage: false });
-    process.stdout.write(`64 x 100 run: page drawn in ${drawn} ms, figure switched in ${redrawn} ms\n`);
+    process.stdout.write(
+      `64 x 100 run: page drawn in ${drawn} ms, figure switched in ${redrawn.toFixed(0)} ms\n`,
+    );
     expect(await page.locator('.hm-cell.flagged').count()).toBe(41);
     expect(drawn).toBeLessThan(10_000);
-    expect(redrawn).toBeLessThan(3_000);
+    expect(redrawn).toBeLessThan(1_000);
     await page.unroute('**/api/run*');
   }, 60_000);
 });
