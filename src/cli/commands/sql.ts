@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Command } from 'commander';
@@ -8,7 +9,7 @@ import { csvCell } from '../../engine/analyses/views/tables/table-csv.js';
 import { SnapshotError } from '../../engine/errors.js';
 import { openDuckDb, plainValue, sqlString } from '../duckdb.js';
 import { expandPaths } from '../expand-paths.js';
-import { type ExportManifest, exportTables, readManifest } from '../export-tables.js';
+import { type ExportManifest, exportTables, MANIFEST, readManifest } from '../export-tables.js';
 import { cacheRoot, contentHash } from '../result-cache.js';
 import { EXIT_BAD_INPUT } from '../run-files.js';
 
@@ -67,9 +68,50 @@ async function exportedDir(paths: string[]): Promise<string> {
     });
     key.update(`${path.resolve(file)}\u0000${hash}\n`);
   }
-  const dir = path.join(cacheRoot(), 'parquet', key.digest('hex').slice(0, 32));
+  const root = path.join(cacheRoot(), 'parquet');
+  const dir = path.join(root, key.digest('hex').slice(0, 32));
   if (!readManifest(dir)) await exportTables(paths, dir, 'parquet', { force: true, progress: true });
+  else touch(path.join(dir, MANIFEST));
+  trimCache(root, dir);
   return dir;
+}
+
+/** The cached exports together stay under this; the least recently queried go first. */
+const CACHE_MAX_BYTES = 4 * 1024 ** 3;
+
+function touch(file: string): void {
+  try {
+    const now = new Date();
+    utimesSync(file, now, now);
+  } catch {
+    // An unwritable cache only loses its recency order.
+  }
+}
+
+function trimCache(root: string, keep: string): void {
+  try {
+    const entries = readdirSync(root)
+      .map((name) => path.join(root, name))
+      .filter((dir) => dir !== keep && readManifest(dir))
+      .map((dir) => ({ dir, used: statSync(path.join(dir, MANIFEST)).mtimeMs, bytes: treeBytes(dir) }))
+      .sort((a, b) => b.used - a.used);
+    let total = treeBytes(keep);
+    for (const e of entries) {
+      total += e.bytes;
+      if (total > CACHE_MAX_BYTES) rmSync(e.dir, { recursive: true, force: true });
+    }
+  } catch {
+    // As in touch: trimming is best effort, never the query's error.
+  }
+}
+
+function treeBytes(dir: string): number {
+  let total = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    total += e.isDirectory() ? treeBytes(p) : statSync(p).size;
+  }
+  return total;
 }
 
 async function createViews(con: DuckDBConnection, dir: string, m: ExportManifest): Promise<void> {
