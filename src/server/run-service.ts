@@ -65,7 +65,12 @@ export class RunService {
   /** Polls the directories every `ms`; files must be stable across two polls to be taken. */
   watch(ms = POLL_MS): void {
     this.timer = setInterval(() => {
-      this.busy = this.busy.then(() => this.poll());
+      // A poll that fails (a file removed between listing and reading) is said, and the next one runs.
+      this.busy = this.busy
+        .then(() => this.poll())
+        .catch((e: Error) => {
+          process.stderr.write(`memlens: ${e.message.split('\n')[0]}\n`);
+        });
     }, ms);
     this.timer.unref();
   }
