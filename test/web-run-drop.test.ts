@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
@@ -17,6 +17,7 @@ const APP = join(ROOT, 'dist', 'web', 'index.html');
 const ready = existsSync(CHROMIUM) && existsSync(APP);
 const SHOTS = '/tmp/shots/h8';
 const MiB = 2 ** 20;
+const CORPUS = join(ROOT, '..', 'shared', 'corpus');
 
 describe.skipIf(!ready && process.env.CI === undefined)('files dropped together make a Run page', () => {
   // composer names carry rank and batch in the file name itself: a drop keeps names, not folders.
@@ -35,14 +36,9 @@ describe.skipIf(!ready && process.env.CI === undefined)('files dropped together 
   });
   afterAll(() => browser?.close());
 
-  it('decodes each dropped file in the worker and draws the run with its figures', async () => {
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(pathToFileURL(APP).href);
-    const payload = files.map((f) => ({
-      name: f.path.split('/').pop()!,
-      b64: Buffer.from(f.bytes).toString('base64'),
-    }));
+  /** Drops the files on the page together, as a person drags them from a folder. */
+  const drop = async (list: { name: string; bytes: Uint8Array }[]) => {
+    const payload = list.map((f) => ({ name: f.name, b64: Buffer.from(f.bytes).toString('base64') }));
     // The page's DataTransfer and File (this file is type-checked without the DOM library).
     type PageGlobals = {
       DataTransfer: new () => { items: { add(f: unknown): void } };
@@ -58,6 +54,13 @@ describe.skipIf(!ready && process.env.CI === undefined)('files dropped together 
       return dt;
     }, payload);
     await page.dispatchEvent('body', 'drop', { dataTransfer: transfer });
+  };
+
+  it('decodes each dropped file in the worker and draws the run with its figures', async () => {
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(pathToFileURL(APP).href);
+    await drop(files.map((f) => ({ name: f.path.split('/').pop()!, bytes: f.bytes })));
     await expect.poll(() => page.locator('.hm-cell').count(), { timeout: 60_000 }).toBe(files.length);
     for (const f of files) {
       const expected = cellResult(loadSnapshotBytes(f.bytes)).devices[0]!.allocated_bytes;
@@ -77,5 +80,27 @@ describe.skipIf(!ready && process.env.CI === undefined)('files dropped together 
       'rank1.3.memory_snapshot.pickle',
     );
     expect(errors).toEqual([]);
+  }, 90_000);
+
+  it('corpus files of one job without steps in their names: one cell per rank, and says what cannot be compared', async () => {
+    const names = [
+      'THUDM_slime__scripts_0804_3_shapshot_init_model__8ffda8b.pickle',
+      'THUDM_slime__scripts_0804_3_shapshot_init_model__dc9e311.pickle',
+    ];
+    const corpus = names.map((name) => ({ name, bytes: readFileSync(join(CORPUS, name)) }));
+    await page.goto('about:blank');
+    await page.goto(pathToFileURL(APP).href);
+    await drop(corpus);
+    await expect.poll(() => page.locator('.hm-cell').count(), { timeout: 60_000 }).toBe(2);
+    expect(await page.locator('.run-page h1').textContent()).toMatch(/2 ranks, 2 dumps without a step/);
+    expect(await page.locator('.run-findings').textContent()).toMatch(/^Nothing to compare yet/);
+    const shown = await page.$$eval('.hm-cell', (els) =>
+      els.map((e) => Number(e.getAttribute('data-value'))),
+    );
+    const expected = corpus.flatMap((f) =>
+      cellResult(loadSnapshotBytes(f.bytes)).devices.map((d) => d.allocated_bytes),
+    );
+    expect(shown.sort()).toEqual(expected.sort());
+    await page.screenshot({ path: join(SHOTS, 'run-dropped-corpus.png') });
   }, 90_000);
 });

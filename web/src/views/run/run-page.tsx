@@ -69,9 +69,10 @@ export function RunPage({ client, data, progress, view, update, onOpen, onCompar
   return (
     <main className="run-page" aria-label="run">
       <h1>
-        Run {report.root}: {grid.ranks.length} rank{grid.ranks.length === 1 ? '' : 's'} × {windows} step
-        window
-        {windows === 1 ? '' : 's'}
+        Run {report.root}: {grid.ranks.length} rank{grid.ranks.length === 1 ? '' : 's'}
+        {windows > 0
+          ? ` × ${windows} step window${windows === 1 ? '' : 's'}`
+          : `, ${report.snapshots.length} dumps without a step`}
         {report.ooms.length > 0 && `, ${report.ooms.length} OOM`}
         <span className="dim"> · {report.layout} layout</span>
         {data.watching && <span className="watching"> · watching for new files</span>}
@@ -165,8 +166,14 @@ function Findings({
   const nothing = report.outliers.length === 0 && report.growth.length === 0 && report.ooms.length === 0;
   return (
     <section className="run-findings" aria-label="findings">
-      {nothing && (
+      {nothing && comparable(rowsOf) && (
         <p className="clean">✓ Nothing stands out: no rank departs from its step, no site grows, no OOM.</p>
+      )}
+      {nothing && !comparable(rowsOf) && (
+        <p className="hint">
+          Nothing to compare yet: a rank is compared with the other ranks of a step (3 or more) and with its
+          own step windows (3 or more). Shift-click two cells to compare them.
+        </p>
       )}
       <ul>
         {report.ooms.map((o) => (
@@ -212,6 +219,16 @@ function Findings({
       </ul>
     </section>
   );
+}
+
+/** Whether the run has what its findings compare: 3 ranks at a step, or 3 windows of a rank. */
+function comparable(rows: RunRow[]): boolean {
+  const count = (key: (r: RunRow) => string) => {
+    const n = new Map<string, number>();
+    for (const r of rows) if (r.kind === 'step' && r.steps !== null) n.set(key(r), (n.get(key(r)) ?? 0) + 1);
+    return Math.max(0, ...n.values());
+  };
+  return count((r) => `${r.steps!.first}`) >= 3 || count((r) => `${r.rank}:${r.device}`) >= 3;
 }
 
 function Link({ onClick, children }: { onClick: () => void; children: React.ReactNode }) {
