@@ -156,6 +156,10 @@ describe.skipIf(!ready && process.env.CI === undefined)('Run page in headless Ch
       const points = Number(await chart.locator(`polyline.curve.${side}`).getAttribute('data-points'));
       expect(points).toBeGreaterThan(50);
     }
+    // Aligned on each one's first step marker instead: both start at their ProfilerStep.
+    await page.getByLabel('align').selectOption('step');
+    await expect.poll(() => chart.getAttribute('data-align')).toBe('step');
+    expect(Number(await chart.getAttribute('data-x0'))).toBeLessThanOrEqual(0);
     // The diff beside it leads with the planted buffer (B − A at the dump).
     const site = page.locator('.run-pair section[aria-label="live at dump time"] tr.site').first();
     await site.waitFor({ timeout: 30_000 });
