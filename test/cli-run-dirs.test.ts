@@ -1,26 +1,21 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
-import { generateRun } from '../src/engine/synth/run.js';
+import { writeGeneratedRun } from './helpers/generated-run.js';
 
 const CLI = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
 const root = mkdtempSync(join(tmpdir(), 'memlens-rundir-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-const files = generateRun({
+const files = writeGeneratedRun(root, {
   ranks: 2,
   windows: 3,
   layout: 'torchtitan',
   oom: { rank: 1, cause: 'exhaustion' },
 });
-for (const f of files) {
-  const p = join(root, ...f.path.split('/'));
-  mkdirSync(dirname(p), { recursive: true });
-  writeFileSync(p, f.bytes);
-}
 writeFileSync(join(root, 'run.json'), '{"not": "a snapshot"}');
 
 const memlens = (...args: string[]) =>

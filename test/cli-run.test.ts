@@ -1,10 +1,10 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
-import { generateRun } from '../src/engine/synth/run.js';
+import { writeGeneratedRun } from './helpers/generated-run.js';
 
 const CLI = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
 const CORPUS = join(import.meta.dirname, '..', '..', 'shared', 'corpus');
@@ -14,17 +14,13 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 const MiB = 2 ** 20;
 const root = join(work, 'run');
-for (const f of generateRun({
+writeGeneratedRun(root, {
   ranks: 4,
   windows: 5,
   seed: 5,
   extraBuffer: { rank: 1, bytes: 256 * MiB, step: 3 },
   oom: { rank: 2, cause: 'fragmentation' },
-})) {
-  const p = join(root, ...f.path.split('/'));
-  mkdirSync(dirname(p), { recursive: true });
-  writeFileSync(p, f.bytes);
-}
+});
 
 function memlens(...args: string[]): string {
   return execFileSync('node', [...NODE_FLAGS, CLI, ...args], {
@@ -47,6 +43,7 @@ interface RunJson {
     }[];
     outliers: {
       axis: string;
+      figure: string;
       rank: number;
       steps: { first: number; last: number };
       blame: { frames: { name: string }[] }[];
