@@ -23,7 +23,7 @@ const MiB = 2 ** 20;
 const DATA_KEYED = ['allocator_settings', 'trace_actions', 'figures', 'curve.bytes'];
 
 /** The shape of JSON documents as paths (`files[].devices[].device`), arrays and data maps marked. */
-export function shapePaths(docs: unknown[]): Set<string> {
+function shapePaths(docs: unknown[]): Set<string> {
   const out = new Set<string>();
   const walk = (v: unknown, path: string) => {
     if (Array.isArray(v)) for (const e of v) walk(e, path);
