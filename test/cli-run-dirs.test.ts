@@ -50,4 +50,12 @@ describe('commands take run directories', () => {
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toContain(`${empty}: no snapshot files`);
   });
+
+  it('memlens run says nothing was judged where a step has under 3 ranks and a rank under 3 windows', () => {
+    const small = join(root, 'small');
+    writeGeneratedRun(small, { ranks: 2, windows: 2, seed: 2 });
+    const text = memlens('run', small, '--no-cache');
+    expect(text).toContain('not judged: a step needs 3 ranks, or a rank 3 windows, to compare them');
+    expect(text).not.toContain('no rank or step stands out');
+  });
 });

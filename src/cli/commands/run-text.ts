@@ -1,5 +1,11 @@
 import type { RunReport } from '../../engine/analyses/run/run-report.js';
-import { type RunFigure, type RunRow, stepLabel, windowRows } from '../../engine/analyses/run/run-table.js';
+import {
+  type RunFigure,
+  type RunRow,
+  runComparable,
+  stepLabel,
+  windowRows,
+} from '../../engine/analyses/run/run-table.js';
 import {
   FIGURE_WORDS,
   growthHeadline,
@@ -26,12 +32,18 @@ export function renderRun(r: RunReport, width: number): string {
       `, ${plural(r.snapshots.length, 'file')}`,
   ];
   for (const figure of TABLES) lines.push('', ...table(r, windows, ranks, steps, figure, width));
-  lines.push('', ...section('stands out', r.outliers.map(outlierHeadline), 'no rank or step stands out'));
+  // "Nothing stands out" is a verdict only where something was compared.
+  const none = (what: string) =>
+    runComparable(r.rows) ? what : 'not judged: a step needs 3 ranks, or a rank 3 windows, to compare them';
+  lines.push(
+    '',
+    ...section('stands out', r.outliers.map(outlierHeadline), none('no rank or step stands out')),
+  );
   lines.push(
     ...section(
       'grows window after window',
       r.growth.map(growthHeadline),
-      'no site grows window after window',
+      none('no site grows window after window'),
     ),
   );
   lines.push(

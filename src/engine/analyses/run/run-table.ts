@@ -72,3 +72,17 @@ export function stepLabel(steps: StepWindow | null): string {
 export function windowRows(rows: RunRow[]): RunRow[] {
   return rows.filter((r) => r.kind === 'step' && r.steps !== null);
 }
+
+/**
+ * Whether the run holds what its findings compare: a step with 3 ranks or more (ranks against
+ * their step's median), a rank with 3 windows or more (jumps, growth). Without either, "nothing
+ * stands out" would be a verdict with no evidence behind it.
+ */
+export function runComparable(rows: RunRow[]): boolean {
+  const most = (key: (r: RunRow) => string) => {
+    const n = new Map<string, number>();
+    for (const r of windowRows(rows)) n.set(key(r), (n.get(key(r)) ?? 0) + 1);
+    return Math.max(0, ...n.values());
+  };
+  return most((r) => stepLabel(r.steps)) >= 3 || most((r) => `${r.rank}:${r.device}`) >= 3;
+}

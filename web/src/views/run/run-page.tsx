@@ -1,6 +1,11 @@
 import { useMemo, useState } from 'react';
 import type { Outlier } from '../../../../src/engine/analyses/run/outliers.js';
-import { RUN_FIGURES, type RunFigure, type RunRow } from '../../../../src/engine/analyses/run/run-table.js';
+import {
+  RUN_FIGURES,
+  type RunFigure,
+  type RunRow,
+  runComparable,
+} from '../../../../src/engine/analyses/run/run-table.js';
 import {
   FIGURE_WORDS,
   growthHeadline,
@@ -166,10 +171,10 @@ function Findings({
   const nothing = report.outliers.length === 0 && report.growth.length === 0 && report.ooms.length === 0;
   return (
     <section className="run-findings" aria-label="findings">
-      {nothing && comparable(rowsOf) && (
+      {nothing && runComparable(rowsOf) && (
         <p className="clean">✓ Nothing stands out: no rank departs from its step, no site grows, no OOM.</p>
       )}
-      {nothing && !comparable(rowsOf) && (
+      {nothing && !runComparable(rowsOf) && (
         <p className="hint">
           Nothing to compare yet: a rank is compared with the other ranks of a step (3 or more) and with its
           own step windows (3 or more). Shift-click two cells to compare them.
@@ -219,16 +224,6 @@ function Findings({
       </ul>
     </section>
   );
-}
-
-/** Whether the run has what its findings compare: 3 ranks at a step, or 3 windows of a rank. */
-function comparable(rows: RunRow[]): boolean {
-  const count = (key: (r: RunRow) => string) => {
-    const n = new Map<string, number>();
-    for (const r of rows) if (r.kind === 'step' && r.steps !== null) n.set(key(r), (n.get(key(r)) ?? 0) + 1);
-    return Math.max(0, ...n.values());
-  };
-  return count((r) => `${r.steps!.first}`) >= 3 || count((r) => `${r.rank}:${r.device}`) >= 3;
 }
 
 function Link({ onClick, children }: { onClick: () => void; children: React.ReactNode }) {
