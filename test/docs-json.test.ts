@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
-import { writeGeneratedRun } from './helpers/generated-run.js';
+import { PLANTED_RUN, writeGeneratedRun } from './helpers/generated-run.js';
 import { CLI } from './helpers/view-server.js';
 
 /**
@@ -113,14 +113,7 @@ describe('docs/json.md matches the real --json output', () => {
       generateSnapshotBytes({ events: 25_000, seed: 51, cycleBytes: [2 * MiB, 3 * MiB + 100], gcEvery: 4 })
         .bytes,
     );
-    writeGeneratedRun(file('run'), {
-      ranks: 4,
-      windows: 6,
-      seed: 8,
-      extraBuffer: { rank: 1, bytes: 512 * MiB, step: 3 },
-      growth: { rank: 2, bytes: 16 * MiB },
-      oom: { rank: 3, cause: 'exhaustion' },
-    });
+    writeGeneratedRun(file('run'), PLANTED_RUN);
   }, 60_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

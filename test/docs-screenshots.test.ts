@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
-import { writeGeneratedRun } from './helpers/generated-run.js';
+import { PLANTED_RUN, writeGeneratedRun } from './helpers/generated-run.js';
 import { CHROMIUM, openBrowser, type RunningView, startView } from './helpers/view-server.js';
 
 /**
@@ -16,7 +16,6 @@ import { CHROMIUM, openBrowser, type RunningView, startView } from './helpers/vi
 const ROOT = join(import.meta.dirname, '..');
 const IMG = join(ROOT, 'docs', 'img');
 const ready = existsSync(CHROMIUM) && existsSync(join(ROOT, 'dist', 'web', 'index.html'));
-const MiB = 2 ** 20;
 const WIDTH = 1280;
 // A fixed directory, not mkdtemp: the paths the pages print stay the same from run to run.
 const WORK = join(tmpdir(), 'memlens-docs-screenshots');
@@ -38,14 +37,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('README screenshots', ()
       oomFile,
       generateSnapshotBytes({ events: 3000, seed: 61, oomCause: 'fragmentation' }).bytes,
     );
-    writeGeneratedRun(runRoot, {
-      ranks: 4,
-      windows: 6,
-      seed: 8,
-      extraBuffer: { rank: 1, bytes: 512 * MiB, step: 3 },
-      growth: { rank: 2, bytes: 16 * MiB },
-      oom: { rank: 3, cause: 'exhaustion' },
-    });
+    writeGeneratedRun(runRoot, PLANTED_RUN);
     // Two servers, as a user opens them: `memlens view FILE` and `memlens view DIR`.
     fileView = await startView(oomFile);
     runView = await startView(runRoot);

@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
-import { generateRun } from '../src/engine/synth/run.js';
+import { PLANTED_RUN, writeGeneratedRun } from './helpers/generated-run.js';
 import { CHROMIUM, CLI, openBrowser, type RunningView, startView } from './helpers/view-server.js';
 
 /**
@@ -40,18 +40,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('Run page in headless Ch
   let expected: RunJson['runs'][number];
 
   beforeAll(async () => {
-    for (const f of generateRun({
-      ranks: 4,
-      windows: 6,
-      seed: 8,
-      extraBuffer: { rank: 1, bytes: 512 * MiB, step: 3 },
-      growth: { rank: 2, bytes: 16 * MiB },
-      oom: { rank: 3, cause: 'exhaustion' },
-    })) {
-      const p = join(root, ...f.path.split('/'));
-      mkdirSync(dirname(p), { recursive: true });
-      writeFileSync(p, f.bytes);
-    }
+    writeGeneratedRun(root, PLANTED_RUN);
     mkdirSync(SHOTS, { recursive: true });
     // The CLI's answer first: the server then reopens the run from the same cache.
     process.env.XDG_CACHE_HOME = join(work, 'cache');

@@ -12,3 +12,15 @@ export function writeGeneratedRun(root: string, options: RunOptions): RunFile[] 
   }
   return files;
 }
+
+const MiB = 2 ** 20;
+
+/** The run the Run page's tests and pictures show: an extra buffer, a growing site and an OOM. */
+export const PLANTED_RUN: RunOptions = {
+  ranks: 4,
+  windows: 6,
+  seed: 8,
+  extraBuffer: { rank: 1, bytes: 512 * MiB, step: 3 },
+  growth: { rank: 2, bytes: 16 * MiB },
+  oom: { rank: 3, cause: 'exhaustion' },
+};
