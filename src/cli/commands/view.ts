@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { plural } from '../../engine/format.js';
 import { RunService } from '../../server/run-service.js';
 import { startServer } from '../../server/serve.js';
 import { collectFiles, type ServedFile } from '../../server/snapshot-files.js';
@@ -65,7 +66,7 @@ async function view(paths: string[], opts: ViewOptions): Promise<void> {
   process.stdout.write(
     opts.json
       ? `${JSON.stringify({ url, files })}\n`
-      : `memlens: ${files.length} snapshot file(s) at ${url}  (Ctrl+C to stop)\n`,
+      : `memlens: ${plural(files.length, 'snapshot file')} at ${url}  (Ctrl+C to stop)\n`,
   );
   if (opts.open) openBrowser(url);
   // The command lasts as long as the server: main exits once this promise settles.

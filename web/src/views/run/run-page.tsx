@@ -22,6 +22,7 @@ import { RankLines } from './rank-lines.js';
 import type { RunData } from './run-data.js';
 import { runGrid } from './run-grid.js';
 import './run.css';
+import { plural } from '../../../../src/engine/format.js';
 
 interface Props {
   client: EngineClient;
@@ -121,8 +122,8 @@ export function RunPage({ client, data, progress, view, update, onOpen, onCompar
       <RankLines grid={grid} figure={view.figure} marked={marked} />
       {report.unplaced.length > 0 && (
         <p className="hint">
-          {report.unplaced.length} file(s) name neither a rank nor a step:{' '}
-          {report.unplaced.slice(0, 3).join(', ')}
+          {plural(report.unplaced.length, 'file')} {report.unplaced.length === 1 ? 'names' : 'name'} neither a
+          rank nor a step: {report.unplaced.slice(0, 3).join(', ')}
           {report.unplaced.length > 3 ? ', …' : ''}
         </p>
       )}
