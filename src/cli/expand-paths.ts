@@ -35,7 +35,8 @@ export function expandPaths(args: string[]): ExpandedPaths {
   return { files, runs };
 }
 
-function isDirectory(p: string): boolean {
+/** Whether `p` names a directory (false for a missing path: its own error comes later). */
+export function isDirectory(p: string): boolean {
   try {
     return fs.statSync(p).isDirectory();
   } catch {

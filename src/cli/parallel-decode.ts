@@ -1,6 +1,6 @@
-import { Worker } from 'node:worker_threads';
 import type { DiffSide } from '../engine/analyses/diff/diff-side.js';
 import { fileSize } from './read-file.js';
+import { runWorker } from './worker-pool.js';
 
 export interface SideRequest {
   file: string;
@@ -44,23 +44,9 @@ function sideInWorker(
   req: SideRequest,
   onProgress: (bytes: number) => void,
 ): Promise<{ side: DiffSide } | { error: string }> {
-  return new Promise((resolve) => {
-    const worker = new Worker(WORKER, { workerData: req });
-    let done = false;
-    const finish = (reply: { side: DiffSide } | { error: string }) => {
-      if (done) return;
-      done = true;
-      // The worker has nothing left to do; ending it now frees its model's memory at once.
-      void worker.terminate();
-      resolve(reply);
-    };
-    worker.on('message', (reply: SideReply) => {
-      if ('progress' in reply) onProgress(reply.progress);
-      else finish(reply);
-    });
-    worker.on('error', (e) => finish({ error: `could not be read: ${e.message.split('\n')[0]}` }));
-    worker.on('exit', (code) =>
-      finish({ error: `could not be read (the decoding thread exited with code ${code})` }),
-    );
+  return runWorker<SideRequest, { side: DiffSide }>(WORKER, req, (message) => {
+    if (typeof message !== 'object' || message === null || !('progress' in message)) return false;
+    onProgress((message as { progress: number }).progress);
+    return true;
   });
 }

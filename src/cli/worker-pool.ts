@@ -40,7 +40,7 @@ export async function runPool<Req, Reply>(
         const k = next++;
         running++;
         using += jobs[k]!.bytes;
-        runOne<Req, Reply>(script, jobs[k]!.request).then((reply) => {
+        runWorker<Req, Reply>(script, jobs[k]!.request).then((reply) => {
           running--;
           using -= jobs[k]!.bytes;
           onReply(k, reply);
@@ -53,18 +53,27 @@ export async function runPool<Req, Reply>(
   });
 }
 
-function runOne<Req, Reply>(script: URL, request: Req): Promise<Reply | { error: string }> {
+/**
+ * One worker thread for one request: resolves with its reply (or why it failed) and ends the
+ * thread at once, freeing its model's memory. Messages `interim` accepts (progress) do not end it.
+ */
+export function runWorker<Req, Reply>(
+  script: URL,
+  request: Req,
+  interim: (message: unknown) => boolean = () => false,
+): Promise<Reply | { error: string }> {
   return new Promise((resolve) => {
     const worker = new Worker(script, { workerData: request });
     let done = false;
     const finish = (reply: Reply | { error: string }) => {
       if (done) return;
       done = true;
-      // The worker has nothing left to do; ending it now frees its model's memory at once.
       void worker.terminate();
       resolve(reply);
     };
-    worker.on('message', finish);
+    worker.on('message', (message: unknown) => {
+      if (!interim(message)) finish(message as Reply);
+    });
     worker.on('error', (e) => finish({ error: `could not be read: ${e.message.split('\n')[0]}` }));
     worker.on('exit', (code) =>
       finish({ error: `could not be read (the decoding thread exited with code ${code})` }),

@@ -1,9 +1,8 @@
-import fs from 'node:fs';
 import type { Command } from 'commander';
 import { type RunReport, runReport } from '../../engine/analyses/run/run-report.js';
 import { discoverRun, type Run } from '../../engine/run/discover.js';
 import { decodeRun } from '../decode-run.js';
-import { expandPaths } from '../expand-paths.js';
+import { expandPaths, isDirectory } from '../expand-paths.js';
 import { EXIT_BAD_INPUT, parseCount } from '../run-files.js';
 import { renderRun } from './run-text.js';
 
@@ -50,14 +49,6 @@ function runsOf(args: string[]): { root: string; run: Run }[] {
   const runs = expandPaths(dirs).runs;
   if (files.length > 0) runs.push({ root: '.', run: discoverRun(files) });
   return runs;
-}
-
-function isDirectory(p: string): boolean {
-  try {
-    return fs.statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 /** The documented JSON: the table's rows are the snapshots' own figures, so they are left out. */

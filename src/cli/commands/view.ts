@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { plural } from '../../engine/format.js';
@@ -7,6 +7,7 @@ import { RunService } from '../../server/run-service.js';
 import { startServer } from '../../server/serve.js';
 import { collectFiles, type ServedFile } from '../../server/snapshot-files.js';
 import { APP_ROOT } from '../../server/static-files.js';
+import { isDirectory } from '../expand-paths.js';
 import { EXIT_BAD_INPUT, parseCount } from '../run-files.js';
 
 interface ViewOptions {
@@ -86,12 +87,4 @@ function openBrowser(url: string): void {
   spawn(cmd, [url], { stdio: 'ignore', detached: true })
     .on('error', () => process.stderr.write(`memlens: could not open a browser; visit ${url}\n`))
     .unref();
-}
-
-function isDirectory(p: string): boolean {
-  try {
-    return statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
 }
