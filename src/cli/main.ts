@@ -3,22 +3,7 @@
 // main thread shuts the platform down (seen ~1 in 80 runs on a busy machine; nodejs/node#54918).
 // Compiling on the main thread costs nothing measurable here. Keep NODE_FLAGS in node-flags.ts in step.
 import { Command } from 'commander';
-import { categoriesCommand } from './commands/categories.js';
-import { diagnoseCommand } from './commands/diagnose.js';
-import { diffCommand } from './commands/diff.js';
-import { exportCommand } from './commands/export.js';
-import { fragCommand } from './commands/frag.js';
-import { gcCommand } from './commands/gc.js';
-import { leaksCommand } from './commands/leaks.js';
-import { oomCommand } from './commands/oom.js';
-import { peakCommand } from './commands/peak.js';
-import { runCommand } from './commands/run.js';
-import { simulateCommand } from './commands/simulate.js';
-import { sliceCommand } from './commands/slice.js';
-import { sqlCommand } from './commands/sql.js';
-import { summaryCommand } from './commands/summary.js';
-import { tableCommands } from './commands/tables.js';
-import { viewCommand } from './commands/view.js';
+import { commandsFor } from './command-table.js';
 import { EXIT_BAD_INPUT } from './run-files.js';
 import { VERSION } from './version.js';
 
@@ -32,25 +17,11 @@ const program = new Command()
   .version(VERSION)
   .showHelpAfterError();
 
-diagnoseCommand(program);
-summaryCommand(program);
-peakCommand(program);
-tableCommands(program);
-oomCommand(program);
-viewCommand(program);
-fragCommand(program);
-diffCommand(program);
-sliceCommand(program);
-categoriesCommand(program);
-simulateCommand(program);
-leaksCommand(program);
-gcCommand(program);
-runCommand(program);
-exportCommand(program);
-sqlCommand(program);
-
-program
-  .parseAsync(process.argv)
+Promise.all(commandsFor(process.argv.slice(2)).map((c) => c.load()))
+  .then((registers) => {
+    for (const register of registers) register(program);
+    return program.parseAsync(process.argv);
+  })
   .catch((e: unknown) => {
     process.stderr.write(`memlens: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}\n`);
     process.exitCode = EXIT_BAD_INPUT;
