@@ -133,8 +133,7 @@ describe('memlens view releases what each request opened', () => {
     }
   }, 60_000);
 
-  // 128 as in the report (issue 13). Not lower: Node's ESM loader opens the CLI's whole module graph
-  // at once, and memlens loads one command at start (test/cli-startup.test.ts checks it under ulimit -n 64).
+  // 128 as in the report (issue 13); start-up under 64 is test/cli-startup.test.ts's.
   it('under ulimit -n 128 the app still loads after 200 downloads aborted mid-body', async () => {
     const { origin, child } = await startShell(viewScript(file, 128));
     try {
