@@ -109,6 +109,15 @@ describe.skipIf(!ready && process.env.CI === undefined)('memlens view DIR --watc
     await page.screenshot({ path: join(SHOTS, 'run-watch.png'), fullPage: true });
   }, 60_000);
 
+  it('drops a window deleted from the directory', async () => {
+    const cell = page.locator('.hm-cell[data-step="3"][data-rank="1"]');
+    await cell.waitFor({ timeout: 30_000 });
+    rmSync(at(later(3, 1)));
+    await cell.waitFor({ state: 'detached', timeout: 30_000 });
+    const s = await getJson<{ report: { snapshots: unknown[] } }>(view.origin, '/api/run');
+    expect(s.report.snapshots).toHaveLength(files.filter((f) => f.steps[0] <= 3).length - 1);
+  }, 60_000);
+
   it('polling holds no descriptor open, and SIGINT stops it with its poll timer released', async () => {
     const fds = () => readdirSync(`/proc/${view.child.pid}/fd`).length;
     const before = fds();
@@ -141,7 +150,7 @@ describe.skipIf(!ready && process.env.CI === undefined)(
           const s = await getJson<State>(view.origin, '/api/run');
           if (s.report !== null) seen.push(s.report.snapshots.length);
           if (s.progress === null && s.report !== null) break;
-          await sleep(250);
+          await sleep(50);
         }
         expect(seen.at(-1)).toBe(files.length);
         expect(seen.some((n) => n > 0 && n < files.length)).toBe(true);

@@ -110,7 +110,12 @@ export class RunService {
         this.seen.delete(p);
       } else this.seen.set(p, sig);
     }
+    const listed = new Set(found);
+    // A file deleted from the run (a window dropped to save disk) leaves the page.
+    const gone = [...this.known.keys()].filter((p) => !listed.has(p) && !this.loose.includes(p));
+    for (const p of gone) this.known.delete(p);
     if (ready.length > 0) await this.add(ready);
+    else if (gone.length > 0) this.refresh();
   }
 
   private async add(paths: string[]): Promise<void> {
@@ -125,7 +130,8 @@ export class RunService {
         snapshot: s,
         served: served.get(s.cell.path)!,
       });
-    let shown = Date.now();
+    // The first file decoded is shown at once (the page has something to open), then every PARTIAL_MS.
+    let shown = 0;
     await decodeRun(batch, {
       cache: true,
       progress: false,
