@@ -82,6 +82,22 @@ describe.skipIf(!ready && process.env.CI === undefined)('files dropped together 
     expect(errors).toEqual([]);
   }, 90_000);
 
+  it('two shift-clicked dropped cells are compared with the site diff, as served ones are', async () => {
+    await page.goto(pathToFileURL(APP).href);
+    await drop(files.map((f) => ({ name: f.path.split('/').pop()!, bytes: f.bytes })));
+    const cell = (rank: number) => page.locator(`.hm-cell[data-rank="${rank}"][data-step="2"]`);
+    await cell(0).waitFor({ timeout: 60_000 });
+    await cell(0).click({ modifiers: ['Shift'] });
+    await cell(2).click({ modifiers: ['Shift'] });
+    // B − A at the dump leads with the buffer planted on rank 2 at step 2.
+    const site = page.locator('.run-pair section[aria-label="live at dump time"] tr.site').first();
+    await site.waitFor({ timeout: 60_000 });
+    expect(await site.textContent()).toContain('allocate_rank_buffer');
+    expect(Number(await site.locator('td[data-bytes]').getAttribute('data-bytes'))).toBe(256 * MiB);
+    await page.getByRole('region', { name: 'compare two cells' }).scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(SHOTS, 'run-dropped-compare.png'), fullPage: true });
+  }, 90_000);
+
   it('corpus files of one job without steps in their names: one cell per rank, and says what cannot be compared', async () => {
     const names = [
       'THUDM_slime__scripts_0804_3_shapshot_init_model__8ffda8b.pickle',

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import type { DeviceDiff, MomentDiff, SnapshotDiff } from '../../../../src/engine/analyses/diff/diff.js';
 import { formatBytes, formatCount } from '../../format.js';
-import { type ServedFile, servedFiles } from '../../served-files.js';
+import { type ServedFile, servedFiles, sourceOf } from '../../served-files.js';
 import type { EngineClient } from '../../worker/client.js';
 import type { Source } from '../../worker/protocol.js';
 import { Bytes, EntryLink, Frames, type Select, Table } from './bits.js';
@@ -30,7 +30,6 @@ type DiffState =
 export function ComparePanel({ client, device, file, compare, onCompare, select }: Props) {
   const [files, setFiles] = useState<ServedFile[]>([]);
   const [local, setLocal] = useState<File | null>(null);
-  const [fullStacks, setFullStacks] = useState(false);
   useEffect(() => {
     servedFiles().then(setFiles);
   }, []);
@@ -39,9 +38,8 @@ export function ComparePanel({ client, device, file, compare, onCompare, select 
     local !== null
       ? { file: local, name: local.name }
       : served !== undefined
-        ? { url: served.url, name: served.name }
+        ? sourceOf(served)
         : null;
-  const state = useDiff(client, device, source, fullStacks);
   const others = files.filter((f) => f.name !== file);
   return (
     <section aria-label="compare">
@@ -80,7 +78,32 @@ export function ComparePanel({ client, device, file, compare, onCompare, select 
               }
             }}
           />
-        </label>{' '}
+        </label>
+      </p>
+      <SiteDiff client={client} device={device} file={file} source={source} select={select} />
+    </section>
+  );
+}
+
+/** The diff of the open file (A) with B, whichever way B was chosen (the form above, a Run page pair). */
+export function SiteDiff({
+  client,
+  device,
+  file,
+  source,
+  select,
+}: {
+  client: EngineClient;
+  device: number;
+  file: string | null;
+  source: Source | null;
+  select: Select;
+}) {
+  const [fullStacks, setFullStacks] = useState(false);
+  const state = useDiff(client, device, source, fullStacks);
+  return (
+    <>
+      <p className="compare-form">
         <label>
           <input type="checkbox" checked={fullStacks} onChange={(e) => setFullStacks(e.target.checked)} />{' '}
           full stacks
@@ -92,7 +115,7 @@ export function ComparePanel({ client, device, file, compare, onCompare, select 
         </p>
       )}
       <DiffBody state={state} select={select} />
-    </section>
+    </>
   );
 }
 

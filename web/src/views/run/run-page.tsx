@@ -14,7 +14,7 @@ import {
 } from '../../../../src/engine/analyses/run/run-words.js';
 import type { ViewState } from '../../url-state.js';
 import type { EngineClient } from '../../worker/client.js';
-import { ComparePanel } from '../analyses/compare-panel.js';
+import { SiteDiff } from '../analyses/compare-panel.js';
 import { selectIn } from '../analyses-page.js';
 import { Heatmap } from './heatmap.js';
 import { PairCurves } from './pair-curves.js';
@@ -278,22 +278,14 @@ function Pair({
             deviceB={deviceOf(b)}
             labelB={label(b)}
           />
-          {'url' in sources[b]! ? (
-            <ComparePanel
-              client={client}
-              device={loaded.device}
-              file={view.file}
-              compare={view.compare}
-              onCompare={(compare) => update({ compare })}
-              select={selectIn(update)}
-            />
-          ) : (
-            // The Compare panel picks B among served files; dropped files are not served.
-            <p className="hint">
-              The site diff needs the run served: <code>memlens view DIR</code> (or open A and use Analyses →
-              Compare with B opened from disk).
-            </p>
-          )}
+          {/* B is the pair's cell, served or dropped: the worker decodes either beside A. */}
+          <SiteDiff
+            client={client}
+            device={loaded.device}
+            file={view.file}
+            source={sources[b]!}
+            select={selectIn(update)}
+          />
         </>
       )}
     </section>
