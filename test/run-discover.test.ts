@@ -1,5 +1,9 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { discoverRun, isSnapshotName } from '../src/engine/run/discover.js';
+import { snapshotsUnder } from '../src/cli/expand-paths.js';
+import { discoverRun, holdsSnapshots, isSnapshotName } from '../src/engine/run/discover.js';
 import { naturalCompare } from '../src/engine/run/natural-order.js';
 import { pickCell } from '../src/engine/run/pick-cell.js';
 
@@ -102,6 +106,28 @@ describe('run discovery: which rank, which step, which kind each file is', () =>
     expect(['run.json', 'a.html', 'a.svg', 'a.pickle.tmp', 'x.memlens-12.tmp'].some(isSnapshotName)).toBe(
       false,
     );
+  });
+
+  it("skips what memlens record writes beside the snapshots: cycle graphs and the recorder's state", () => {
+    expect(['step1', 'oom_20251103-101500-123456', 'memory_snapshot'].every(holdsSnapshots)).toBe(true);
+    expect(['cycles', '.memlens'].some(holdsSnapshots)).toBe(false);
+    const root = mkdtempSync(join(tmpdir(), 'memlens-discover-'));
+    try {
+      for (const f of [
+        'step1/torch_memory_rank0_pid7.pickle',
+        'cycles/rank0_pid7_gc1.json',
+        '.memlens/proc_7.json',
+        'run.json',
+      ]) {
+        mkdirSync(join(root, f, '..'), { recursive: true });
+        writeFileSync(join(root, f), '{}');
+      }
+      expect(snapshotsUnder(root).map((p) => relative(root, p))).toEqual([
+        'step1/torch_memory_rank0_pid7.pickle',
+      ]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it('orders names naturally', () => {

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { discoverRun, isSnapshotName, type Run } from '../engine/run/discover.js';
+import { discoverRun, holdsSnapshots, isSnapshotName, type Run } from '../engine/run/discover.js';
 
 export interface ExpandedPaths {
   /** Files in the order given; a directory's snapshots in run order in its place. */
@@ -52,7 +52,7 @@ function mtime(p: string): number | undefined {
   }
 }
 
-/** Snapshot files below `root`, skipping hidden entries and files still being written. */
+/** Snapshot files below `root`, skipping hidden entries, cycle graphs and files still being written. */
 export function snapshotsUnder(root: string): string[] {
   const out: string[] = [];
   const walk = (dir: string, depth: number) => {
@@ -65,7 +65,7 @@ export function snapshotsUnder(root: string): string[] {
     for (const e of entries) {
       if (e.name.startsWith('.')) continue;
       const p = path.join(dir, e.name);
-      if (e.isDirectory() && depth < MAX_DEPTH) walk(p, depth + 1);
+      if (e.isDirectory() && depth < MAX_DEPTH && holdsSnapshots(e.name)) walk(p, depth + 1);
       else if (e.isFile() && isSnapshotName(e.name)) out.push(p);
     }
   };

@@ -51,6 +51,15 @@ const SNAPSHOT_NAME = /\.(pickle|pkl|json)(\.gz)?$/i;
 /** Files in run directories that are not snapshots although their extension says JSON. */
 const NOT_SNAPSHOTS = new Set(['run.json', 'manifest.json', 'package.json']);
 
+/**
+ * Directories of a run that hold no snapshots although their files may end in .json: the cycle
+ * graphs `memlens record --cycles` writes (`cycles/`), and hidden ones (`.memlens/`, where the
+ * recorder keeps its per-process state).
+ */
+export function holdsSnapshots(dirName: string): boolean {
+  return dirName !== 'cycles' && !dirName.startsWith('.');
+}
+
 export function isSnapshotName(name: string): boolean {
   const base = baseName(name);
   return SNAPSHOT_NAME.test(base) && !NOT_SNAPSHOTS.has(base.toLowerCase());

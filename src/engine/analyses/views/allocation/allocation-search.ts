@@ -10,7 +10,7 @@ export function searchAllocations(s: Snapshot, d: DeviceModel, term: string): In
   const text = term.trim();
   if (text === '') return new Int32Array(0);
   const address = parseAddress(text);
-  return address === null ? byFrame(s, d, text.toLowerCase()) : byAddress(d, address);
+  return address === null ? byFrame(s, d, text.toLowerCase()) : allocationsAtAddress(d, address);
 }
 
 /** "0x7f3a00000000" or "139887478669312"; anything else is frame text. */
@@ -20,7 +20,8 @@ export function parseAddress(text: string): number | null {
   return null;
 }
 
-function byAddress(d: DeviceModel, address: number): Int32Array {
+/** The allocations whose bytes contain `address`, in table order (a search term, a tensor's data_ptr). */
+export function allocationsAtAddress(d: DeviceModel, address: number): Int32Array {
   const a = d.allocations;
   const ids: number[] = [];
   for (let id = 0; id < a.count; id++) {

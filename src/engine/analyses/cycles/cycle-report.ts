@@ -1,0 +1,107 @@
+/**
+ * One recorded cycle as `memlens cycles` and the web app show it: what it held, how, and where
+ * each tensor is in the snapshot of its window. The shells find the window (cycle-windows.ts)
+ * and load it; this ties the parts together.
+ */
+import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
+import { type DeviceGc, type GcOptions, gcBurstsOf } from '../gc/gc-bursts.js';
+import type { CycleGraph } from './cycle-file.js';
+import { linkTensor, type TensorLink } from './cycle-links.js';
+import type { PathHop } from './cycle-paths.js';
+import { summarizeCycle } from './cycle-summary.js';
+
+export type WindowMatch =
+  /** The snapshot's trace spans the cycle's time (`time`), or only its window names the cycle's step. */
+  { file: string; by: 'time' | 'step'; snapshot: Snapshot } | { file: null; reason: string };
+
+export interface CycleTensorReport extends Omit<TensorLink, 'tensor'> {
+  id: number;
+  label: string;
+  shape: number[];
+  dtype: string;
+  bytes: number;
+  data_ptr: number;
+  device: string;
+  /** False for a view of a storage another tensor of the graph already counts. */
+  counted: boolean;
+  hops: PathHop[];
+  path_words: string;
+}
+
+/** The file's facts (rank, pid, time, step, …) and what the analyses found. */
+export interface CycleReport extends Omit<CycleGraph, 'nodes' | 'edges' | 'cycle'> {
+  nodes: number;
+  edges: number;
+  cycle_nodes: number;
+  /** Bytes of the distinct tensor storages the garbage held. */
+  bytes: number;
+  /** The largest tensor's path: the cycle in one line. */
+  path_words: string | null;
+  /** The snapshot of the cycle's window, and how it was matched; null with the reason. */
+  snapshot: { file: string; by: 'time' | 'step' } | null;
+  snapshot_reason: string | null;
+  tensors: CycleTensorReport[];
+}
+
+/** GC bursts of each device, computed once for every cycle and tensor linked to one snapshot. */
+export function gcCache(s: Snapshot, opts: GcOptions = {}): (d: DeviceModel) => DeviceGc {
+  const cache = new Map<DeviceModel, DeviceGc>();
+  return (d) => {
+    let gc = cache.get(d);
+    if (gc === undefined) {
+      gc = gcBurstsOf(s, d, opts);
+      cache.set(d, gc);
+    }
+    return gc;
+  };
+}
+
+/**
+ * `gcOf`: the window snapshot's GC bursts per device, to share between the cycles of one snapshot
+ * (gcCache); made here when not given.
+ */
+export function cycleReport(
+  g: CycleGraph,
+  match: WindowMatch,
+  gcOf?: (d: DeviceModel) => DeviceGc,
+): CycleReport {
+  const summary = summarizeCycle(g);
+  const bursts = match.file !== null ? (gcOf ?? gcCache(match.snapshot)) : null;
+  const tensors = summary.tensors.map((t): CycleTensorReport => {
+    const { tensor: _, ...rest }: TensorLink =
+      match.file !== null
+        ? linkTensor(match.snapshot, t.id, t, g.time_us, bursts!)
+        : {
+            tensor: t.id,
+            allocation: null,
+            allocation_reason: match.reason,
+            burst: null,
+            burst_reason: match.reason,
+          };
+    return {
+      id: t.id,
+      label: t.label,
+      shape: t.shape,
+      dtype: t.dtype,
+      bytes: t.bytes,
+      data_ptr: t.data_ptr,
+      device: t.device,
+      counted: t.counted,
+      hops: t.path.hops,
+      path_words: t.path_words,
+      ...rest,
+    };
+  });
+  const { nodes, edges, cycle, ...facts } = g;
+  return {
+    ...facts,
+    nodes: nodes.length,
+    edges: edges.length,
+    cycle_nodes: cycle.length,
+    bytes: summary.bytes,
+    path_words: summary.path_words,
+    snapshot: match.file === null ? null : { file: match.file, by: match.by },
+    snapshot_reason: match.file === null ? match.reason : null,
+    tensors,
+  };
+}

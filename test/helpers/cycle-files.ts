@@ -1,0 +1,138 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * Cycle files as `memlens record --cycles` writes them (docs/cycles-format.md, schema 1), built
+ * from the shapes the seeds describe, for tests that need cycles before (or without) real torch:
+ * seed 001's awaitable tensor whose callback's bound method points back at it, and a chain of
+ * graph nodes (seed 003) long enough to cut its path in the middle.
+ */
+export interface FixtureTensor {
+  bytes: number;
+  data_ptr: number;
+  device?: string;
+  dtype?: string;
+  shape?: number[];
+}
+
+export interface FixtureCycle {
+  rank?: number;
+  pid?: number;
+  collection?: number;
+  time_us: number;
+  step?: number | null;
+  device?: string;
+}
+
+type Node = { id: number; type: string; label: string; tensor?: unknown };
+type Edge = { from: number; to: number; label: string; kind: string };
+
+class Graph {
+  nodes: Node[] = [];
+  edges: Edge[] = [];
+  cycle: number[] = [];
+  add(type: string, label = type): number {
+    this.nodes.push({ id: this.nodes.length, type, label });
+    return this.nodes.length - 1;
+  }
+  tensor(t: FixtureTensor): number {
+    const shape = t.shape ?? [t.bytes / 4];
+    const dtype = t.dtype ?? 'float32';
+    const id = this.add('Tensor', `Tensor ${dtype}[${shape.join(', ')}]`);
+    this.nodes[id]!.tensor = {
+      shape,
+      dtype,
+      bytes: t.bytes,
+      data_ptr: t.data_ptr,
+      device: t.device ?? 'cuda:0',
+      stack: null,
+    };
+    return id;
+  }
+  link(from: number, to: number, label: string, kind: string): void {
+    this.edges.push({ from, to, label, kind });
+  }
+  file(c: FixtureCycle): Record<string, unknown> {
+    const held = new Map<number, number>();
+    for (const n of this.nodes) {
+      const t = n.tensor as { data_ptr: number; bytes: number } | undefined;
+      if (t) held.set(t.data_ptr, Math.max(held.get(t.data_ptr) ?? 0, t.bytes));
+    }
+    return {
+      memlens_cycles: 1,
+      rank: c.rank ?? 0,
+      pid: c.pid ?? 4242,
+      hostname: 'fixture-host',
+      collection: c.collection ?? 1,
+      generation: 2,
+      time_us: c.time_us,
+      step: c.step ?? null,
+      device: c.device ?? 'cuda',
+      truncated: false,
+      nodes: this.nodes,
+      edges: this.edges,
+      cycle: this.cycle,
+      tensor_bytes: [...held.values()].reduce((a, b) => a + b, 0),
+    };
+  }
+}
+
+/**
+ * Seed 001: AwaitableTensor.__dict__['value'] is the tensor; its ['callbacks'] list holds a
+ * Callback whose `fn` is a bound method of the AwaitableTensor: the cycle
+ * AwaitableTensor → dict → list → Callback → method → AwaitableTensor keeps the tensors.
+ */
+export function awaitableCycle(c: FixtureCycle, tensors: FixtureTensor[]): Record<string, unknown> {
+  const g = new Graph();
+  const awaitable = g.add('AwaitableTensor');
+  const dict = g.add('dict', 'dict (2 keys)');
+  const callbacks = g.add('list', 'list (1 items)');
+  const callback = g.add('Callback');
+  const method = g.add('method', 'method AwaitableTensor.on_done');
+  g.link(awaitable, dict, '__dict__', 'attribute');
+  g.link(dict, callbacks, "['callbacks']", 'key');
+  g.link(callbacks, callback, '[0]', 'index');
+  g.link(callback, method, 'fn', 'attribute');
+  g.link(method, awaitable, '__self__', 'self');
+  g.cycle = [awaitable, dict, callbacks, callback, method];
+  tensors.forEach((t, i) => {
+    const id = g.tensor(t);
+    g.link(dict, id, i === 0 ? "['value']" : `['extra${i}']`, 'key');
+  });
+  return g.file(c);
+}
+
+/**
+ * Seed 003: a graph node and its context refer to each other (the cycle), and the node's
+ * `next_fn` chain of `depth` graph nodes, kept alive only by it, ends in a node whose saved
+ * tensors hold the tensor: a path from the cycle `depth + 3` hops long.
+ */
+export function graphNodeChain(c: FixtureCycle, depth: number, t: FixtureTensor): Record<string, unknown> {
+  const g = new Graph();
+  const head = g.add('GraphNode', 'GraphNode #0');
+  const ctx = g.add('Context');
+  g.link(head, ctx, 'ctx', 'attribute');
+  g.link(ctx, head, 'node', 'attribute');
+  g.cycle = [head, ctx];
+  let at = head;
+  for (let i = 1; i <= depth; i++) {
+    const next = g.add('GraphNode', `GraphNode #${i}`);
+    g.link(at, next, 'next_fn', 'attribute');
+    at = next;
+  }
+  const saved = g.add('tuple', 'tuple (1 items)');
+  g.link(at, saved, 'saved_tensors', 'attribute');
+  g.link(saved, g.tensor(t), '[0]', 'index');
+  return g.file(c);
+}
+
+/** Writes cycle files as the observer names them: `<dir>/cycles/rank<R>_pid<P>_gc<N>.json`. */
+export function writeCycleFiles(dir: string, files: Record<string, unknown>[]): string[] {
+  const at = join(dir, 'cycles');
+  mkdirSync(at, { recursive: true });
+  return files.map((f) => {
+    const p = join(at, `rank${f.rank}_pid${f.pid}_gc${f.collection}.json`);
+    writeFileSync(p, `${JSON.stringify(f)}\n`);
+    return p;
+  });
+}
