@@ -1,5 +1,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { type ServedFile, servedFiles } from './served-files.js';
+import { omittedReason } from './embedded-data.js';
+import { EmbeddedNotice } from './embedded-notice.js';
+import { type ServedFile, servedFiles, sourceOf } from './served-files.js';
 import { readUrlState, type Tab, type ViewState, writeUrlState } from './url-state.js';
 import { AnalysesPage } from './views/analyses-page.js';
 import { DiagnosisPage } from './views/diagnosis/diagnosis-page.js';
@@ -37,6 +39,8 @@ export function App() {
     async (source: Source, keep: Partial<ViewState> = {}) => {
       const seq = ++loadSeq.current;
       const started = performance.now();
+      const omitted = omittedReason(source.name);
+      if (omitted !== null) return setLoad({ status: 'error', name: source.name, message: omitted });
       let read = 0;
       setLoad({
         status: 'loading',
@@ -84,7 +88,7 @@ export function App() {
       const named = list.find((f) => f.name === initial.file) ?? (list.length === 1 ? list[0] : undefined);
       if (named === undefined) return;
       const keep = named.name === initial.file ? initial : {};
-      open({ url: named.url, name: named.name }, keep);
+      open(sourceOf(named), keep);
     });
   }, [open]);
 
@@ -131,9 +135,7 @@ export function App() {
         device={view.device}
         tab={view.tab}
         // From the Run page, a file chosen in the list opens on its own page.
-        onOpenServed={(f) =>
-          open({ url: f.url, name: f.name }, onRunTab ? { tab: 'diagnosis', compare: null } : {})
-        }
+        onOpenServed={(f) => open(sourceOf(f), onRunTab ? { tab: 'diagnosis', compare: null } : {})}
         onOpenLocal={(file) => open({ file, name: file.name })}
         onDevice={(d) => update({ device: d, entry: null, alloc: null, window: null })}
         onTab={setTab}
@@ -150,6 +152,7 @@ export function App() {
         <LoadStatus state={load} hasFiles={files.length > 0} />
       )}
       <WorkerFailure file={view.file} />
+      <EmbeddedNotice />
       {onRunTab && (
         <RunPage
           client={client}
@@ -214,7 +217,7 @@ function useHashChange(
       const next = readUrlState();
       const { file, files, open } = latest.current;
       const served = files.find((f) => f.name === next.file);
-      if (served !== undefined && next.file !== file) open({ url: served.url, name: served.name }, next);
+      if (served !== undefined && next.file !== file) open(sourceOf(served), next);
       else setView((v) => ({ ...next, file: v.file, device: next.device ?? v.device }));
     };
     window.addEventListener('hashchange', onHash);

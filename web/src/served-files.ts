@@ -1,3 +1,6 @@
+import { embeddedReport } from './embedded-data.js';
+import type { Source } from './worker/protocol.js';
+
 /** A snapshot file `memlens view` serves (GET api/files), with where to fetch it. */
 export interface ServedFile {
   name: string;
@@ -5,10 +8,19 @@ export interface ServedFile {
   label: string;
   size: number;
   url: string;
+  /** The snapshot itself, when the page carries it (a `memlens report` page): read, never fetched. */
+  file?: File;
 }
 
-/** The server's file list; none when the app was opened from disk or a plain static host. */
+/** How the worker reads a listed file. */
+export function sourceOf(f: ServedFile): Source {
+  return f.file !== undefined ? { file: f.file, name: f.name } : { url: f.url, name: f.name };
+}
+
+/** The server's file list (or a report page's own); none when the app was opened from disk or a plain static host. */
 export async function servedFiles(): Promise<ServedFile[]> {
+  const report = embeddedReport();
+  if (report !== null) return report.files;
   if (location.protocol !== 'http:' && location.protocol !== 'https:') return [];
   try {
     const res = await fetch('api/files');

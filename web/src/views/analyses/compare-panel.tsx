@@ -35,11 +35,7 @@ export function ComparePanel({ client, device, file, compare, onCompare, select 
   }, []);
   const served = files.find((f) => f.name === compare);
   const source: Source | null =
-    local !== null
-      ? { file: local, name: local.name }
-      : served !== undefined
-        ? sourceOf(served)
-        : null;
+    local !== null ? { file: local, name: local.name } : served !== undefined ? sourceOf(served) : null;
   const others = files.filter((f) => f.name !== file);
   return (
     <section aria-label="compare">

@@ -3,6 +3,7 @@ import { type RunReport, runReport } from '../../../../src/engine/analyses/run/r
 import type { RunSnapshot } from '../../../../src/engine/analyses/run/run-table.js';
 import { discoverRun } from '../../../../src/engine/run/discover.js';
 import type { RunState } from '../../../../src/server/run-state.js';
+import { embeddedRun } from '../../embedded-data.js';
 import type { EngineClient } from '../../worker/client.js';
 import type { Source } from '../../worker/protocol.js';
 
@@ -34,6 +35,8 @@ export interface ServedRunState {
 export function useServedRun(): ServedRunState {
   const [state, setState] = useState<ServedRunState>({ hasRun: undefined, data: null, progress: null });
   useEffect(() => {
+    const embedded = embeddedRun();
+    if (embedded !== null) return setState({ hasRun: true, data: embedded, progress: null });
     if (location.protocol !== 'http:' && location.protocol !== 'https:') {
       setState({ hasRun: false, data: null, progress: null });
       return;

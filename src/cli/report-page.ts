@@ -1,0 +1,61 @@
+import type { ReportManifest } from './report-manifest.js';
+import type { AppTemplate } from './report-template.js';
+
+/** One snapshot carried by the page: its bytes gzipped (as read, when the file already was). */
+export interface EmbeddedSnapshot {
+  name: string;
+  label: string;
+  /** The file's own size. */
+  size: number;
+  gzipped: Uint8Array;
+}
+
+/**
+ * The report as chunks of one HTML document: the app's page up to </body>, the manifest as JSON,
+ * each snapshot's gzipped bytes in base64 in its own inert <script type="application/octet-stream">
+ * (the browser neither runs nor fetches it), then the app's script. Chunks, so a large snapshot's
+ * text is never joined into one string with the rest.
+ */
+export function reportChunks(
+  app: AppTemplate,
+  title: string,
+  manifest: Omit<ReportManifest, 'files'>,
+  snapshots: EmbeddedSnapshot[],
+  write: (chunk: Uint8Array) => void,
+): void {
+  const text = (s: string) => write(Buffer.from(s, 'utf8'));
+  const full: ReportManifest = {
+    ...manifest,
+    files: snapshots.map((s, i) => ({
+      name: s.name,
+      label: s.label,
+      size: s.size,
+      data: `memlens-data-${i}`,
+    })),
+  };
+  text(app.before.replace(/<title>[^<]*<\/title>/, `<title>${escapeHtml(title)}</title>`));
+  text(`<script id="memlens-report" type="application/json">${jsonInScript(full)}</script>\n`);
+  for (const [i, s] of snapshots.entries()) {
+    text(`<script id="memlens-data-${i}" type="application/octet-stream">`);
+    write(base64(s.gzipped));
+    text('</script>\n');
+  }
+  text(app.script);
+  text(app.after);
+}
+
+/** JSON whose text cannot end its <script> element or open a comment in it. */
+function jsonInScript(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, '\\u003c');
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+function base64(bytes: Uint8Array): Uint8Array {
+  return Buffer.from(
+    Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64'),
+    'latin1',
+  );
+}
