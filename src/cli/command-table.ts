@@ -28,6 +28,7 @@ export const COMMANDS: ReadonlyArray<{ names: readonly string[]; load: () => Pro
   { names: ['run'], load: async () => (await import('./commands/run.js')).runCommand },
   { names: ['export'], load: async () => (await import('./commands/export.js')).exportCommand },
   { names: ['sql'], load: async () => (await import('./commands/sql.js')).sqlCommand },
+  { names: ['report'], load: async () => (await import('./commands/report.js')).reportCommand },
 ];
 
 /** The commands the arguments can reach: the one named, diagnose for a bare FILE, all for help. */
