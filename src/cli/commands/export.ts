@@ -1,15 +1,19 @@
 import { once } from 'node:events';
 import { createWriteStream, renameSync, rmSync } from 'node:fs';
 import { createGzip } from 'node:zlib';
-import type { Command } from 'commander';
-import { InvalidArgumentError } from 'commander';
-import { perfettoTrace } from '../../engine/analyses/export/perfetto.js';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import {
+  DEFAULT_COUNTER_POINTS,
+  type PerfettoCounters,
+  POINTS_PER_BUCKET,
+  perfettoTrace,
+} from '../../engine/analyses/export/perfetto.js';
 import { SnapshotError } from '../../engine/errors.js';
-import { plural } from '../../engine/format.js';
+import { formatCount, plural } from '../../engine/format.js';
 import { exportTables, type TableFormat } from '../export-tables.js';
 import { removeIfInterrupted } from '../interrupt-cleanup.js';
 import { openSnapshot } from '../open-snapshot.js';
-import { EXIT_BAD_INPUT } from '../run-files.js';
+import { EXIT_BAD_INPUT, parseCount } from '../run-files.js';
 
 type ExportFormat = TableFormat | 'perfetto';
 
@@ -18,6 +22,8 @@ interface ExportOptions {
   output: string;
   force?: boolean;
   json?: boolean;
+  maxCounterPoints: number;
+  full?: boolean;
 }
 
 /** `memlens export`: the snapshot's tables for SQL engines (Parquet, CSV, JSON lines) or a Perfetto trace. */
@@ -35,10 +41,28 @@ export function exportCommand(program: Command): void {
     .option('--format <fmt>', 'parquet, csv, jsonl or perfetto', parseFormat, 'parquet')
     .option('--force', 'replace a non-empty output directory')
     .option('--json', 'print what was written as JSON: {"output", "format", "snapshots": [...]}')
-    .action(async (paths: string[], opts: ExportOptions) => {
+    .option(
+      '--max-counter-points <n>',
+      'perfetto: a total changing more often is drawn with n points: n/4 time buckets of first, min, max, last value',
+      parseCounterPoints,
+      DEFAULT_COUNTER_POINTS,
+    )
+    .addOption(
+      new Option('--full', 'perfetto: every change of the totals (large: ~130 bytes a change)').conflicts(
+        'maxCounterPoints',
+      ),
+    )
+    .action(async (paths: string[], opts: ExportOptions, cmd: Command) => {
       try {
+        const perfettoOnly = opts.full || cmd.getOptionValueSource('maxCounterPoints') === 'cli';
+        if (opts.format !== 'perfetto' && perfettoOnly) {
+          throw new SnapshotError('--full and --max-counter-points apply to --format perfetto only');
+        }
         if (opts.format === 'perfetto') {
-          await exportPerfetto(paths, opts.output);
+          const max = opts.full ? Number.POSITIVE_INFINITY : opts.maxCounterPoints;
+          const counters = await exportPerfetto(paths, opts.output, max);
+          const note = downsampledNote(counters, max);
+          if (note) process.stderr.write(`memlens: ${note}\n`);
           if (opts.json) writeJsonLine({ output: opts.output, format: opts.format, snapshots: paths });
         } else {
           const m = await exportTables(paths, opts.output, opts.format, {
@@ -62,7 +86,24 @@ function writeJsonLine(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 }
 
-async function exportPerfetto(paths: string[], output: string): Promise<void> {
+/** The line that says a trace's counters were downsampled, and how to get them all; none if not. */
+function downsampledNote(counters: PerfettoCounters[], max: number): string | undefined {
+  const cut = counters.filter((c) => c.buckets > 0);
+  if (cut.length === 0) return undefined;
+  const most = Math.max(...cut.map((c) => c.changes));
+  const names = [...new Set(cut.map((c) => c.name))].join(', ');
+  return (
+    `counter tracks ${names} downsampled from up to ${formatCount(most)} changes to at most ` +
+    `${formatCount(max)} points (${formatCount(cut[0]!.buckets)} time buckets, each keeping its first, ` +
+    'lowest, highest and last value); --full keeps every change'
+  );
+}
+
+async function exportPerfetto(
+  paths: string[],
+  output: string,
+  maxCounterPoints: number,
+): Promise<PerfettoCounters[]> {
   if (paths.length !== 1) throw new SnapshotError('--format perfetto takes one snapshot file');
   const file = paths[0]!;
   const snapshot = await openSnapshot(file, { progress: true }).catch((e: unknown) => {
@@ -76,12 +117,15 @@ async function exportPerfetto(paths: string[], output: string): Promise<void> {
     if (gzip) gzip.pipe(out);
     const sink = gzip ?? out;
     const closed = once(out, 'close');
-    for (const piece of perfettoTrace(snapshot, file)) {
-      if (!sink.write(piece)) await once(sink, 'drain');
+    const trace = perfettoTrace(snapshot, file, { maxCounterPoints });
+    let piece = trace.next();
+    for (; !piece.done; piece = trace.next()) {
+      if (!sink.write(piece.value)) await once(sink, 'drain');
     }
     sink.end();
     await closed;
     renameSync(tmp, output);
+    return piece.value;
   } catch (e) {
     rmSync(tmp, { force: true });
     if (e instanceof SnapshotError) throw e;
@@ -91,6 +135,12 @@ async function exportPerfetto(paths: string[], output: string): Promise<void> {
   } finally {
     release();
   }
+}
+
+function parseCounterPoints(v: string): number {
+  const n = parseCount(v);
+  if (n < POINTS_PER_BUCKET) throw new InvalidArgumentError(`expected at least ${POINTS_PER_BUCKET} points`);
+  return n;
 }
 
 function parseFormat(v: string): ExportFormat {

@@ -6,15 +6,24 @@ import { categoriesOf } from '../categories/category-curves.js';
 /**
  * A snapshot as a Chrome Trace Event Format document (what ui.perfetto.dev and chrome://tracing
  * open), streamed as text pieces so a 10M-entry trace never becomes one string. One process per
- * device; counter tracks for the running totals (exact: one point per change) and the categories;
- * instants for OOMs and segment events; complete slices for external_annotations (ProfilerStep#N).
+ * device; counter tracks for the running totals and the categories; instants for OOMs and
+ * segment events; complete slices for external_annotations (ProfilerStep#N).
  * Timestamps are the trace's own time_us, the profiler's clock, so the tracks line up with a
  * Kineto trace of the same run. Each track's timestamps never decrease: an entry stamped earlier
  * than the one before it (or not stamped) is drawn at the latest time seen.
+ *
+ * A total's track is exact (one point per change) while it changes at most `maxCounterPoints`
+ * times; past that it is downsampled to time buckets that each keep their first, lowest, highest
+ * and last value, so every peak and trough stays exact and in place (a 1 GB trace's 5M changes
+ * a curve are ~950 MB of JSON, more than the UI loads comfortably).
  */
 export const PERFETTO_TID = { memory: 0, events: 1, annotations: 2 } as const;
 export const TOTAL_COUNTERS = ['allocated', 'active', 'reserved'] as const;
 export const CATEGORY_COUNTER = 'categories';
+/** The points a total's track gets by default: 5,000 buckets of first, min, max and last. */
+export const DEFAULT_COUNTER_POINTS = 20_000;
+/** Points a downsampled bucket keeps (first, min, max, last), so buckets = max points / 4. */
+export const POINTS_PER_BUCKET = 4;
 /** Buckets of the category curves per device (each the category's largest bytes in the bucket). */
 const CATEGORY_POINTS = 4096;
 const PIECE_CHARS = 1 << 16;
@@ -26,15 +35,38 @@ const SEGMENT_ACTIONS = new Set<number>([
   Action.segment_unmap,
 ]);
 
-export function* perfettoTrace(s: Snapshot, name: string): Generator<string> {
+export interface PerfettoOptions {
+  /** The most points a total's track gets before it is downsampled; Infinity keeps every change. */
+  maxCounterPoints: number;
+}
+
+/** What the trace holds of each device's totals, returned when the generator ends. */
+export interface PerfettoCounters {
+  device: number;
+  name: (typeof TOTAL_COUNTERS)[number];
+  /** Times the running total changes (the points of the exact track). */
+  changes: number;
+  /** Points written: `changes`, or fewer where the track was downsampled. */
+  points: number;
+  /** Time buckets of the downsampled track; 0 where it is exact. */
+  buckets: number;
+}
+
+export function* perfettoTrace(
+  s: Snapshot,
+  name: string,
+  opts: PerfettoOptions = { maxCounterPoints: Number.POSITIVE_INFINITY },
+): Generator<string, PerfettoCounters[]> {
   const out = new Pieces();
   out.push(`{"displayTimeUnit":"ms","otherData":${JSON.stringify({ source: name, exporter: 'memlens' })},`);
   out.push('"traceEvents":[\n');
   let first = true;
-  const event = (e: object) => {
-    out.push(`${first ? '' : ',\n'}${JSON.stringify(e)}`);
+  const text = (json: string) => {
+    out.push(first ? json : `,\n${json}`);
     first = false;
   };
+  const event = (e: object) => text(JSON.stringify(e));
+  const counters: PerfettoCounters[] = [];
   for (const d of s.devices) {
     const pid = d.device;
     event({ ph: 'M', name: 'process_name', pid, args: { name: `GPU ${d.device} memory` } });
@@ -54,9 +86,23 @@ export function* perfettoTrace(s: Snapshot, name: string): Generator<string> {
     });
     const ts = monotonicTimes(d);
     yield* out.drain();
-    for (const piece of totalCounters(d, ts)) {
-      event(piece);
-      if (out.full) yield* out.drain();
+    for (const counter of TOTAL_COUNTERS) {
+      const curve = d.totals[counter];
+      const track = counterEntries(curve, ts, opts.maxCounterPoints);
+      counters.push({
+        device: pid,
+        name: counter,
+        changes: track.changes,
+        points: track.entries.length,
+        buckets: track.buckets,
+      });
+      // Written as text, not through JSON.stringify: a full-resolution track has millions of points.
+      // Counters are per process in the format, so they carry no tid.
+      const head = `{"ph":"C","name":"${counter}","pid":${pid},"ts":`;
+      for (const i of track.entries) {
+        text(`${head}${jsonNumber(ts[i]!)},"args":{"bytes":${jsonNumber(curve[i]!)}}}`);
+        if (out.full) yield* out.drain();
+      }
     }
     for (const e of categoryCounters(s, d, ts)) event(e);
     for (const e of instants(s, d, ts)) event(e);
@@ -65,6 +111,12 @@ export function* perfettoTrace(s: Snapshot, name: string): Generator<string> {
   }
   out.push('\n]}\n');
   yield* out.drain();
+  return counters;
+}
+
+/** A number as JSON writes it (null where JSON has no number for it). */
+function jsonNumber(v: number): string {
+  return Number.isFinite(v) ? String(v) : 'null';
 }
 
 class Pieces {
@@ -100,24 +152,70 @@ export function monotonicTimes(d: DeviceModel): Float64Array {
   return out;
 }
 
-function* totalCounters(d: DeviceModel, ts: Float64Array): Generator<object> {
-  const curves = TOTAL_COUNTERS.map((k) => d.totals[k]);
-  const previous = TOTAL_COUNTERS.map(() => Number.NaN);
-  for (let i = 0; i < ts.length; i++) {
-    for (let k = 0; k < curves.length; k++) {
-      const v = curves[k]![i]!;
-      if (v === previous[k]) continue;
-      previous[k] = v;
-      yield {
-        ph: 'C',
-        name: TOTAL_COUNTERS[k],
-        pid: d.device,
-        tid: PERFETTO_TID.memory,
-        ts: ts[i],
-        args: { bytes: v },
-      };
-    }
+/**
+ * The entries a total's track draws: each one where the total changes while there are at most
+ * `maxPoints` of them; else the track's time span cut into maxPoints / 4 equal buckets, each
+ * keeping the entries of its first, lowest, highest and last value (in entry order; within a
+ * bucket, a value equal to the one drawn before it is left out). Every bucket with entries then
+ * draws its highest and lowest value exactly where they happened (the global peak among them),
+ * and the value carried into the next bucket is exact.
+ */
+export function counterEntries(
+  curve: Float64Array,
+  ts: Float64Array,
+  maxPoints: number,
+): { entries: Int32Array; changes: number; buckets: number } {
+  const n = curve.length;
+  let changes = 0;
+  for (let i = 0; i < n; i++) if (i === 0 || curve[i] !== curve[i - 1]) changes++;
+  if (changes <= maxPoints) {
+    const entries = new Int32Array(changes);
+    let k = 0;
+    for (let i = 0; i < n; i++) if (i === 0 || curve[i] !== curve[i - 1]) entries[k++] = i;
+    return { entries, changes, buckets: 0 };
   }
+  const buckets = Math.max(1, Math.floor(maxPoints / POINTS_PER_BUCKET));
+  const picked: number[] = [];
+  let bucketStart = 0;
+  const keep = (i: number) => {
+    if (picked.length === bucketStart || curve[i] !== curve[picked.at(-1)!]) picked.push(i);
+  };
+  const t0 = ts[0]!;
+  const span = ts[n - 1]! - t0;
+  let bucket = -1;
+  let firstI = 0;
+  let minI = 0;
+  let maxI = 0;
+  let lastI = 0;
+  const flush = () => {
+    if (bucket < 0) return;
+    bucketStart = picked.length;
+    // firstI <= minI, maxI <= lastI: the two middle ones go in entry order.
+    keep(firstI);
+    keep(Math.min(minI, maxI));
+    keep(Math.max(minI, maxI));
+    keep(lastI);
+  };
+  for (let i = 0; i < n; i++) {
+    const b = bucketOf(ts[i]!, t0, span, buckets);
+    if (b !== bucket) {
+      flush();
+      bucket = b;
+      firstI = minI = maxI = lastI = i;
+      continue;
+    }
+    const v = curve[i]!;
+    if (v < curve[minI]!) minI = i;
+    if (v > curve[maxI]!) maxI = i;
+    lastI = i;
+  }
+  flush();
+  return { entries: Int32Array.from(picked), changes, buckets };
+}
+
+/** The time bucket (of `buckets` equal ones over [t0, t0 + span]) a timestamp falls in. */
+export function bucketOf(t: number, t0: number, span: number, buckets: number): number {
+  return span > 0 ? Math.min(buckets - 1, Math.floor(((t - t0) / span) * buckets)) : 0;
 }
 
 function* categoryCounters(s: Snapshot, d: DeviceModel, ts: Float64Array): Generator<object> {
