@@ -25,9 +25,11 @@ export const COMMANDS: ReadonlyArray<{ names: readonly string[]; load: () => Pro
   { names: ['simulate'], load: async () => (await import('./commands/simulate.js')).simulateCommand },
   { names: ['leaks'], load: async () => (await import('./commands/leaks.js')).leaksCommand },
   { names: ['gc'], load: async () => (await import('./commands/gc.js')).gcCommand },
+  { names: ['cycles'], load: async () => (await import('./commands/cycles.js')).cyclesCommand },
   { names: ['run'], load: async () => (await import('./commands/run.js')).runCommand },
   { names: ['export'], load: async () => (await import('./commands/export.js')).exportCommand },
   { names: ['sql'], load: async () => (await import('./commands/sql.js')).sqlCommand },
+  { names: ['record'], load: async () => (await import('./commands/record.js')).recordCommand },
   { names: ['report'], load: async () => (await import('./commands/report.js')).reportCommand },
 ];
 
