@@ -130,13 +130,15 @@ class Recorder:
         except ImportError as err:
             self.fail("loading the reference-cycle observer", err)
             return
+        # The rank as torch is imported: torchrun's RANK (torch.distributed is not initialised yet).
         cycles.install(
             out_dir=self.options.out,
             device=self.options.cycles_device,
+            rank=self.rank(),
             max_graphs=self.options.cycles_max_graphs,
             max_nodes=self.options.cycles_max_nodes,
             step=lambda: self.step,
-            rank=self.rank,
+            log=_say,
         )
         self.cycles = "observing"
 

@@ -1,0 +1,88 @@
+/**
+ * Runs `memlens record` (the built CLI) on a Python program written to a temporary directory, with
+ * /usr/bin/python3 (Debian's torch 1.13 CPU build; `python3` on PATH may have no torch).
+ */
+import { type SpawnSyncReturns, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NODE_FLAGS } from '../../src/cli/node-flags.js';
+import type { RunManifest } from '../../src/cli/record-manifest.js';
+
+export const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js');
+export const PYTHON = '/usr/bin/python3';
+/** The test-only user sitecustomize and CUDA stand-in (see its docstring). */
+export const STANDIN_DIR = join(import.meta.dirname, '..', 'record-standin');
+
+export interface Recorded {
+  dir: string;
+  out: string;
+  result: SpawnSyncReturns<string>;
+  /** The memlens lines of stderr. */
+  memlensLines: string[];
+}
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), `memlens-${prefix}-`));
+}
+
+/** `memlens record [recordArgs] -- python program.py [programArgs]` with the stand-in when asked. */
+export function recordProgram(
+  program: string,
+  opts: { recordArgs?: string[]; programArgs?: string[]; env?: NodeJS.ProcessEnv; standin?: boolean } = {},
+): Recorded & { log: () => Record<string, unknown>[] } {
+  const dir = tempDir('record');
+  const script = join(dir, 'program.py');
+  writeFileSync(script, program);
+  const out = join(dir, 'out');
+  const logFile = join(dir, 'standin.log');
+  const env: NodeJS.ProcessEnv = { ...process.env, ...opts.env };
+  if (opts.standin) Object.assign(env, { PYTHONPATH: STANDIN_DIR, MEMLENS_STANDIN_LOG: logFile });
+  const result = spawnSync(
+    'node',
+    [
+      ...NODE_FLAGS,
+      CLI,
+      'record',
+      '--out',
+      out,
+      ...(opts.recordArgs ?? []),
+      '--',
+      PYTHON,
+      script,
+      ...(opts.programArgs ?? []),
+    ],
+    { encoding: 'utf8', env, cwd: dir },
+  );
+  return { dir, out, result, memlensLines: memlensLines(result.stderr), log: () => readLog(logFile) };
+}
+
+export function memlensLines(stderr: string): string[] {
+  return stderr.split('\n').filter((l) => l.startsWith('memlens record:'));
+}
+
+export function readLog(file: string): Record<string, unknown>[] {
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+export function manifestOf(out: string): RunManifest {
+  return JSON.parse(readFileSync(join(out, 'run.json'), 'utf8')) as RunManifest;
+}
+
+/** `memlens ARGS` on the built CLI, its stdout. */
+export function memlens(...args: string[]): string {
+  const r = spawnSync('node', [...NODE_FLAGS, CLI, ...args], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`memlens ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return r.stdout;
+}
+
+export { spawn };
