@@ -85,9 +85,11 @@ class _Builder:
         pred = [[] for _ in objects]
         for i, obj in enumerate(objects):
             targets = []
+            distinct = set()
             for ref in gc.get_referents(obj):
                 j = index.get(id(ref))
-                if j is not None and j not in targets:
+                if j is not None and j not in distinct:
+                    distinct.add(j)
                     targets.append(j)
                     pred[j].append(i)
             succ.append(targets)
@@ -104,7 +106,8 @@ class _Builder:
         folded = self._folded(order, pred)
         kept = [i for i in order if i not in folded]
         truncated = len(kept) > max_nodes
-        kept = kept[:max_nodes]
+        if truncated:
+            kept = self._most_telling(roots, order, kept, succ, pred, folded, max_nodes)
         node_id = {i: n for n, i in enumerate(kept)}
 
         nodes = [self._node(n, objects[i]) for n, i in enumerate(kept)]
@@ -115,12 +118,13 @@ class _Builder:
                     edges.append(
                         {"from": node_id[i], "to": node_id[j], "label": label, "kind": kind}
                     )
+        # Views of one storage share its memory: count each data_ptr once, at its largest view.
         tensor_bytes = {}
-        for node in nodes:
+        for n, node in enumerate(nodes):
             tensor = node.get("tensor")
-            if tensor is not None and tensor["data_ptr"] is not None:
-                key = tensor["data_ptr"]
-                tensor_bytes[key] = max(tensor_bytes.get(key, 0), tensor["bytes"] or 0)
+            if tensor is not None:
+                key = tensor["data_ptr"] or ("no storage", n)
+                tensor_bytes[key] = max(tensor_bytes.get(key, 0), tensor["bytes"])
         return {
             "truncated": truncated,
             "nodes": nodes,
@@ -128,6 +132,56 @@ class _Builder:
             "cycle": _on_cycle(len(nodes), edges),
             "tensor_bytes": sum(tensor_bytes.values()),
         }
+
+    def _most_telling(self, roots, order, kept, succ, pred, folded, max_nodes):
+        """At most max_nodes of `kept`: for each tensor, largest first, the shortest chain of
+        holders from it up to a cycle and one shortest round of that cycle; then the nearest of
+        the rest. Without this a bound smaller than the tensor count would keep tensors only."""
+        local = {i: n for n, i in enumerate(order)}
+        cyclic, component = _cyclic([[local[j] for j in succ[i] if j in local] for i in order])
+        chosen = []
+        taken = set()
+
+        def take(i):
+            if len(chosen) < max_nodes and i not in folded and i not in taken:
+                taken.add(i)
+                chosen.append(i)
+
+        def size(i):
+            try:
+                tensor = self.objects[i]
+                return -int(self.tensor_type.numel(tensor)) * int(self.tensor_type.element_size(tensor))
+            except Exception:
+                return 0
+
+        for root in sorted(roots, key=size):
+            if len(chosen) >= max_nodes:
+                break
+            parent = {root: None}
+            queue = [root]
+            entry = None
+            for i in queue:
+                if local[i] in cyclic:
+                    entry = i
+                    break
+                for j in pred[i]:
+                    if j in local and j not in parent:
+                        parent[j] = i
+                        queue.append(j)
+            chain = []
+            at = entry if entry is not None else root
+            while at is not None:
+                chain.append(at)
+                at = parent[at]
+            for i in reversed(chain):  # the tensor first, then its holders
+                take(i)
+            if entry is not None:
+                for i in _round_trip(entry, succ, lambda j: j in local and
+                                     component[local[j]] == component[local[entry]]):
+                    take(i)
+        for i in kept:
+            take(i)
+        return chosen
 
     # -- folding ---------------------------------------------------------------------------
 
@@ -178,6 +232,28 @@ class _Builder:
             node["tensor"] = _tensor(obj, self.tensor_type)
             node["label"] = _short(_tensor_label(kind, node["tensor"]))
         return node
+
+
+def _round_trip(start, succ, inside):
+    """The nodes of a shortest path start -> ... -> start through nodes where inside() holds."""
+    previous = {start: None}
+    queue = [start]
+    last = None
+    for i in queue:
+        for j in succ[i]:
+            if j == start:
+                last = i
+                break
+            if inside(j) and j not in previous:
+                previous[j] = i
+                queue.append(j)
+        if last is not None:
+            break
+    path = []
+    while last is not None:
+        path.append(last)
+        last = previous[last]
+    return list(reversed(path))
 
 
 def _attribute_name(instance_dict, value):
@@ -364,47 +440,52 @@ def _label(obj):
 def _tensor(tensor, tensor_type):
     """Shape, dtype, bytes (elements x element size of this tensor, not its whole storage),
     data_ptr and device, read through torch.Tensor's own descriptors and methods so that a
-    subclass's overrides do not run. Never the data."""
+    subclass's overrides do not run. Never the data. A field that cannot be read is 0, [] or "?"
+    (data_ptr 0: no single storage, as for sparse tensors; torch says 0 for empty ones too)."""
     base = tensor_type
-    info = {"shape": None, "dtype": None, "bytes": None, "data_ptr": None, "device": None,
-            "stack": None}
-    for field, read in (
-        ("shape", lambda: [int(size) for size in base.shape.__get__(tensor)]),
-        ("dtype", lambda: str(base.dtype.__get__(tensor)).replace("torch.", "", 1)),
-        ("bytes", lambda: int(base.numel(tensor)) * int(base.element_size(tensor))),
-        ("data_ptr", lambda: int(base.data_ptr(tensor))),
-        ("device", lambda: str(base.device.__get__(tensor))),
+    info = {}
+    for field, read, otherwise in (
+        ("shape", lambda: [int(size) for size in base.shape.__get__(tensor)], []),
+        ("dtype", lambda: str(base.dtype.__get__(tensor)).replace("torch.", "", 1), "?"),
+        ("bytes", lambda: int(base.numel(tensor)) * int(base.element_size(tensor)), 0),
+        ("data_ptr", lambda: int(base.data_ptr(tensor)), 0),
+        ("device", lambda: str(base.device.__get__(tensor)), "?"),
     ):
         try:
             info[field] = read()
         except Exception:
-            pass  # no storage (sparse, meta, nested): that field stays null
+            info[field] = otherwise
+    info["stack"] = None
     return info
 
 
 def _tensor_label(kind, info):
-    shape = "" if info["shape"] is None else "[%s]" % ", ".join(str(s) for s in info["shape"])
-    return "%s %s%s" % (kind.__name__, info["dtype"] or "?", shape)
+    return "%s %s[%s]" % (kind.__name__, info["dtype"], ", ".join(str(s) for s in info["shape"]))
 
 
 # -- cycles ----------------------------------------------------------------------------------
 
 
 def _on_cycle(count, edges):
-    """Ids of the nodes on a strongly connected component of size > 1 or with a self-reference
-    (Tarjan's algorithm, iterative: graphs can be deep)."""
+    """Ids of the nodes on a strongly connected component of size > 1 or with a self-reference."""
     succ = [[] for _ in range(count)]
-    looped = set()
     for edge in edges:
         succ[edge["from"]].append(edge["to"])
-        if edge["from"] == edge["to"]:
-            looped.add(edge["from"])
+    return sorted(_cyclic(succ)[0])
+
+
+def _cyclic(succ):
+    """(set of the nodes on a cycle, component id of each node) of the graph given by adjacency
+    lists: Tarjan's algorithm, iterative (graphs can be deep)."""
+    count = len(succ)
     index = [None] * count
     low = [0] * count
+    component = [None] * count
     on_stack = [False] * count
     stack = []
-    result = set(looped)
+    cyclic = set(v for v in range(count) if v in succ[v])
     counter = 0
+    components = 0
     for start in range(count):
         if index[start] is not None:
             continue
@@ -432,13 +513,71 @@ def _on_cycle(count, edges):
                 parent = work[-1][0]
                 low[parent] = min(low[parent], low[v])
             if low[v] == index[v]:
-                component = []
+                members = []
                 while True:
                     w = stack.pop()
                     on_stack[w] = False
-                    component.append(w)
+                    component[w] = components
+                    members.append(w)
                     if w == v:
                         break
-                if len(component) > 1:
-                    result.update(component)
-    return sorted(result)
+                components += 1
+                if len(members) > 1:
+                    cyclic.update(members)
+    return cyclic, component
+
+
+# -- allocation stacks (CUDA, when memory history is recorded) ------------------------------
+
+
+def stack_lookup(snapshot):
+    """A function data_ptr -> the allocation's frames ([{filename, line, name}], as the snapshot
+    lists them: innermost first) or None, over the active blocks of a torch.cuda.memory._snapshot()
+    (2.1+: block["frames"]; 2.0: the last block["history"] entry's "frames")."""
+    import bisect
+
+    starts, ends, stacks = [], [], []
+    blocks = []
+    for segment in snapshot.get("segments", ()):
+        address = segment.get("address", 0)
+        for block in segment.get("blocks", ()):
+            size = block.get("size", 0)
+            if block.get("state") == "active_allocated":
+                frames = block.get("frames")
+                if not frames and block.get("history"):
+                    frames = block["history"][-1].get("frames")
+                if frames:
+                    blocks.append((address, address + size, frames))
+            address += size
+    blocks.sort(key=lambda b: b[0])
+    for start, end, frames in blocks:
+        starts.append(start)
+        ends.append(end)
+        stacks.append(
+            [{"filename": str(f.get("filename", "?")), "line": int(f.get("line", 0) or 0),
+              "name": str(f.get("name", "?"))} for f in frames]
+        )
+
+    def lookup(data_ptr):
+        at = bisect.bisect_right(starts, data_ptr) - 1
+        if at >= 0 and data_ptr < ends[at]:
+            return stacks[at]
+        return None
+
+    return lookup
+
+
+def add_cuda_stacks(graph, torch):
+    """Fill each CUDA tensor's "stack" from one snapshot of the allocator; leaves them null when
+    history is not recorded (blocks carry no frames) or the snapshot cannot be taken."""
+    tensors = [node["tensor"] for node in graph["nodes"]
+               if "tensor" in node and node["tensor"]["device"].startswith("cuda")
+               and node["tensor"]["data_ptr"]]
+    if not tensors:
+        return
+    try:
+        lookup = stack_lookup(torch.cuda.memory._snapshot())
+    except Exception:
+        return
+    for tensor in tensors:
+        tensor["stack"] = lookup(tensor["data_ptr"])

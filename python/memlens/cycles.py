@@ -111,7 +111,7 @@ class _Observer:
             if found and self.enabled:
                 self._report(found, info)
         except Exception as error:
-            self._fail("could not describe a collection's garbage", error)
+            self._fail("could not describe a collection's garbage", error)  # a bug of ours
         finally:
             gc.set_debug(self.program_flags)
             keep = self.program_flags & gc.DEBUG_SAVEALL  # the program asked for gc.garbage itself
@@ -157,6 +157,8 @@ class _Observer:
         graph = _graph.describe_garbage(found, self.device, self.max_nodes)
         if graph is None:
             return
+        if self.device.startswith("cuda"):
+            _graph.add_cuda_stacks(graph, sys.modules["torch"])
         doc = {
             "memlens_cycles": 1,
             "rank": self.rank,
@@ -169,7 +171,11 @@ class _Observer:
             "device": self.device,
         }
         doc.update(graph)
-        self._write(doc)
+        try:
+            self._write(doc)
+        except OSError as error:
+            self._fail("could not write a cycle graph", error)
+            return
         self.graphs += 1
         if self.graphs >= self.max_graphs:
             self.enabled = False
