@@ -5,10 +5,8 @@ import { cycleReport, gcCache } from '../src/engine/analyses/cycles/cycle-report
 import { summarizeCycle } from '../src/engine/analyses/cycles/cycle-summary.js';
 import { candidateCells, noWindowReason, traceSpan } from '../src/engine/analyses/cycles/cycle-windows.js';
 import { formatDuration } from '../src/engine/format.js';
-import { loadSnapshotBytes } from '../src/engine/load.js';
 import { discoverRun } from '../src/engine/run/discover.js';
-import { generateSnapshotBytes } from '../src/engine/synth/index.js';
-import { awaitableCycle, graphNodeChain } from './helpers/cycle-files.js';
+import { awaitableCycle, cycleSnapshot, graphNodeChain } from './helpers/cycle-files.js';
 
 const MiB = 2 ** 20;
 
@@ -42,9 +40,7 @@ describe('cycle files: read and checked', () => {
     expect(broken(['rank'], '0')).toThrow('rank is "0", expected a non-negative integer');
     expect(broken(['time_us'], undefined)).toThrow('time_us is missing, expected a non-negative integer');
     expect(broken(['nodes', 5, 'tensor', 'bytes'], -1)).toThrow('nodes[5].tensor.bytes is -1');
-    expect(broken(['edges', 1, 'to'], 99)).toThrow(
-      "edges[1].to is 99, which is no node's id",
-    );
+    expect(broken(['edges', 1, 'to'], 99)).toThrow("edges[1].to is 99, which is no node's id");
     expect(broken(['edges', 0, 'kind'], 'weak')).toThrow(
       "edges[0].kind is 'weak', expected one of attribute",
     );
@@ -86,13 +82,7 @@ describe('cycle paths and bytes held', () => {
 });
 
 describe('cycle tensors linked to the snapshot of their window', () => {
-  const generated = generateSnapshotBytes({
-    events: 25_000,
-    seed: 51,
-    cycleBytes: [2 * MiB, 3 * MiB + 100],
-    gcEvery: 4,
-  });
-  const s = loadSnapshotBytes(generated.bytes);
+  const { generated, s } = cycleSnapshot();
   const d = s.devices[0]!;
   const a = d.allocations;
   const planted = generated.expected.planted![0]!.bursts;

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
+import { writeCycleRun } from './helpers/cycle-files.js';
 import { PLANTED_RUN, writeGeneratedRun } from './helpers/generated-run.js';
 import { CLI } from './helpers/view-server.js';
 
@@ -86,6 +87,7 @@ describe('docs/json.md matches the real --json output', () => {
     ],
     leaks: [['leaks', file('leak.pickle'), '--range', '100:5000', '--json']],
     gc: [['gc', file('cycles.pickle'), '--json']],
+    cycles: [['cycles', file('cycle-run'), '--json']],
     frag: [['frag', file('oom.pickle'), '--at', '100', '--json']],
     categories: [['categories', EXAMPLE, '--points', '5', '--json']],
     diff: [['diff', file('oom.pickle'), file('b.pickle'), '--json']],
@@ -114,6 +116,7 @@ describe('docs/json.md matches the real --json output', () => {
         .bytes,
     );
     writeGeneratedRun(file('run'), PLANTED_RUN);
+    writeCycleRun(file('cycle-run'));
   }, 60_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

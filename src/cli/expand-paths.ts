@@ -44,7 +44,8 @@ export function isDirectory(p: string): boolean {
   }
 }
 
-function mtime(p: string): number | undefined {
+/** Modification time in ms, undefined when it cannot be read (the file's own error comes later). */
+export function mtime(p: string): number | undefined {
   try {
     return fs.statSync(p).mtimeMs;
   } catch {

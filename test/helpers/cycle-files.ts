@@ -1,5 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { findIterations } from '../../src/engine/analyses/iterations/iterations.js';
+import { loadSnapshotBytes } from '../../src/engine/load.js';
+import { generateSnapshotBytes } from '../../src/engine/synth/index.js';
+import { sliceBytes } from '../../src/engine/synth/run.js';
 
 /**
  * Cycle files as `memlens record --cycles` writes them (docs/cycles-format.md, schema 1), built
@@ -135,4 +139,81 @@ export function writeCycleFiles(dir: string, files: Record<string, unknown>[]): 
     writeFileSync(p, `${JSON.stringify(f)}\n`);
     return p;
   });
+}
+
+export interface CycleRun {
+  /** The two window snapshots (steps 0-9 and 10-…), absolute paths. */
+  windows: string[];
+  /** Cycle files written, each with the window its collection falls in and what it must link to. */
+  cycles: {
+    path: string;
+    window: number;
+    allocation: number;
+    /** Whether the tensor was allocated inside its window (else before it: the window has no stack for it). */
+    allocatedInWindow: boolean;
+    burstEntry: number;
+    bytes: number;
+  }[];
+  /** The cycle files that must not link: a rank without snapshots, and a CPU tensor. */
+  unlinked: string[];
+}
+
+const MiB = 2 ** 20;
+
+/** A training loop whose reference cycles gc.collect() frees every 4 steps (two tensors a step). */
+export function cycleSnapshot() {
+  const generated = generateSnapshotBytes({
+    events: 25_000,
+    seed: 51,
+    cycleBytes: [2 * MiB, 3 * MiB + 100],
+    gcEvery: 4,
+  });
+  return { generated, s: loadSnapshotBytes(generated.bytes) };
+}
+
+/**
+ * A recorded run as `memlens record --cycles` lays it out: a generated training loop whose
+ * reference cycles gc.collect() frees every 4 steps, cut into two verl step windows, and one cycle
+ * file per collection, each seen 1 µs before the burst that released its tensors, pointing into
+ * the middle of a tensor it freed.
+ */
+export function writeCycleRun(root: string): CycleRun {
+  const { generated, s } = cycleSnapshot();
+  const d = s.devices[0]!;
+  const it = findIterations(s, d);
+  const split = it.start[10]!;
+  const windows = [
+    { dir: 'steps0-9', from: 0, to: split },
+    { dir: 'steps10-19', from: split, to: d.trace.length },
+  ].map((w) => {
+    const p = join(root, w.dir, 'torch_memory_rank0_pid4242.pickle');
+    mkdirSync(join(root, w.dir), { recursive: true });
+    writeFileSync(p, sliceBytes(s, d, w.from, w.to));
+    return p;
+  });
+  const a = d.allocations;
+  const cycles: CycleRun['cycles'] = [];
+  const files = generated.expected.planted![0]!.bursts.map((b, k) => {
+    const id = a.ofEntry[b.entry]!;
+    const tensor = { bytes: a.size[id]!, data_ptr: a.addr[id]! + 256, shape: [a.size[id]!], dtype: 'uint8' };
+    const window = b.entry < split ? 0 : 1;
+    cycles.push({
+      path: '',
+      window,
+      allocatedInWindow: a.start[id]! >= (window === 0 ? 0 : split),
+      allocation: id,
+      burstEntry: b.entry,
+      bytes: a.size[id]!,
+    });
+    return awaitableCycle({ time_us: b.timeUs - 1, step: b.iteration, collection: k + 1 }, [tensor]);
+  });
+  const other = awaitableCycle({ time_us: 1, rank: 1, pid: 99, collection: 1 }, [
+    { bytes: MiB, data_ptr: 4096 },
+  ]);
+  const cpu = awaitableCycle({ time_us: 2, collection: 99, device: 'cpu' }, [
+    { bytes: 4096, data_ptr: 8192, device: 'cpu' },
+  ]);
+  const paths = writeCycleFiles(root, [...files, other, cpu]);
+  for (const [i, c] of cycles.entries()) c.path = paths[i]!;
+  return { windows, cycles, unlinked: paths.slice(files.length) };
 }

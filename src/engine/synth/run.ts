@@ -133,7 +133,8 @@ function synthOptions(o: RunOptions, steps: number, perStep: number) {
   return { seed: o.seed ?? 1, devices: o.ranks, events: steps * perStep, devicePlants: plants };
 }
 
-function sliceBytes(s: Snapshot, d: DeviceModel, from: number, to: number): Uint8Array {
+/** The entries [from, to) of a device as a window snapshot file (what a producer that clears the history after each dump writes). */
+export function sliceBytes(s: Snapshot, d: DeviceModel, from: number, to: number): Uint8Array {
   const plan = planSlice(s, [d], { by: 'entries', from, to });
   const chunks: Uint8Array[] = [];
   new PickleWriter((c) => chunks.push(c.slice()), { protocol: plan.protocol }).dump(plan.value);

@@ -48,6 +48,8 @@ export interface TensorLink {
   burst_reason: string | null;
 }
 
+export const NOT_CUDA = (device: string) => `a ${device} tensor: memory snapshots record CUDA memory only`;
+
 /** The device index a tensor's device names ("cuda:1" → 1); null for other devices. */
 export function cudaIndex(device: string): number | null {
   const m = /^cuda(?::(\d+))?$/.exec(device);
@@ -73,7 +75,7 @@ export function linkTensor(
     burst_reason: reason,
   });
   const index = cudaIndex(t.device);
-  if (index === null) return none(`a ${t.device} tensor: memory snapshots record CUDA memory only`);
+  if (index === null) return none(NOT_CUDA(t.device));
   const d = s.devices.find((x) => x.device === index);
   if (d === undefined)
     return none(

@@ -5,8 +5,8 @@
  */
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { type DeviceGc, type GcOptions, gcBurstsOf } from '../gc/gc-bursts.js';
-import type { CycleGraph } from './cycle-file.js';
-import { linkTensor, type TensorLink } from './cycle-links.js';
+import type { CycleFrame, CycleGraph } from './cycle-file.js';
+import { cudaIndex, linkTensor, NOT_CUDA, type TensorLink } from './cycle-links.js';
 import type { PathHop } from './cycle-paths.js';
 import { summarizeCycle } from './cycle-summary.js';
 
@@ -22,6 +22,8 @@ export interface CycleTensorReport extends Omit<TensorLink, 'tensor'> {
   bytes: number;
   data_ptr: number;
   device: string;
+  /** The recorder's allocation stack of the tensor (innermost first), when history was on. */
+  stack: CycleFrame[] | null;
   /** False for a view of a storage another tensor of the graph already counts. */
   counted: boolean;
   hops: PathHop[];
@@ -42,6 +44,17 @@ export interface CycleReport extends Omit<CycleGraph, 'nodes' | 'edges' | 'cycle
   snapshot_reason: string | null;
   tensors: CycleTensorReport[];
 }
+
+/** Whether any tensor of the graph is in CUDA memory: only those are in a snapshot's window. */
+export function holdsCudaTensors(g: CycleGraph): boolean {
+  return g.nodes.some((n) => n.tensor !== null && cudaIndex(n.tensor.device) !== null);
+}
+
+/** The match of a graph whose tensors no snapshot holds. */
+export const NO_CUDA_TENSOR: WindowMatch = {
+  file: null,
+  reason: 'no CUDA tensor: memory snapshots record CUDA memory only',
+};
 
 /** GC bursts of each device, computed once for every cycle and tensor linked to one snapshot. */
 export function gcCache(s: Snapshot, opts: GcOptions = {}): (d: DeviceModel) => DeviceGc {
@@ -68,16 +81,13 @@ export function cycleReport(
   const summary = summarizeCycle(g);
   const bursts = match.file !== null ? (gcOf ?? gcCache(match.snapshot)) : null;
   const tensors = summary.tensors.map((t): CycleTensorReport => {
+    // A CPU tensor is in no snapshot, whichever window was found.
+    const reason =
+      cudaIndex(t.device) === null ? NOT_CUDA(t.device) : match.file === null ? match.reason : null;
     const { tensor: _, ...rest }: TensorLink =
-      match.file !== null
+      match.file !== null && reason === null
         ? linkTensor(match.snapshot, t.id, t, g.time_us, bursts!)
-        : {
-            tensor: t.id,
-            allocation: null,
-            allocation_reason: match.reason,
-            burst: null,
-            burst_reason: match.reason,
-          };
+        : { tensor: t.id, allocation: null, allocation_reason: reason, burst: null, burst_reason: reason };
     return {
       id: t.id,
       label: t.label,
@@ -86,6 +96,7 @@ export function cycleReport(
       bytes: t.bytes,
       data_ptr: t.data_ptr,
       device: t.device,
+      stack: t.stack,
       counted: t.counted,
       hops: t.path.hops,
       path_words: t.path_words,

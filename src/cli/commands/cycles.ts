@@ -1,0 +1,89 @@
+import type { Command } from 'commander';
+import type { CycleGraph } from '../../engine/analyses/cycles/cycle-file.js';
+import { type CycleReport, cycleReport } from '../../engine/analyses/cycles/cycle-report.js';
+import {
+  allocationText,
+  burstText,
+  cycleTitle,
+  heldText,
+  recordedSiteText,
+  tensorText,
+  wallClockText,
+  windowText,
+} from '../../engine/analyses/cycles/cycle-words.js';
+import { pc } from '../colors.js';
+import { gatherCycleInputs, readCycleFile, WindowFinder } from '../cycle-inputs.js';
+import { textWidth } from '../indent.js';
+import { EXIT_BAD_INPUT, reportError } from '../run-files.js';
+import { fitToWidth, shortenMiddle } from '../text-width.js';
+
+/** `memlens cycles`: the reference cycles `memlens record --cycles` wrote, with what they held. */
+export function cyclesCommand(program: Command): void {
+  program
+    .command('cycles')
+    .description(
+      'reference cycles recorded by memlens record --cycles: the bytes each held, the path from the cycle to each tensor, and its allocation and GC burst in the snapshot of that window',
+    )
+    .argument(
+      '<path...>',
+      'run directories (their cycles/*.json), cycle files, and snapshot files to link them to',
+    )
+    .option('--json', 'print JSON: {"cycles": [{"file", "rank", "bytes", "path_words", "tensors": [...]}]}')
+    .action((paths: string[], opts: { json?: boolean }) => listCycles(paths, opts.json ?? false));
+}
+
+async function listCycles(paths: string[], json: boolean): Promise<void> {
+  const { cycles, run } = gatherCycleInputs(paths);
+  if (cycles.length === 0)
+    throw new Error(
+      `${paths.join(', ')}: no cycle files (cycles/*.json, written by memlens record --cycles)`,
+    );
+  let failed = false;
+  const fail = (file: string, e: unknown) => {
+    failed = true;
+    reportError(file, e);
+  };
+  const graphs: { file: string; graph: CycleGraph }[] = [];
+  const reports: Record<string, unknown>[] = [];
+  for (const file of cycles) {
+    try {
+      graphs.push({ file, graph: readCycleFile(file) });
+    } catch (e) {
+      fail(file, e);
+      reports.push({ file, error: (e as Error).message });
+    }
+  }
+  // Rank then time: each window's cycles come together, so its snapshot is loaded once.
+  graphs.sort((a, b) => a.graph.rank - b.graph.rank || a.graph.time_us - b.graph.time_us);
+  const finder = new WindowFinder(run, fail);
+  const width = textWidth();
+  for (const { file, graph } of graphs) {
+    const { match, gcOf } = await finder.match(graph);
+    const report = cycleReport(graph, match, gcOf);
+    if (json) reports.push({ file, ...report });
+    else process.stdout.write(`${shortenMiddle(file, width)}\n${fitToWidth(render(report), width)}\n\n`);
+  }
+  if (json) process.stdout.write(`${JSON.stringify({ cycles: reports }, null, 1)}\n`);
+  if (failed) process.exitCode = EXIT_BAD_INPUT;
+}
+
+function render(r: CycleReport): string {
+  const lines = [
+    `  ${pc.bold(cycleTitle(r))}, at ${wallClockText(r.time_us)}`,
+    `  ${pc.bold(heldText(r))}`,
+    `  ${r.path_words ?? 'no tensor in the graph'}`,
+    `  ${windowText(r)}`,
+  ];
+  for (const t of r.tensors) {
+    lines.push(`    tensor #${t.id} ${tensorText(t)} at 0x${t.data_ptr.toString(16)}`);
+    if (r.tensors.length > 1 && t.path_words !== r.path_words) lines.push(`      ${t.path_words}`);
+    if (t.allocation !== null) lines.push(`      ${allocationText(t.allocation)}`);
+    else if (r.snapshot !== null) lines.push(`      ${pc.dim(`no allocation: ${t.allocation_reason}`)}`);
+    // The recorder's own stack names the site where the snapshot cannot.
+    const recorded = t.allocation?.site ? null : recordedSiteText(t);
+    if (recorded !== null) lines.push(`      ${recorded}`);
+    if (t.burst !== null) lines.push(`      ${pc.yellow(burstText(t.burst))}`);
+    else if (t.allocation !== null) lines.push(`      ${pc.dim(`no GC burst: ${t.burst_reason}`)}`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,132 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { NODE_FLAGS } from '../src/cli/node-flags.js';
+import { writeCycleRun } from './helpers/cycle-files.js';
+
+const CLI = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
+const root = mkdtempSync(join(tmpdir(), 'memlens-cycles-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+const recorded = writeCycleRun(root);
+writeFileSync(join(root, 'run.json'), '{"command": ["python", "train.py"]}');
+
+const memlens = (...args: string[]) =>
+  spawnSync('node', [...NODE_FLAGS, CLI, ...args], { encoding: 'utf8', cwd: root });
+
+interface Listed {
+  file: string;
+  rank: number;
+  bytes: number;
+  path_words: string;
+  snapshot: { file: string; by: string } | null;
+  snapshot_reason: string | null;
+  tensors: {
+    allocation: { id: number; alloc_entry: number; site: { name: string; line: number } | null } | null;
+    allocation_reason: string | null;
+    burst: { entry: number } | null;
+  }[];
+}
+
+describe('memlens cycles', () => {
+  it("lists every cycle of a run directory, each linked to its window's allocation and GC burst", () => {
+    const r = memlens('cycles', root, '--json');
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const listed = (JSON.parse(r.stdout) as { cycles: Listed[] }).cycles;
+    expect(listed).toHaveLength(recorded.cycles.length + recorded.unlinked.length);
+    const byFile = new Map(listed.map((c) => [c.file, c]));
+    // Both windows hold cycles: each is matched by the time its trace spans.
+    expect(new Set(recorded.cycles.map((c) => c.window))).toEqual(new Set([0, 1]));
+    for (const c of recorded.cycles) {
+      const got = byFile.get(c.path)!;
+      expect(got.snapshot).toEqual({ file: recorded.windows[c.window], by: 'time' });
+      expect(got.bytes).toBe(c.bytes);
+      expect(got.path_words).toMatch(/^AwaitableTensor\.__dict__ → dict\['value'\] → Tensor \d/);
+      if (c.allocatedInWindow)
+        expect(got.tensors[0]!.allocation!.site).toMatchObject({ name: 'forward', line: 176 });
+      else expect(got.tensors[0]!.allocation).toMatchObject({ alloc_entry: -1, site: null });
+      expect(got.tensors[0]!.burst!.entry).toBeGreaterThan(0);
+    }
+    const [otherRank, cpu] = recorded.unlinked.map((p) => byFile.get(p)!);
+    expect(otherRank!.snapshot_reason).toBe('no snapshot of rank 1 (ranks: 0)');
+    expect(cpu!.snapshot_reason).toBe('no CUDA tensor: memory snapshots record CUDA memory only');
+    expect(cpu!.tensors[0]!.allocation_reason).toBe('a cpu tensor: memory snapshots record CUDA memory only');
+  });
+
+  it('text: each cycle with its bytes, its path in words, its window, the site and the GC burst, within the width', () => {
+    const [cycle, window] = [recorded.cycles[1]!.path, recorded.windows[0]!].map((p) => relative(root, p));
+    const r = memlens('cycles', cycle!, window!);
+    expect(r.status).toBe(0);
+    const lines = r.stdout.split('\n');
+    expect(lines.every((l) => l.length <= 100)).toBe(true);
+    expect(r.stdout).toContain('rank 0, pid 4242, collection 2 (generation 2), step 8, at ');
+    expect(r.stdout).toMatch(/held 2\.00 MiB in 1 tensor \(6 nodes, 5 on the cycle\)/);
+    expect(r.stdout).toContain("AwaitableTensor.__dict__ → dict['value'] → Tensor 2.00 MiB");
+    expect(r.stdout).toContain(`snapshot ${window} (its trace spans the collection’s time)`);
+    expect(r.stdout).toMatch(/allocated at forward \(.*model\.py:176\), entry [\d,]+/);
+    expect(r.stdout).toMatch(
+      /freed by the GC burst at entry [\d,]+ \([\d.]+ m?s into the trace\): 8 allocations, 20.0 MiB/,
+    );
+  });
+
+  it('a bad cycle file is one line naming it; the others are still listed', () => {
+    const bad = join(root, 'cycles', 'rank0_pid4242_gc500.json');
+    writeFileSync(bad, '{"memlens_cycles": 1, "rank": 0, "nodes": [');
+    try {
+      const r = memlens('cycles', join(root, 'cycles'));
+      expect(r.status).toBe(2);
+      expect(r.stderr).toBe(`memlens: ${bad}: not a memlens cycle file: invalid JSON (${jsonError()})\n`);
+      expect(r.stdout.match(/^ {2}rank \d/gm)).toHaveLength(recorded.cycles.length + 2);
+    } finally {
+      rmSync(bad);
+    }
+    const none = memlens('cycles', recorded.windows[0]!);
+    expect(none.status).toBe(2);
+    expect(none.stderr).toMatch(
+      /^memlens: .*: no cycle files \(cycles\/\*\.json, written by memlens record --cycles\)\n$/,
+    );
+    expect(relative(root, recorded.windows[0]!)).toBe('steps0-9/torch_memory_rank0_pid4242.pickle');
+  });
+});
+
+function jsonError(): string {
+  try {
+    JSON.parse('{"memlens_cycles": 1, "rank": 0, "nodes": [');
+  } catch (e) {
+    return (e as Error).message;
+  }
+  return '';
+}
+
+describe('memlens cycles on what the Python observer writes (real gc, Debian torch CPU build, device cpu)', () => {
+  const out = mkdtempSync(join(tmpdir(), 'memlens-cycles-real-'));
+  afterAll(() => rmSync(out, { recursive: true, force: true }));
+  it("reads seed 001's awaitable tensor and seed 003's graph nodes, bytes as the observer counted them", () => {
+    const scenarios = ['awaitable_method', 'graph_nodes'];
+    const py = spawnSync('/usr/bin/python3', ['test/python/cycles/scenarios.py', out, ...scenarios], {
+      encoding: 'utf8',
+    });
+    expect(py.status, py.stderr).toBe(0);
+    const r = spawnSync(
+      'node',
+      [...NODE_FLAGS, CLI, 'cycles', ...scenarios.map((s) => join(out, s)), '--json'],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(r.stderr).toBe('');
+    const [awaitable, nodes] = (JSON.parse(r.stdout) as { cycles: (Listed & { device: string })[] }).cycles;
+    const written = (c: Listed) => JSON.parse(readFileSync(c.file, 'utf8')) as { tensor_bytes: number };
+    expect(awaitable!.path_words).toBe(
+      'AwaitableTensorWithMethodCallback._tensor_awaitable → AwaitableTensor._tensor → Tensor 2.00 MiB',
+    );
+    expect(awaitable!.bytes).toBe(written(awaitable!).tensor_bytes);
+    expect(nodes!.path_words).toBe('Value.inputs → list[0] → Value.cached_data → Tensor 1.00 KiB');
+    expect(nodes!.tensors).toHaveLength(6);
+    expect(nodes!.bytes).toBe(written(nodes!).tensor_bytes);
+    expect(nodes!.device).toBe('cpu');
+    expect(nodes!.snapshot_reason).toBe('no CUDA tensor: memory snapshots record CUDA memory only');
+  }, 60_000);
+});
