@@ -1,0 +1,160 @@
+/**
+ * memlens record leaves the program alone: its output, exit code and traceback are its own, every
+ * Python process of the run (multiprocessing children too) gets the helper, a user's own
+ * sitecustomize still runs, signals reach it. Real torch (Debian's 1.13 CPU build): no CUDA, so
+ * memlens says in one line that snapshots need a device. Where a test needs snapshots it uses the
+ * test-only CUDA stand-in (test/record-standin/cuda_standin.py).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { NODE_FLAGS } from '../src/cli/node-flags.js';
+import { CLI, manifestOf, PYTHON, recordProgram, STANDIN_DIR, tempDir } from './helpers/record-run.js';
+
+const NOISY = `
+import sys, torch
+print("to stdout", torch.ones(2).sum().item())
+print("to stderr", file=sys.stderr)
+sys.exit(3)
+`;
+
+const cli = (args: string[], opts: { cwd?: string } = {}) =>
+  spawnSync('node', [...NODE_FLAGS, CLI, ...args], { encoding: 'utf8', ...opts });
+
+describe('memlens record runs the program unchanged', () => {
+  it('keeps its stdout, stderr and exit code, and says in one line that snapshots need CUDA', () => {
+    const plain = spawnSync(PYTHON, ['-c', NOISY], { encoding: 'utf8' });
+    const r = recordProgram(NOISY);
+    expect(r.result.status).toBe(3);
+    expect(r.result.stdout).toBe(plain.stdout);
+    const programStderr = r.result.stderr
+      .split('\n')
+      .filter((l) => !l.startsWith('memlens record:'))
+      .join('\n');
+    expect(programStderr.trim()).toBe(plain.stderr.trim());
+    expect(r.memlensLines.filter((l) => l.includes('CUDA'))).toEqual([
+      'memlens record: snapshots need a CUDA device; torch 1.13.0a0 sees none',
+    ]);
+    expect(manifestOf(r.out)).toMatchObject({ exit_code: 3, files: [], torch: ['1.13.0a0'] });
+  });
+
+  it("keeps a raising program's traceback and exit code 1", () => {
+    const r = recordProgram('import torch\ndef f():\n    raise ValueError("boom")\nf()\n');
+    expect(r.result.status).toBe(1);
+    expect(r.result.stderr).toMatch(/Traceback \(most recent call last\):[\s\S]*ValueError: boom/);
+  });
+
+  it('says that it records reference cycles only, when --cycles is on and there is no CUDA', () => {
+    const r = recordProgram('import torch\n', { recordArgs: ['--cycles'] });
+    expect(r.result.status).toBe(0);
+    expect(r.memlensLines).toContain(
+      'memlens record: snapshots need a CUDA device; torch 1.13.0a0 sees none (recording reference cycles only)',
+    );
+  });
+
+  it("runs the user's own sitecustomize, and reports a failing one as site.py does", () => {
+    const dir = tempDir('site');
+    const mark = join(dir, 'mark');
+    const ok = recordProgram('import torch\nprint("ran")\n', {
+      env: { PYTHONPATH: STANDIN_DIR, STANDIN_SITE_MARK: mark },
+    });
+    expect(ok.result.stdout).toBe('ran\n');
+    expect(readFileSync(mark, 'utf8')).toMatch(/^user sitecustomize ran in pid \d+\n$/);
+    const failing = recordProgram('import torch\nprint("ran")\n', {
+      env: { PYTHONPATH: STANDIN_DIR, STANDIN_SITE_FAIL: '1' },
+    });
+    expect(failing.result.status).toBe(0);
+    expect(failing.result.stdout).toBe('ran\n');
+    expect(failing.result.stderr).toContain(
+      "Error in sitecustomize; set PYTHONVERBOSE for traceback:\nRuntimeError: the user's sitecustomize fails on purpose",
+    );
+    // The helper still started after the failing sitecustomize.
+    expect(manifestOf(failing.out).processes[0]).toMatchObject({ torch: '1.13.0a0', cuda: 'cpu-only build' });
+  });
+
+  it('records multiprocessing children too, each with its rank from RANK', () => {
+    const r = recordProgram(
+      `import multiprocessing as mp, os, torch
+def train():
+    model = torch.nn.Linear(4, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(torch.randn(2, 4)).sum().backward()
+    opt.step()
+if __name__ == "__main__":
+    os.environ["RANK"] = "1"
+    child = mp.get_context("spawn").Process(target=train)
+    child.start(); child.join()
+    os.environ["RANK"] = "0"
+    train()
+    print("exit", child.exitcode)
+`,
+      { standin: true, recordArgs: ['--every', '1'] },
+    );
+    expect(r.result.stdout).toBe('exit 0\n');
+    const m = manifestOf(r.out);
+    const ranks = m.processes.map((p) => p.rank);
+    expect(ranks).toEqual([0, 1]);
+    const [parent, child] = m.processes;
+    expect(m.files.filter((f) => f.kind === 'step').map((f) => f.path)).toEqual([
+      `step1/torch_memory_rank0_pid${parent!.pid}.pickle`,
+      `step1/torch_memory_rank1_pid${child!.pid}.pickle`,
+    ]);
+    expect(child!.ppid).toBe(parent!.pid);
+  });
+});
+
+describe('memlens record: signals and exit codes', () => {
+  it('forwards SIGTERM to the command and exits 128 + 15, with run.json written', async () => {
+    const dir = tempDir('sig');
+    const script = join(dir, 'sleep.py');
+    writeFileSync(script, 'import time, torch\nprint("ready", flush=True)\ntime.sleep(60)\n');
+    const out = join(dir, 'out');
+    const child = spawn('node', [...NODE_FLAGS, CLI, 'record', '--out', out, '--', PYTHON, script], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    await new Promise<void>((resolve) =>
+      child.stdout.on('data', (d: Buffer) => d.includes('ready') && resolve()),
+    );
+    child.kill('SIGTERM');
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    expect(code).toBe(143);
+    expect(manifestOf(out)).toMatchObject({ exit_code: 143, signal: 'SIGTERM' });
+  });
+
+  it('a command that dies of a signal gives 128 + n', () => {
+    const r = recordProgram('import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n');
+    expect(r.result.status).toBe(137);
+  });
+});
+
+describe('memlens record: bad input', () => {
+  it('says what is wrong in one line and exits non-zero', () => {
+    const dir = tempDir('bad');
+    const missing = cli(['record', '--out', join(dir, 'a')]);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toBe(
+      'memlens record: no command to run: memlens record [options] -- CMD ARGS...\n',
+    );
+    const notFound = cli(['record', '--out', join(dir, 'b'), '--', join(dir, 'no-such-program')]);
+    expect(notFound.status).toBe(127);
+    expect(notFound.stderr).toContain(`memlens record: ${join(dir, 'no-such-program')}: command not found\n`);
+    mkdirSync(join(dir, 'used'));
+    writeFileSync(join(dir, 'used', 'x'), '');
+    const used = cli(['record', '--out', join(dir, 'used'), '--', PYTHON, '-c', 'pass']);
+    expect(used.status).toBe(2);
+    expect(used.stderr).toBe(
+      `memlens record: ${join(dir, 'used')}: not empty; record each run into a new directory\n`,
+    );
+    for (const [option, value, what] of [
+      ['--every', 'often', 'expected a non-negative integer'],
+      ['--max-entries', '0', 'expected a positive integer'],
+      ['--max-bytes', '12XB', 'expected a size'],
+      ['--stacks', 'cpp', 'Allowed choices are python, all'],
+    ] as const) {
+      const r = cli(['record', option, value, '--', PYTHON, '-c', 'pass'], { cwd: dir });
+      expect(r.status, option).not.toBe(0);
+      expect(r.stderr.split('\n')[0], option).toContain(what);
+    }
+  });
+});
