@@ -29,7 +29,13 @@ export async function reportRecording(m: RunManifest, procs: ProcRecord[], cycle
     for (const f of m.cycles.slice(0, 10)) process.stderr.write(`  ${f.path}  ${formatBytes(f.bytes)}\n`);
     if (m.cycles.length > 10) process.stderr.write(`  … ${plural(m.cycles.length - 10, 'more file')}\n`);
   }
-  if (m.files.length + m.cycles.length > 0) say(`open it: memlens view ${m.out}`);
+  if (m.files.length > 0) say(`open it: memlens view ${shellWord(m.out)}`);
+  if (m.cycles.length > 0) say(`its reference cycles: memlens cycles ${shellWord(m.out)}`);
+}
+
+/** The path as a shell word the user can paste. */
+function shellWord(p: string): string {
+  return /^[\w@%+=:,./-]+$/.test(p) ? p : `'${p.replaceAll("'", "'\\''")}'`;
 }
 
 /** One line on why no snapshot was written, when none was: each process said what it saw. */
