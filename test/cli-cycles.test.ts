@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
-import { writeCycleRun } from './helpers/cycle-files.js';
+import { cycleSnapshot, writeCycleRun } from './helpers/cycle-files.js';
 
 const CLI = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
 const root = mkdtempSync(join(tmpdir(), 'memlens-cycles-'));
@@ -129,4 +129,44 @@ describe('memlens cycles on what the Python observer writes (real gc, Debian tor
     expect(nodes!.device).toBe('cpu');
     expect(nodes!.snapshot_reason).toBe('no CUDA tensor: memory snapshots record CUDA memory only');
   }, 60_000);
+});
+
+describe('memlens gc cites the recorded cycles', () => {
+  interface GcJson {
+    files: {
+      file: string;
+      devices: { bursts: { entry: number; cycles: { file: string; bytes: number }[] }[] }[];
+    }[];
+  }
+  it("names for each burst the recorded cycles whose tensors it freed, in the run's windows", () => {
+    const cycles = (JSON.parse(memlens('cycles', root, '--json').stdout) as { cycles: Listed[] }).cycles;
+    const r = memlens('gc', root, '--json');
+    expect(r.stderr).toBe('');
+    const files = (JSON.parse(r.stdout) as GcJson).files;
+    expect(files.map((f) => f.file)).toEqual(recorded.windows);
+    const cited = files.flatMap((f) =>
+      f.devices[0]!.bursts.flatMap((b) => b.cycles.map((c) => `${f.file} ${b.entry} ${c.file} ${c.bytes}`)),
+    );
+    const expected = cycles
+      .filter((c) => c.tensors[0]!.burst !== null)
+      .map((c) => `${c.snapshot!.file} ${c.tensors[0]!.burst!.entry} ${c.file} ${c.bytes}`);
+    expect(expected).toHaveLength(recorded.cycles.length);
+    expect(cited.sort()).toEqual(expected.sort());
+  });
+
+  it("a snapshot given with cycle files: its pattern's bursts say how many cycles they freed, and the first one's path", () => {
+    const full = join(root, '..', `${relative(tmpdir(), root)}-full.pickle`);
+    writeFileSync(full, cycleSnapshot().generated.bytes);
+    try {
+      const r = memlens('gc', full, ...recorded.cycles.map((c) => c.path));
+      expect(r.stderr).toBe('');
+      expect(r.stdout).toContain(
+        `    ${recorded.cycles.length} bursts of this pattern freed tensors of ${recorded.cycles.length} recorded cycles, the first:\n` +
+          "      recorded cycle (rank 0, collection 1): AwaitableTensor.__dict__ → dict['value'] → Tensor 2.00\n" +
+          '        MiB; freed here: 1 tensor, 2.00 MiB\n',
+      );
+    } finally {
+      rmSync(full);
+    }
+  });
 });

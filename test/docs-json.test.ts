@@ -86,7 +86,10 @@ describe('docs/json.md matches the real --json output', () => {
       ['oom', EXAMPLE, '--capacity', '80GiB', '--request', '2GiB', '--json'],
     ],
     leaks: [['leaks', file('leak.pickle'), '--range', '100:5000', '--json']],
-    gc: [['gc', file('cycles.pickle'), '--json']],
+    gc: [
+      ['gc', file('cycles.pickle'), '--json'],
+      ['gc', file('cycle-run'), '--json'],
+    ],
     cycles: [['cycles', file('cycle-run'), '--json']],
     frag: [['frag', file('oom.pickle'), '--at', '100', '--json']],
     categories: [['categories', EXAMPLE, '--points', '5', '--json']],

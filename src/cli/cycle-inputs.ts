@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type CycleGraph, parseCycleText } from '../engine/analyses/cycles/cycle-file.js';
+import { burstCycles, type CycleCitation } from '../engine/analyses/cycles/burst-cycles.js';
 import {
+  cycleReport,
   gcCache,
   holdsCudaTensors,
   NO_CUDA_TENSOR,
@@ -14,15 +16,16 @@ import {
   spanHolds,
   type TimeSpan,
   traceSpan,
+  windowCycles,
 } from '../engine/analyses/cycles/cycle-windows.js';
-import type { DeviceGc } from '../engine/analyses/gc/gc-bursts.js';
+import { type DeviceGc, type GcOptions, gcBurstsOf } from '../engine/analyses/gc/gc-bursts.js';
 import { SnapshotError } from '../engine/errors.js';
 import type { DeviceModel, Snapshot } from '../engine/model/snapshot.js';
 import { discoverRun, type Run } from '../engine/run/discover.js';
 import { naturalCompare } from '../engine/run/natural-order.js';
 import { isDirectory, mtime, snapshotsUnder } from './expand-paths.js';
 import { openSnapshot } from './open-snapshot.js';
-import { reportError } from './run-files.js';
+import { EXIT_BAD_INPUT, reportError } from './run-files.js';
 
 /** Where `memlens record --cycles` writes the graphs, under the run's directory. */
 export const CYCLES_DIR = 'cycles';
@@ -159,4 +162,58 @@ export class WindowFinder {
       return null;
     }
   }
+}
+
+/** Cycle files among a command's arguments, read, beside the snapshot arguments left for runFiles. */
+export interface RecordedCycles {
+  /** The arguments that name snapshots or run directories (cycle files and `cycles/` left out). */
+  snapshotArgs: string[];
+  graphs: { file: string; graph: CycleGraph }[];
+  run: Run;
+}
+
+/**
+ * For commands over snapshots that cite recorded cycles (gc): the cycle files given or in the runs'
+ * `cycles/`, each read (a bad one said on stderr, exit code 2, the rest still used).
+ */
+export function recordedCycles(args: string[]): RecordedCycles {
+  const { cycles, run } = gatherCycleInputs(args);
+  const graphs: RecordedCycles['graphs'] = [];
+  for (const file of cycles) {
+    try {
+      graphs.push({ file, graph: readCycleFile(file) });
+    } catch (e) {
+      reportError(file, e);
+      process.exitCode = EXIT_BAD_INPUT;
+    }
+  }
+  const snapshotArgs = args.filter((a) =>
+    isDirectory(a) ? path.basename(path.resolve(a)) !== CYCLES_DIR : !isCycleFile(a),
+  );
+  return { snapshotArgs, graphs, run };
+}
+
+/**
+ * For each device's bursts (`per`, computed with the command's options), the recorded cycles of
+ * this snapshot's window whose tensors each burst freed.
+ */
+export function citeCycles(
+  rc: RecordedCycles,
+  snapshot: Snapshot,
+  file: string,
+  per: DeviceGc[],
+  gcOpts: GcOptions,
+): CycleCitation[][][] {
+  const mine = windowCycles(
+    rc.run,
+    file,
+    traceSpan(snapshot),
+    rc.graphs.map((g) => ({ ...g.graph, file: g.file, graph: g.graph })),
+  );
+  const gcOf = (d: DeviceModel) => per.find((r) => r.device === d.device) ?? gcBurstsOf(snapshot, d, gcOpts);
+  const linked = mine.map((g) => ({
+    file: g.file,
+    report: cycleReport(g.graph, { file, by: 'time', snapshot }, gcOf),
+  }));
+  return per.map((r) => burstCycles(linked, r.device, r.bursts.length));
 }

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { type CycleCitation, citationText } from '../../engine/analyses/cycles/burst-cycles.js';
 import { formatFrame } from '../../engine/analyses/frames/short-path.js';
 import { topUserFrame } from '../../engine/analyses/frames/user-frames.js';
 import type { BurstPattern } from '../../engine/analyses/gc/burst-patterns.js';
@@ -19,6 +20,7 @@ import {
 import { formatBytes, formatCount, formatDuration, plural } from '../../engine/format.js';
 import type { Frame } from '../../engine/model/stack-table.js';
 import { pc } from '../colors.js';
+import { citeCycles, recordedCycles } from '../cycle-inputs.js';
 import { framesCell, sitesTable } from '../frames-text.js';
 import { type FileOptions, parseCount, parseDevice, runFiles } from '../run-files.js';
 import { headerLines } from './leaks.js';
@@ -38,7 +40,10 @@ export function gcCommand(program: Command): void {
     .description(
       'bursts where many long-lived allocations are freed at once (gc.collect() freeing reference cycles)',
     )
-    .argument('<file...>', 'snapshot files (.pickle, .json, optionally gzipped)')
+    .argument(
+      '<file...>',
+      'snapshot files (.pickle, .json, optionally gzipped) or run directories; recorded cycles (memlens record --cycles) given alongside or in a run are cited',
+    )
     .option(
       '--marker <name>',
       'what starts an iteration: an annotation name prefix, or a function called once per step',
@@ -56,20 +61,34 @@ export function gcCommand(program: Command): void {
         minCount: opts.minCount,
       };
       if (opts.marker !== undefined) gcOpts.marker = opts.marker;
-      return runFiles(files, opts, (snapshot, devices) => {
+      const recorded = recordedCycles(files);
+      return runFiles(recorded.snapshotArgs, opts, (snapshot, devices, file) => {
         const per = devices.map((d) => gcBurstsOf(snapshot, d, gcOpts));
-        return { json: { devices: per }, text: per.map((r) => render(r, opts.outliers)).join('\n\n') };
+        const cited = citeCycles(recorded, snapshot, file, per, gcOpts);
+        return {
+          json: {
+            devices: per.map((r, i) => ({
+              ...r,
+              bursts: r.bursts.map((b, k) => ({ ...b, cycles: cited[i]![k]! })),
+            })),
+          },
+          text: per.map((r, i) => render(r, opts.outliers, cited[i]!)).join('\n\n'),
+        };
       });
     });
 }
 
-function render(r: DeviceGc, shownOutliers: number): string {
+/** `cited`: per burst, the recorded cycles whose tensors it freed. */
+function render(r: DeviceGc, shownOutliers: number, cited: CycleCitation[][]): string {
   const lines = headerLines(r);
-  for (const p of r.patterns) lines.push(...patternText(r, p));
+  for (const p of r.patterns) lines.push(...patternText(r, p), ...patternCycles(p, cited));
   if (r.outliers.length > 0) {
     if (r.patterns.length > 0) lines.push(`  ${plural(r.outliers.length, 'burst')} outside these patterns:`);
     for (const i of r.outliers.slice(0, shownOutliers))
-      lines.push(...burstText(r.bursts[i]!, r.trace_start_us));
+      lines.push(
+        ...burstText(r.bursts[i]!, r.trace_start_us),
+        ...cited[i]!.map((c) => `    ${citationText(c)}`),
+      );
     const more = r.outliers.length - shownOutliers;
     if (more > 0)
       lines.push(`  … ${plural(more, 'more burst')} (--outliers to list them, --json lists every burst)`);
@@ -92,6 +111,15 @@ function patternText(r: DeviceGc, p: BurstPattern): string[] {
     `    typical burst (${burstWhenText(typical, r.trace_start_us)}): ${formatCount(typical.long_lived)} long-lived, they had lived ${burstLivedText(typical)}`,
     ...allocatedAt(typical),
   ];
+}
+
+/** The recorded cycles a pattern's bursts freed: how many, and the first one's path in words. */
+function patternCycles(p: BurstPattern, cited: CycleCitation[][]): string[] {
+  const all = p.bursts.flatMap((i) => cited[i]!);
+  if (all.length === 0) return [];
+  const bursts = p.bursts.filter((i) => cited[i]!.length > 0).length;
+  const head = `    ${plural(bursts, 'burst')} of this pattern freed tensors of ${plural(all.length, 'recorded cycle')}`;
+  return [head + (all.length > 1 ? ', the first:' : ':'), `      ${citationText(all[0]!)}`];
 }
 
 function burstText(b: GcBurst, start: number | null): string[] {

@@ -67,3 +67,19 @@ export function noWindowReason(run: Run, g: Pick<CycleGraph, 'rank' | 'step'>): 
   const step = g.step === null ? '' : ` or names step ${g.step}`;
   return `no snapshot of rank ${g.rank} spans the cycle’s time${step}`;
 }
+
+/**
+ * The cycles whose window is this snapshot (the cell at `path`, whose trace spans `span`): of the
+ * cell's rank (a cell naming no rank takes any, when the run names none) and collected at a time
+ * the trace spans.
+ */
+export function windowCycles<G extends Pick<CycleGraph, 'rank' | 'pid' | 'step' | 'time_us'>>(
+  run: Run,
+  path: string,
+  span: TimeSpan | null,
+  graphs: G[],
+): G[] {
+  return graphs.filter(
+    (g) => spanHolds(span, g.time_us) && candidateCells(run, g).some((c) => c.path === path),
+  );
+}
