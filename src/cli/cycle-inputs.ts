@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { type CycleGraph, parseCycleText } from '../engine/analyses/cycles/cycle-file.js';
 import { burstCycles, type CycleCitation } from '../engine/analyses/cycles/burst-cycles.js';
+import { type CycleGraph, parseCycleText } from '../engine/analyses/cycles/cycle-file.js';
 import {
   cycleReport,
   gcCache,
