@@ -175,6 +175,20 @@ train(1)
     expect(r.memlensLines.join('\n')).toContain(`${dropped.length} windows dropped (--max-bytes)`);
   });
 
+  it("lists a killed process's windows in run.json from their paths", () => {
+    const r = recordProgram(`${TRAIN}\ntrain(3)\nimport os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n`, {
+      standin: true,
+    });
+    expect(r.result.status).toBe(137);
+    const m = manifestOf(r.out);
+    const pid = m.processes[0]!.pid;
+    expect(m.files.map((f) => [f.path.split('/')[0], f.kind, f.step, f.rank, f.pid])).toEqual([
+      ['step1', 'step', 1, 0, pid],
+      ['step2', 'step', 2, 0, pid],
+      ['step3', 'step', 3, 0, pid],
+    ]);
+  });
+
   it('a failing helper is said once and the program runs on unchanged', () => {
     const r = recordProgram(`${TRAIN}\ntrain(3)\nprint("done", flush=True)\nraise SystemExit(3)\n`, {
       standin: true,

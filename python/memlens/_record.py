@@ -23,6 +23,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 import weakref
 
 from memlens._after_import import after_import
@@ -59,6 +60,10 @@ class Options:
 
 #: Drops said on stderr per process; the rest are in run.json.
 _DROPS_SAID = 3
+#: Seconds between rewrites of the process record after step windows: its file list grows with the
+#: run, and rewriting it at every step of a long run would cost O(steps^2). Files written since are
+#: still found on disk by `memlens record`; exit, OOM and failures rewrite it at once.
+_PROC_EVERY_S = 5.0
 
 
 class Recorder:
@@ -80,6 +85,7 @@ class Recorder:
         self.errors = []
         self.failed = False
         self.cutting = False
+        self.proc_written = 0.0
         self.lock = threading.RLock()
         if hasattr(os, "register_at_fork"):
             os.register_at_fork(after_in_child=self._forked)
@@ -230,7 +236,7 @@ class Recorder:
                 self.files.append(entry)
                 if kind == "step":
                     self._bound_disk()
-                self.write_proc()
+                self.write_proc(force=kind != "step")
                 return path
             finally:
                 self.cutting = False
@@ -303,7 +309,10 @@ class Recorder:
         except Exception:
             pass
 
-    def write_proc(self):
+    def write_proc(self, force=True):
+        if not force and time.monotonic() - self.proc_written < _PROC_EVERY_S:
+            return
+        self.proc_written = time.monotonic()
         torch = self.torch
         record = {
             "memlens_proc": 1,

@@ -103,14 +103,15 @@ export function buildManifest(run: RecordRun, procs: ProcRecord[]): RunManifest 
     .map((p): RecordedFile => {
       const rel = relative(run.out, p);
       const k = known.get(rel);
+      if (k === undefined) return { ...fromPath(rel), bytes: sizeOf(p) };
       return {
         path: rel,
         bytes: sizeOf(p),
-        kind: k?.file.kind ?? 'unknown',
-        step: k?.file.step ?? null,
-        name: k?.file.name ?? null,
-        rank: k?.proc.rank ?? null,
-        pid: k?.proc.pid ?? null,
+        kind: k.file.kind,
+        step: k.file.step,
+        name: k.file.name,
+        rank: k.proc.rank,
+        pid: k.proc.pid,
       };
     })
     .sort((a, b) => a.path.localeCompare(b.path, 'en', { numeric: true }));
@@ -143,6 +144,27 @@ export function buildManifest(run: RecordRun, procs: ProcRecord[]): RunManifest 
 
 export function writeManifest(out: string, manifest: RunManifest): void {
   writeFileAtomically(path.join(out, 'run.json'), `${JSON.stringify(manifest, null, 1)}\n`);
+}
+
+/**
+ * A file the helper's record does not list yet (it rewrites the record every few seconds, and a
+ * killed process never again): what its path says, in the helper's layout.
+ */
+function fromPath(rel: string): Omit<RecordedFile, 'bytes'> {
+  const m =
+    /^(?:(step)(\d+)|(oom)_[^/]*|(.*)_step(\d+)(?:_\d+)?)\/torch_memory_(?:oom_)?rank(\d+)_pid(\d+)\.pickle$/.exec(
+      rel,
+    );
+  if (m === null) return { path: rel, kind: 'unknown', step: null, name: null, rank: null, pid: null };
+  const named = m[4];
+  return {
+    path: rel,
+    kind: m[1] ? 'step' : m[3] ? 'oom' : named === 'exit' ? 'exit' : 'named',
+    step: m[2] !== undefined ? Number(m[2]) : m[5] !== undefined ? Number(m[5]) : null,
+    name: named ?? null,
+    rank: Number(m[6]),
+    pid: Number(m[7]),
+  };
 }
 
 function relative(root: string, p: string): string {
