@@ -170,3 +170,23 @@ describe('memlens gc cites the recorded cycles', () => {
     }
   });
 });
+
+describe('diagnosis cites the recorded cycles', () => {
+  it("the GC finding names the cycle its largest burst freed, and counts the others'", () => {
+    const r = memlens('diagnose', root, '--json');
+    expect(r.stderr).toBe('');
+    const files = (
+      JSON.parse(r.stdout) as { files: { devices: { findings: { kind: string; evidence: string[] }[] }[] }[] }
+    ).files;
+    const gc = files[0]!.devices[0]!.findings.find((f) => f.kind === 'gc')!;
+    expect(gc.evidence).toContain(
+      "recorded cycle (rank 0, collection 1): AwaitableTensor.__dict__ → dict['value'] → Tensor 2.00 MiB; freed here: 1 tensor, 2.00 MiB",
+    );
+    expect(gc.evidence).toContain('1 recorded cycle freed by the other bursts (memlens cycles lists them)');
+    const alone = memlens('gc', recorded.cycles[0]!.path);
+    expect(alone.status).toBe(2);
+    expect(alone.stderr).toBe(
+      `memlens: ${recorded.cycles[0]!.path}: no snapshot among these (memlens cycles lists cycle files alone)\n`,
+    );
+  });
+});

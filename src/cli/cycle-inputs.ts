@@ -190,7 +190,15 @@ export function recordedCycles(args: string[]): RecordedCycles {
   const snapshotArgs = args.filter((a) =>
     isDirectory(a) ? path.basename(path.resolve(a)) !== CYCLES_DIR : !isCycleFile(a),
   );
+  if (snapshotArgs.length === 0)
+    throw new Error(`${args.join(', ')}: no snapshot among these (memlens cycles lists cycle files alone)`);
   return { snapshotArgs, graphs, run };
+}
+
+/** The recorded cycles whose window is this snapshot (its rank's, collected in its trace's span). */
+export function windowGraphs(rc: RecordedCycles, snapshot: Snapshot, file: string): RecordedCycles['graphs'] {
+  const tagged = rc.graphs.map((g) => ({ ...g.graph, entry: g }));
+  return windowCycles(rc.run, file, traceSpan(snapshot), tagged).map((g) => g.entry);
 }
 
 /**
@@ -204,12 +212,7 @@ export function citeCycles(
   per: DeviceGc[],
   gcOpts: GcOptions,
 ): CycleCitation[][][] {
-  const mine = windowCycles(
-    rc.run,
-    file,
-    traceSpan(snapshot),
-    rc.graphs.map((g) => ({ ...g.graph, file: g.file, graph: g.graph })),
-  );
+  const mine = windowGraphs(rc, snapshot, file);
   const gcOf = (d: DeviceModel) => per.find((r) => r.device === d.device) ?? gcBurstsOf(snapshot, d, gcOpts);
   const linked = mine.map((g) => ({
     file: g.file,

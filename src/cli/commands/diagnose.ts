@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { type DeviceDiagnosis, diagnose } from '../../engine/analyses/diagnosis/diagnosis.js';
 import type { Finding, FindingKind } from '../../engine/analyses/diagnosis/finding.js';
 import { pc } from '../colors.js';
+import { recordedCycles, windowGraphs } from '../cycle-inputs.js';
 import { framesCell } from '../frames-text.js';
 import { indent as indentText, textWidth, wrapIndented } from '../indent.js';
 import { type FileOptions, parseBytes, parseDevice, runFiles } from '../run-files.js';
@@ -21,7 +22,10 @@ export function diagnoseCommand(program: Command): void {
     .description(
       'what happened to my GPU memory: the OOM and its cause, leaks, GC bursts, fragmentation, the peak, and what the file cannot tell (also what `memlens FILE` runs)',
     )
-    .argument('[file...]', 'snapshot files (.pickle, .json, optionally gzipped)')
+    .argument(
+      '[file...]',
+      'snapshot files (.pickle, .json, optionally gzipped) or run directories; recorded cycles (memlens record --cycles) given alongside or in a run are cited',
+    )
     .option('--capacity <size>', "the GPU's total memory (80GiB), for the OOM verdict", parseBytes)
     .option('--evidence', 'every evidence line, not only the first few')
     .option('--device <n>', 'only this device', parseDevice)
@@ -32,9 +36,11 @@ export function diagnoseCommand(program: Command): void {
     .action((files: string[], opts: DiagnoseCliOptions) => {
       // `memlens` alone: the commands, not a complaint about a missing file.
       if (files.length === 0) program.help({ error: true });
-      return runFiles(files, opts, (snapshot, devices, file) => {
+      const recorded = recordedCycles(files);
+      return runFiles(recorded.snapshotArgs, opts, (snapshot, devices, file) => {
+        const cycles = windowGraphs(recorded, snapshot, file);
         const per = devices.map((d) =>
-          diagnose(snapshot, d, { file, ...(opts.capacity ? { capacity: opts.capacity } : {}) }),
+          diagnose(snapshot, d, { file, cycles, ...(opts.capacity ? { capacity: opts.capacity } : {}) }),
         );
         return {
           json: { devices: per },

@@ -1,7 +1,7 @@
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { FINDING_KINDS, type Finding, shellWord } from './finding.js';
 import { fragFinding } from './frag-finding.js';
-import { gcFinding } from './gc-finding.js';
+import { gcFinding, type WindowCycle } from './gc-finding.js';
 import { leakFindings } from './leak-finding.js';
 import { oomFinding } from './oom-finding.js';
 import { peakFinding } from './peak-finding.js';
@@ -12,6 +12,8 @@ export interface DiagnoseOptions {
   file?: string;
   /** The GPU's total memory, for the OOM verdict. */
   capacity?: number;
+  /** Recorded cycles of this snapshot's window (memlens record --cycles), cited by the GC finding. */
+  cycles?: WindowCycle[];
 }
 
 export interface DeviceDiagnosis {
@@ -33,7 +35,7 @@ export function diagnose(s: Snapshot, d: DeviceModel, opts: DiagnoseOptions = {}
   const outcomes = [
     oomFinding(s, d, oomCommand, opts.capacity),
     leakFindings(s, d, file),
-    gcFinding(s, d, file),
+    gcFinding(s, d, file, opts.cycles),
     fragFinding(s, d, file),
   ];
   const findings = [

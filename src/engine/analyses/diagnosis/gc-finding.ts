@@ -1,16 +1,25 @@
 import { formatBytes, formatCount, plural } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
+import { burstCycles, citationText } from '../cycles/burst-cycles.js';
+import type { CycleGraph } from '../cycles/cycle-file.js';
+import { cycleReport } from '../cycles/cycle-report.js';
 import { type DeviceGc, type GcBurst, gcBurstsOf } from '../gc/gc-bursts.js';
 import { burstLivedText } from '../gc/gc-words.js';
 import { siteText } from '../leaks/leaks.js';
 import { hasHistory } from '../views/timeline/timeline-axis.js';
 import { type Finding, type Outcome, siteFrames } from './finding.js';
 
+/** A recorded cycle whose collection the snapshot's trace spans (the shell matches them). */
+export interface WindowCycle {
+  file: string;
+  graph: CycleGraph;
+}
+
 /**
  * Bursts of frees of long-lived allocations, when their stacks go through Python's garbage
  * collector or cannot show it; bursts that code freed on purpose are no finding.
  */
-export function gcFinding(s: Snapshot, d: DeviceModel, file: string): Outcome {
+export function gcFinding(s: Snapshot, d: DeviceModel, file: string, cycles: WindowCycle[] = []): Outcome {
   if (!hasHistory(d)) return { findings: [], clear: null };
   const r = gcBurstsOf(s, d);
   const viaGc = r.bursts.filter((b) => b.through_gc);
@@ -36,7 +45,10 @@ export function gcFinding(s: Snapshot, d: DeviceModel, file: string): Outcome {
   const finding: Finding = {
     kind: 'gc',
     headline,
-    evidence: [...patternLines(r, viaGc.length > 0), ...evidenceOf(largest, total, bursts.length)],
+    evidence: [
+      ...patternLines(r, viaGc.length > 0),
+      ...evidenceOf(largest, total, bursts.length, cycleLines(s, d, r, r.bursts.indexOf(largest), cycles)),
+    ],
     frames: siteFrames(largest.groups[0]?.frames ?? []),
     figures: {
       bursts: bursts.length,
@@ -62,9 +74,37 @@ function patternLines(r: DeviceGc, viaGc: boolean): string[] {
   ];
 }
 
-function evidenceOf(b: GcBurst, total: number, n: number): string[] {
+/**
+ * The recorded cycles (memlens record --cycles) the largest burst freed, in words, and how many
+ * the other bursts freed: what the trace can only infer, the recorder saw.
+ */
+function cycleLines(
+  s: Snapshot,
+  d: DeviceModel,
+  r: DeviceGc,
+  largest: number,
+  cycles: WindowCycle[],
+): string[] {
+  if (cycles.length === 0) return [];
+  const gcOf = (x: DeviceModel) => (x === d ? r : gcBurstsOf(s, x));
+  const linked = cycles.map((c) => ({
+    file: c.file,
+    report: cycleReport(c.graph, { file: c.file, by: 'time', snapshot: s }, gcOf),
+  }));
+  const cited = burstCycles(linked, d.device, r.bursts.length);
+  const others = cited.reduce((n, list, i) => n + (i === largest ? 0 : list.length), 0);
+  return [
+    ...cited[largest]!.map(citationText),
+    ...(others > 0
+      ? [`${plural(others, 'recorded cycle')} freed by the other bursts (memlens cycles lists them)`]
+      : []),
+  ];
+}
+
+function evidenceOf(b: GcBurst, total: number, n: number, cycles: string[]): string[] {
   const out = [
     `largest burst: entries ${formatCount(b.entry)}–${formatCount(b.last_entry)}, ${formatCount(b.count)} allocations (${formatBytes(b.bytes)}) that had lived ${burstLivedText(b)}`,
+    ...cycles,
   ];
   const site = b.groups[0];
   if (site !== undefined && site.frames.length > 0)
