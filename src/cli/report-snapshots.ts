@@ -1,5 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { createGzip } from 'node:zlib';
+import type { RunReport } from '../engine/analyses/run/run-report.js';
 import { asSnapshotError, SnapshotError } from '../engine/errors.js';
 import { formatBytes } from '../engine/format.js';
 import { RunService } from '../server/run-service.js';
@@ -43,8 +44,8 @@ export async function fileContents(path: string, maxBytes: number): Promise<Repo
 
 /**
  * A run directory: decoded as `memlens view DIR` decodes it (the result cache, worker threads),
- * its Run page's report embedded whole, and its snapshots while they fit in `maxBytes` gzipped:
- * OOM dumps first, then in run order. Each one left out is listed with why, on the page too.
+ * its Run page's report embedded whole, and its snapshots while they fit in `maxBytes` gzipped,
+ * the ones its findings name first (priorities). Each one left out is listed with why, on the page too.
  */
 export async function runContents(dir: string, maxBytes: number): Promise<ReportContents> {
   await collectFiles([dir]); // a directory without snapshots: its one-line error
@@ -52,10 +53,10 @@ export async function runContents(dir: string, maxBytes: number): Promise<Report
   await service.start();
   const run = service.state();
   const report = run.report!;
-  const ooms = new Set(report.ooms.map((o) => o.file));
+  const rank = priorities(report);
   const order = report.snapshots.map((_, i) => i);
   order.sort(
-    (a, b) => Number(ooms.has(report.snapshots[b]!.file)) - Number(ooms.has(report.snapshots[a]!.file)),
+    (a, b) => (rank.get(report.snapshots[b]!.file) ?? 0) - (rank.get(report.snapshots[a]!.file) ?? 0),
   );
   const embedded: { index: number; snapshot: EmbeddedSnapshot }[] = [];
   const omitted: ReportManifest['omitted'] = [];
@@ -84,6 +85,21 @@ export async function runContents(dir: string, maxBytes: number): Promise<Report
     manifest: { memlens: VERSION, source: dir, run, omitted },
     snapshots: embedded.map((e) => e.snapshot),
   };
+}
+
+/**
+ * Which snapshots a run's report most needs, when not all fit: OOM dumps (2), then the cells the
+ * findings open and compare with (1): each outlier's first window on its rank and on the rank it
+ * is compared with. The rest (0) follow in run order.
+ */
+function priorities(report: RunReport): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const o of report.outliers)
+    for (const row of report.rows)
+      if (row.steps?.first === o.steps.first && (row.rank === o.rank || row.rank === o.against_rank))
+        out.set(row.file, 1);
+  for (const o of report.ooms) out.set(o.file, 2);
+  return out;
 }
 
 /**

@@ -9,7 +9,7 @@ export function EmbeddedNotice() {
   const omitted = embeddedReport()?.manifest.omitted ?? [];
   if (omitted.length === 0) return null;
   return (
-    <details open className="hint embedded-omitted" aria-label="omitted snapshots">
+    <details open={omitted.length <= 5} className="hint embedded-omitted" aria-label="omitted snapshots">
       <summary>
         {omitted.length === 1 ? '1 snapshot is' : `${omitted.length} snapshots are`} not in this report (its
         cells are on the Run page but do not open)

@@ -78,8 +78,11 @@ async function report(path: string, opts: ReportOptions): Promise<void> {
     return;
   }
   const lines = [`wrote ${opts.output} (${formatBytes(written)}, ${formatCount(written)} bytes)`];
-  for (const f of files)
-    lines.push(`  ${f.name}: ${formatBytes(f.bytes)}, ${formatBytes(f.embedded_bytes)} gzipped`);
+  const sum = (f: (x: (typeof files)[number]) => number) => files.reduce((t, x) => t + f(x), 0);
+  const what = files.length === 1 ? files[0]!.name : plural(files.length, 'snapshot');
+  lines.push(
+    `  ${what}: ${formatBytes(sum((f) => f.bytes))}, ${formatBytes(sum((f) => f.embedded_bytes))} gzipped`,
+  );
   const omitted = contents.manifest.omitted;
   if (omitted.length > 0)
     lines.push(`  left out (listed on the page): ${plural(omitted.length, 'snapshot')}`);

@@ -1,0 +1,123 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { NODE_FLAGS } from '../src/cli/node-flags.js';
+import { generateSnapshotBytes } from '../src/engine/synth/index.js';
+
+/**
+ * `memlens report` as a command: what it writes (the app inlined, the snapshot's own bytes
+ * gzipped inside, nothing linked) and how it refuses bad input without leaving a file behind.
+ * The page in a browser: report-page.test.ts.
+ */
+const ROOT = join(import.meta.dirname, '..');
+const CLI = join(ROOT, 'dist', 'cli', 'main.js');
+const EXAMPLE = join(ROOT, 'examples', 'example_snapshot.pickle');
+let dir = '';
+
+function run(...args: string[]) {
+  const r = spawnSync(process.execPath, [...NODE_FLAGS, CLI, ...args], {
+    encoding: 'utf8',
+    timeout: 60_000,
+    cwd: dir,
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** One line on stderr naming what is wrong, exit 2, and no file (nor a temporary one) written. */
+function expectRefused(r: ReturnType<typeof run>, pattern: RegExp, before: string[]): void {
+  expect(r.status, r.stderr).toBe(2);
+  expect(r.stdout).toBe('');
+  const lines = r.stderr.trimEnd().split('\n');
+  expect(lines, r.stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(pattern);
+  expect(readdirSync(dir).sort()).toEqual(before);
+}
+
+describe('memlens report (command)', () => {
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'memlens-report-cli-'));
+  });
+
+  it('writes one HTML page: the app inlined, the snapshot gzipped inside, nothing linked', () => {
+    const r = run('report', EXAMPLE, '-o', 'example.html', '--json');
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as {
+      output: string;
+      output_bytes: number;
+      files: { name: string; bytes: number; embedded_bytes: number }[];
+    };
+    const html = readFileSync(join(dir, 'example.html'), 'utf8');
+    expect(out.output_bytes).toBe(Buffer.byteLength(html));
+    expect(out.files).toEqual([
+      {
+        name: 'example_snapshot.pickle',
+        bytes: readFileSync(EXAMPLE).length,
+        embedded_bytes: expect.any(Number),
+      },
+    ]);
+    expect(html).toMatch(/^<!doctype html>/i);
+    expect(html).toContain('<title>memlens report: example_snapshot.pickle</title>');
+    // Nothing for the browser to fetch: the page's tags link nothing but data: URLs (what the
+    // scripts do is checked in a browser with the network blocked: report-page.test.ts).
+    const tags = html.replace(/(<script\b[^>]*>)[\s\S]*?<\/script>/g, '$1');
+    expect(tags.match(/\b(src|href)="(?!data:)[^"]*"/g)).toBeNull();
+    expect(tags.match(/<script\b[^>]*>/g)).toEqual([
+      '<script id="memlens-report" type="application/json">',
+      '<script id="memlens-data-0" type="application/octet-stream">',
+      '<script>',
+    ]);
+    const data = /<script id="memlens-data-0" type="application\/octet-stream">([^<]*)<\/script>/.exec(html);
+    const gz = Buffer.from(data![1]!, 'base64');
+    expect(gz.length).toBe(out.files[0]!.embedded_bytes);
+    expect(gunzipSync(gz).equals(readFileSync(EXAMPLE))).toBe(true);
+  });
+
+  it('an already gzipped snapshot is carried as it is', () => {
+    const gz = join(dir, 'small.pickle.gz');
+    const bytes = generateSnapshotBytes({ events: 500, seed: 3 }).bytes;
+    writeFileSync(gz, gzipSync(bytes));
+    const r = run('report', gz, '-o', 'small.html', '--json');
+    expect(r.status, r.stderr).toBe(0);
+    const html = readFileSync(join(dir, 'small.html'), 'utf8');
+    const data = /<script id="memlens-data-0" type="application\/octet-stream">([^<]*)<\/script>/.exec(html);
+    expect(Buffer.from(data![1]!, 'base64').equals(readFileSync(gz))).toBe(true);
+  });
+
+  it('bad input: one line, exit 2, no page and no temporary file', () => {
+    writeFileSync(join(dir, 'notes.pickle'), 'these are notes, not a pickle\n');
+    const before = readdirSync(dir).sort();
+    expectRefused(run('report', 'notes.pickle', '-o', 'notes.html'), /^memlens: notes\.pickle: /, before);
+    expectRefused(run('report', 'missing.pickle', '-o', 'm.html'), /^memlens: missing\.pickle: /, before);
+    expectRefused(
+      run('report', EXAMPLE, '-o', join(dir, 'no-such-dir', 'r.html')),
+      /^memlens: cannot write .*no-such-dir.*r\.html \(ENOENT\)$/,
+      before,
+    );
+    // Never over a snapshot (or anything that is not an earlier page).
+    expectRefused(
+      run('report', EXAMPLE, '-o', 'notes.pickle'),
+      /^memlens: notes\.pickle: exists and is not an HTML page; not overwriting it/,
+      before,
+    );
+    expect(readFileSync(join(dir, 'notes.pickle'), 'utf8')).toBe('these are notes, not a pickle\n');
+    // Over the budget: refused, never cut.
+    expectRefused(
+      run('report', EXAMPLE, '-o', 'big.html', '--max-bytes', '10KiB'),
+      /^memlens: .*example_snapshot\.pickle: gzipped it is over --max-bytes 10\.0 KiB: raise --max-bytes, or cut a window with memlens slice$/,
+      before,
+    );
+    expect(run('report', EXAMPLE).stderr).toMatch(/required option '-o, --output/);
+  });
+
+  it('replaces an earlier page', () => {
+    expect(run('report', EXAMPLE, '-o', 'again.html').status).toBe(0);
+    const r = run('report', EXAMPLE, '-o', 'again.html');
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(
+      /^wrote again\.html \([\d.]+ KiB, [\d,]+ bytes\)\n {2}example_snapshot\.pickle: 457 KiB, [\d.]+ KiB gzipped\n$/,
+    );
+  });
+});

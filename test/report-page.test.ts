@@ -1,0 +1,192 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NODE_FLAGS } from '../src/cli/node-flags.js';
+import { generateSnapshotBytes } from '../src/engine/synth/index.js';
+import { PLANTED_RUN, writeGeneratedRun } from './helpers/generated-run.js';
+import { CHROMIUM, CLI, openBrowser } from './helpers/view-server.js';
+
+/**
+ * A `memlens report` page opened from file:// in headless Chromium with every request that is
+ * not file:, data: or blob: aborted (and none may be attempted): it opens on the Diagnosis with
+ * the findings `memlens diagnose --json` prints, the timeline draws, it works inside an iframe of
+ * another page, and a run's page shows its Run page with the snapshots it left out named.
+ * Screenshots go to /tmp/shots/report/.
+ */
+const ROOT = join(import.meta.dirname, '..');
+const SHOTS = '/tmp/shots/report';
+const APP = join(ROOT, 'dist', 'web', 'index.html');
+const ready = existsSync(CHROMIUM) && existsSync(APP);
+/** The corpus's largest file: a real training loop's trace. */
+const CORPUS = join(
+  ROOT,
+  '..',
+  'shared',
+  'corpus',
+  'Wedsonlin_assignment2__results_medium_512_training_memory_snapshot__87b0864.pickle',
+);
+
+let dir = '';
+
+function cli(...args: string[]): string {
+  const r = spawnSync(process.execPath, [...NODE_FLAGS, CLI, ...args], {
+    encoding: 'utf8',
+    timeout: 120_000,
+    cwd: dir,
+    maxBuffer: 64 << 20,
+  });
+  if (r.status !== 0) throw new Error(`memlens ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** The headlines the Diagnosis shows as cards (the CLI's findings but its notes). */
+function diagnosedHeadlines(file: string): string[] {
+  const out = JSON.parse(cli('diagnose', file, '--json')) as {
+    files: { devices: { findings: { kind: string; headline: string }[] }[] }[];
+  };
+  return out.files[0]!.devices[0]!.findings.filter((f) => f.kind !== 'warning').map((f) => f.headline);
+}
+
+/** Non-transparent pixels of the timeline's layer canvas (this file is type-checked without the DOM). */
+function drawnPixels(frame: Page | Frame): Promise<number> {
+  return frame.locator('.plot-moving canvas').evaluate((canvas) => {
+    const c = canvas as unknown as {
+      width: number;
+      height: number;
+      getContext(k: '2d'): {
+        getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray };
+      };
+    };
+    const data = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 3; i < data.length; i += 4) if (data[i]! > 0) n++;
+    return n;
+  });
+}
+
+describe.skipIf(!ready && process.env.CI === undefined)('a memlens report page, offline', () => {
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  /** Every request the page tried that was not file:, data: or blob: (each one aborted). */
+  const attempted: string[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'memlens-report-page-'));
+    mkdirSync(SHOTS, { recursive: true });
+    let first: Page;
+    ({ browser, page: first } = await openBrowser());
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await first.close();
+    await context.route('**/*', (route) => {
+      const url = route.request().url();
+      if (/^(file|data|blob):/.test(url)) return route.continue();
+      attempted.push(url);
+      return route.abort();
+    });
+    page = await context.newPage();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  const tab = (p: Page | Frame, name: string) => p.getByRole('tab', { name });
+  const headlines = (p: Page | Frame) => p.locator('article.finding .headline').allTextContents();
+
+  /** Writes a report of `file` (in `dir`), opens it, and checks its Diagnosis and timeline. */
+  const checkFile = async (file: string, shot: string, lead?: string) => {
+    cli('report', file, '-o', `${shot}.html`);
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(pathToFileURL(join(dir, `${shot}.html`)).href);
+    await page.waitForSelector('main.diagnosis', { timeout: 60_000 });
+    expect(await tab(page, 'Diagnosis').getAttribute('aria-selected')).toBe('true');
+    await expect.poll(() => headlines(page), { timeout: 30_000 }).toEqual(diagnosedHeadlines(file));
+    if (lead) expect(await page.locator('article.finding').first().getAttribute('class')).toBe(lead);
+    await page.screenshot({ path: join(SHOTS, `${shot}-diagnosis.png`) });
+    await tab(page, 'Timeline & pool state').click();
+    await page.waitForSelector('canvas[data-ready="true"]', { timeout: 60_000 });
+    expect(await drawnPixels(page)).toBeGreaterThan(10_000);
+    await page.screenshot({ path: join(SHOTS, `${shot}-timeline.png`) });
+    expect(errors).toEqual([]);
+    expect(attempted).toEqual([]);
+  };
+
+  it('a generated OOM: the Diagnosis first, with the CLI’s findings; the timeline draws; nothing fetched', async () => {
+    const bytes = generateSnapshotBytes({ events: 3000, seed: 61, oomCause: 'fragmentation' }).bytes;
+    writeFileSync(join(dir, 'oom.pickle'), bytes);
+    await checkFile('oom.pickle', 'oom', 'finding oom lead');
+    expect(page.url()).toMatch(/report-page-[^/]+\/oom\.html#file=oom\.pickle&/);
+  }, 180_000);
+
+  it.skipIf(!existsSync(CORPUS))(
+    'a real snapshot of the corpus: the same',
+    async () => {
+      await checkFile(CORPUS, 'corpus');
+    },
+    180_000,
+  );
+
+  it('inside an iframe of another file:// page (as Jupyter’s IFrame shows it)', async () => {
+    cli('report', join(ROOT, 'examples', 'example_snapshot.pickle'), '-o', 'framed.html');
+    writeFileSync(
+      join(dir, 'notebook.html'),
+      '<!doctype html><html><body><h1>notebook</h1><iframe src="framed.html" width="100%" height="800"></iframe></body></html>',
+    );
+    await page.goto(pathToFileURL(join(dir, 'notebook.html')).href);
+    const frame = page.frames().find((f) => f.url().includes('framed.html'))!;
+    await frame.waitForSelector('main.diagnosis', { timeout: 60_000 });
+    await expect
+      .poll(() => headlines(frame))
+      .toEqual(diagnosedHeadlines(join(ROOT, 'examples', 'example_snapshot.pickle')));
+    await tab(frame, 'Timeline & pool state').click();
+    await frame.waitForSelector('canvas[data-ready="true"]', { timeout: 60_000 });
+    expect(await drawnPixels(frame)).toBeGreaterThan(10_000);
+    // The view state lives in the frame's own hash; the notebook's page stays where it was.
+    expect(frame.url()).toMatch(/framed\.html#.*tab=timeline/);
+    expect(page.url()).toMatch(/notebook\.html$/);
+    await page.screenshot({ path: join(SHOTS, 'iframe.png') });
+    expect(attempted).toEqual([]);
+  }, 180_000);
+
+  it('a run: its Run page, the snapshots over --max-bytes named as left out; a kept cell opens, a left-out one says why', async () => {
+    const files = writeGeneratedRun(join(dir, 'run'), PLANTED_RUN);
+    const out = JSON.parse(cli('report', 'run', '-o', 'run.html', '--max-bytes', '300KiB', '--json')) as {
+      files: { name: string }[];
+      omitted: { name: string; reason: string }[];
+    };
+    expect(out.files.length + out.omitted.length).toBe(files.length);
+    expect(out.omitted.length).toBeGreaterThan(0);
+    // The cells the findings name come first: the OOM dump and rank 1's first outlying window.
+    const kept = out.files.map((f) => f.name);
+    expect(kept.some((n) => /oom.*rank3/.test(n))).toBe(true);
+    expect(kept).toContain('run/step3/torch_memory_rank1_pid40001.pickle');
+
+    await page.goto(pathToFileURL(join(dir, 'run.html')).href);
+    await expect.poll(() => page.locator('.hm-cell').count(), { timeout: 60_000 }).toBe(files.length);
+    const notice = page.getByRole('group', { name: 'omitted snapshots' });
+    expect(await notice.locator('summary').textContent()).toBe(
+      `${out.omitted.length} snapshots are not in this report (its cells are on the Run page but do not open)`,
+    );
+    const listed = await notice.locator('li').allTextContents();
+    expect(listed).toHaveLength(out.omitted.length);
+    for (const [i, o] of out.omitted.entries()) expect(listed[i]).toContain(o.name);
+    await page.screenshot({ path: join(SHOTS, 'run.png'), fullPage: true });
+
+    await page.locator('.hm-cell[data-rank="1"][data-step="3"]').click();
+    await page.waitForSelector('main.diagnosis', { timeout: 60_000 });
+    await page.getByRole('button', { name: '← back to the run' }).click();
+    const left = out.omitted[0]!.name;
+    const step = /step(\d+)\/torch_memory_rank(\d+)/.exec(left)!;
+    await page.locator(`.hm-cell[data-rank="${step[2]}"][data-step="${step[1]}"]`).click();
+    await expect
+      .poll(() => page.getByRole('alert').textContent())
+      .toBe(`${left}: not in this report: ${out.omitted[0]!.reason}`);
+    expect(attempted).toEqual([]);
+  }, 180_000);
+});
