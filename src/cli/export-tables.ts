@@ -1,4 +1,14 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { SCHEMA_VERSION, TABLE_NAMES, TABLES, type TableName } from '../engine/analyses/export/schema.js';
@@ -68,9 +78,12 @@ export async function exportTables(
   const tmp = `${outDir.replace(/[/\\]+$/, '')}.memlens-${process.pid}.tmp`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
-  const releaseSignals = removeOnSignal(tmp);
+  // Parquet batches are staged in the system's temporary directory, not beside the output (which
+  // may be a slow or network file system): files of a batch's raw columns, gone once read.
+  const staging = format === 'parquet' ? mkdtempSync(path.join(tmpdir(), 'memlens-stage-')) : undefined;
+  const releaseSignals = removeOnSignal([tmp, ...(staging ? [staging] : [])]);
   const db = format === 'parquet' ? await openDuckDb() : undefined;
-  const writers = db ? new ParquetWriters([db.con, await db.connect()]) : undefined;
+  const writers = db && staging ? new ParquetWriters([db.con, await db.connect()], staging) : undefined;
   try {
     for (const [id, file] of files.entries()) {
       const cell = cells.get(file);
@@ -108,6 +121,7 @@ export async function exportTables(
     throw e;
   } finally {
     db?.close();
+    if (staging) rmSync(staging, { recursive: true, force: true });
     releaseSignals();
   }
 }
@@ -120,7 +134,10 @@ class ParquetWriters {
   private readonly pending: (Promise<void> | undefined)[];
   private turn = 0;
 
-  constructor(private readonly cons: DuckDBConnection[]) {
+  constructor(
+    private readonly cons: DuckDBConnection[],
+    private readonly staging: string,
+  ) {
     this.pending = cons.map(() => undefined);
   }
 
@@ -128,7 +145,9 @@ class ParquetWriters {
   async write(table: TableName, batch: Batch, file: string): Promise<void> {
     const k = this.turn++ % this.cons.length;
     await this.pending[k];
-    const written = writeParquetBatch(this.cons[k]!, table, TABLES[table], batch, file);
+    // Each connection stages into its own file: its previous batch's COPY has read its own.
+    const stage = path.join(this.staging, `connection-${k}.parquet`);
+    const written = writeParquetBatch(this.cons[k]!, table, TABLES[table], batch, file, stage);
     // Observed by the next write on this connection or by finish; never an unhandled rejection.
     written.catch(() => {});
     this.pending[k] = written;
@@ -144,13 +163,13 @@ class ParquetWriters {
 const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 /**
- * Ctrl+C (or a TERM or HUP) during an export removes its temporary directory, then dies of the
+ * Ctrl+C (or a TERM or HUP) during an export removes its temporary directories, then dies of the
  * signal as it would have. The export awaits DuckDB between batches, so the handler runs within a
  * batch's time; a SIGKILL still leaves the `.tmp` directory, never a half OUTDIR.
  */
-function removeOnSignal(dir: string): () => void {
+function removeOnSignal(dirs: string[]): () => void {
   const handler = (signal: NodeJS.Signals) => {
-    rmSync(dir, { recursive: true, force: true });
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
     release();
     process.kill(process.pid, signal);
   };

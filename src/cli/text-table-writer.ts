@@ -1,6 +1,6 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
 import type { ColumnSpec } from '../engine/analyses/export/schema.js';
-import { type Batch, isText } from '../engine/analyses/export/table-rows.js';
+import { type Batch, isText, numberAt } from '../engine/analyses/export/table-rows.js';
 import { csvCell } from '../engine/analyses/views/tables/table-csv.js';
 
 const ROWS_PER_WRITE = 8192;
@@ -36,7 +36,7 @@ function cell(c: Batch['columns'][number], row: number, spec: ColumnSpec, format
     const text = c.dictionary[code]!;
     return format === 'csv' ? csvCell(text) : JSON.stringify(text);
   }
-  const v = c[row]!;
+  const v = numberAt(c, row);
   if (Number.isNaN(v)) return format === 'csv' ? '' : 'null';
   if (spec.type === 'bool') return v === 1 ? 'true' : 'false';
   return String(v);

@@ -8,14 +8,22 @@ import { TABLES, type TableName } from './schema.js';
 /**
  * The export tables' rows as column batches (schema.ts gives names and types): plain typed arrays
  * a writer hands on in bulk, never an object per row, so a 10M-entry trace streams out in batches
- * of bounded size. Numbers are doubles with NaN for null; text is dictionary-coded (code -1: null).
+ * of bounded size. Numbers are doubles with NaN for null; text is dictionary-coded (code -1: null);
+ * a column that counts (entry, allocation ids) or repeats one value (snapshot, device) is only its
+ * rule, which a writer turns into SQL instead of staging millions of copies.
  */
 export interface TextColumn {
   codes: Int32Array;
   dictionary: readonly string[];
 }
 
-export type Column = Float64Array | TextColumn;
+/** Row r holds first + step * r: step 0 for one value throughout, 1 for a count. */
+export interface SeriesColumn {
+  first: number;
+  step: 0 | 1;
+}
+
+export type Column = Float64Array | TextColumn | SeriesColumn;
 
 export interface Batch {
   rows: number;
@@ -35,7 +43,16 @@ export interface ExportSource {
 export const DEFAULT_BATCH_ROWS = 1 << 20;
 
 export function isText(c: Column): c is TextColumn {
-  return !(c instanceof Float64Array);
+  return !(c instanceof Float64Array) && 'codes' in c;
+}
+
+export function isSeries(c: Column): c is SeriesColumn {
+  return !(c instanceof Float64Array) && 'step' in c;
+}
+
+/** A number column's value at `row` (NaN: null). */
+export function numberAt(c: Float64Array | SeriesColumn, row: number): number {
+  return c instanceof Float64Array ? c[row]! : c.first + c.step * row;
 }
 
 /** The rows of `table` for one snapshot, in batches of at most `maxRows`. */
@@ -76,8 +93,9 @@ const SMALL_TABLES: Record<Exclude<TableName, 'events' | 'allocations'>, (src: E
   annotations: annotationRows,
 };
 
-const filled = (n: number, v: number): Float64Array => new Float64Array(n).fill(v);
-const known = (v: number | null | undefined): number => (v === null || v === undefined ? Number.NaN : v);
+const constant = (v: number): SeriesColumn => ({ first: v, step: 0 });
+const counting = (first: number): SeriesColumn => ({ first, step: 1 });
+const orNaN = (v: number | null | undefined): number => (v === null || v === undefined ? Number.NaN : v);
 const text = (values: readonly (string | null)[]): TextColumn => ({
   codes: Int32Array.from(values, (v, i) => (v === null ? -1 : i)),
   dictionary: values.map((v) => v ?? ''),
@@ -87,37 +105,42 @@ function eventBatches(src: ExportSource, d: DeviceModel, maxRows: number): Gener
   const cols = src.snapshot.traceColumns;
   // Entries without an action (a malformed file) read 'missing', as the events table prints them.
   const dictionary = [...cols.actionNames, 'missing'];
+  const missing = dictionary.length - 1;
+  const known = cols.actionNames.length;
   const streams = cols.streams;
   const t = d.trace;
+  const { action, stream: streamCode, stack: stackId } = t;
   const totals = d.totals;
+  // One stream throughout (the common case) is a constant, not a column of copies.
+  const oneStream = streamCode.subarray(0, t.length).every((c) => c === streamCode[0]);
   return batched(t.length, maxRows, (from, n) => {
     const to = from + n;
-    const entry = new Float64Array(n);
     const codes = new Int32Array(n);
-    const stream = new Float64Array(n);
+    const stream = oneStream ? constant(streams[streamCode[0] ?? 0]!) : new Float64Array(n);
     const stack = new Float64Array(n);
     for (let i = 0; i < n; i++) {
-      entry[i] = from + i;
-      const a = t.action[from + i]!;
-      codes[i] = a < cols.actionNames.length ? a : dictionary.length - 1;
-      stream[i] = streams[t.stream[from + i]!]!;
-      const st = t.stack[from + i]!;
+      const a = action[from + i]!;
+      codes[i] = a < known ? a : missing;
+      const st = stackId[from + i]!;
       stack[i] = st < 0 ? Number.NaN : st;
     }
+    if (stream instanceof Float64Array)
+      for (let i = 0; i < n; i++) stream[i] = streams[streamCode[from + i]!]!;
+    // Views, not copies: a batch is written before the model changes (it never does).
     return [
-      filled(n, src.id),
-      filled(n, d.device),
-      entry,
+      constant(src.id),
+      constant(d.device),
+      counting(from),
       { codes, dictionary },
-      t.addr.slice(from, to),
-      t.size.slice(from, to),
+      t.addr.subarray(from, to),
+      t.size.subarray(from, to),
       stream,
-      t.timeUs.slice(from, to),
-      totals.allocated.slice(from, to),
-      totals.active.slice(from, to),
-      totals.reserved.slice(from, to),
+      t.timeUs.subarray(from, to),
+      totals.allocated.subarray(from, to),
+      totals.active.subarray(from, to),
+      totals.reserved.subarray(from, to),
       stack,
-      t.deviceFree ? t.deviceFree.slice(from, to) : filled(n, Number.NaN),
+      t.deviceFree ? t.deviceFree.subarray(from, to) : constant(Number.NaN),
     ];
   });
 }
@@ -130,34 +153,39 @@ function allocationBatches(src: ExportSource, d: DeviceModel, maxRows: number): 
   const entries = d.trace.length;
   const streams = src.snapshot.traceColumns.streams;
   const blockSize = src.snapshot.tables.blocks.size;
+  const {
+    freeRequested: requested,
+    end: ended,
+    start: started,
+    block: blockOf,
+    stream: streamOf,
+    stack: stackOf,
+  } = a;
   const inWindow = (e: number): number => (e >= 0 && e < entries ? e : Number.NaN);
   return batched(a.count, maxRows, (from, n) => {
-    const c = Array.from({ length: 9 }, () => new Float64Array(n));
+    const c = Array.from({ length: 7 }, () => new Float64Array(n));
+    const [block, start, freeRequested, end, stream, stack] = c as [Float64Array, ...Float64Array[]];
     const state = new Int32Array(n);
     for (let i = 0; i < n; i++) {
       const id = from + i;
-      const freed = a.freeRequested[id]! >= 0 || a.freeRequested[id] === FREED_BEFORE_WINDOW;
-      state[i] = a.end[id]! < entries ? 2 : freed ? 1 : 0;
-      c[0]![i] = id;
-      c[1]![i] = a.addr[id]!;
-      c[2]![i] = a.size[id]!;
-      c[3]![i] = a.block[id]! >= 0 ? blockSize[a.block[id]!]! : Number.NaN;
-      c[4]![i] = inWindow(a.start[id]!);
-      c[5]![i] = inWindow(a.freeRequested[id]!);
-      c[6]![i] = inWindow(a.end[id]!);
-      c[7]![i] = streams[a.stream[id]!]!;
-      c[8]![i] = a.stack[id]! < 0 ? Number.NaN : a.stack[id]!;
+      const r = requested[id]!;
+      const e = ended[id]!;
+      state[i] = e < entries ? 2 : r >= 0 || r === FREED_BEFORE_WINDOW ? 1 : 0;
+      const b = blockOf[id]!;
+      block![i] = b >= 0 ? blockSize[b]! : Number.NaN;
+      start![i] = inWindow(started[id]!);
+      freeRequested![i] = inWindow(r);
+      end![i] = inWindow(e);
+      stream![i] = streams[streamOf[id]!]!;
+      const st = stackOf[id]!;
+      stack![i] = st < 0 ? Number.NaN : st;
     }
-    const [id, addr, size, block, start, freeRequested, end, stream, stack] = c as [
-      Float64Array,
-      ...Float64Array[],
-    ];
     return [
-      filled(n, src.id),
-      filled(n, d.device),
-      id,
-      addr!,
-      size!,
+      constant(src.id),
+      constant(d.device),
+      counting(from),
+      a.addr.subarray(from, from + n),
+      a.size.subarray(from, from + n),
       block!,
       { codes: state, dictionary: ALLOCATION_STATES },
       start!,
@@ -192,7 +220,7 @@ function rowsOf(
     rows++;
   });
   const columns = values.map((v, i) =>
-    types[i] === 't' ? text(v as (string | null)[]) : Float64Array.from(v as (number | null)[], known),
+    types[i] === 't' ? text(v as (string | null)[]) : Float64Array.from(v as (number | null)[], orNaN),
   );
   return { rows, columns };
 }
