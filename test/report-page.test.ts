@@ -103,11 +103,17 @@ describe.skipIf(!ready && process.env.CI === undefined)('a memlens report page, 
     cli('report', file, '-o', `${shot}.html`);
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
+    // A Content-Security-Policy violation is reported as a console error.
+    page.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
     await page.goto(pathToFileURL(join(dir, `${shot}.html`)).href);
     await page.waitForSelector('main.diagnosis', { timeout: 60_000 });
     expect(await tab(page, 'Diagnosis').getAttribute('aria-selected')).toBe('true');
     await expect.poll(() => headlines(page), { timeout: 30_000 }).toEqual(diagnosedHeadlines(file));
     if (lead) expect(await page.locator('article.finding').first().getAttribute('class')).toBe(lead);
+    // The page's policy still lets the engine compile its WebAssembly entry scanner.
+    expect(Number(await page.locator('.load-done').getAttribute('data-scanned-entries'))).toBeGreaterThan(0);
     await page.screenshot({ path: join(SHOTS, `${shot}-diagnosis.png`) });
     await tab(page, 'Timeline & pool state').click();
     await page.waitForSelector('canvas[data-ready="true"]', { timeout: 60_000 });

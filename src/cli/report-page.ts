@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { ReportManifest } from './report-manifest.js';
 import type { AppTemplate } from './report-template.js';
 
@@ -33,7 +34,10 @@ export function reportChunks(
       data: `memlens-data-${i}`,
     })),
   };
-  text(app.before.replace(/<title>[^<]*<\/title>/, `<title>${escapeHtml(title)}</title>`));
+  const head = app.before
+    .replace(/<title>[^<]*<\/title>/, `<title>${escapeHtml(title)}</title>`)
+    .replace(/<head>/i, `<head>\n    <meta http-equiv="Content-Security-Policy" content="${policy(app)}" />`);
+  text(head);
   text(`<script id="memlens-report" type="application/json">${jsonInScript(full)}</script>\n`);
   for (const [i, s] of snapshots.entries()) {
     text(`<script id="memlens-data-${i}" type="application/octet-stream">`);
@@ -42,6 +46,26 @@ export function reportChunks(
   }
   text(app.script);
   text(app.after);
+}
+
+/**
+ * The page may run its own script and nothing else, and may reach nothing: no fetch, no image,
+ * font or frame from anywhere (the browser enforces what the tests check). The script is named by
+ * its hash; its worker is a blob; 'wasm-unsafe-eval' lets the engine compile its entry scanner.
+ */
+function policy(app: AppTemplate): string {
+  const body = app.script.slice(app.script.indexOf('>') + 1, app.script.lastIndexOf('</script>'));
+  const hash = createHash('sha256').update(body, 'utf8').digest('base64');
+  return [
+    "default-src 'none'",
+    `script-src 'sha256-${hash}' 'wasm-unsafe-eval'`,
+    'worker-src blob: data:',
+    "style-src 'unsafe-inline'",
+    'img-src data: blob:',
+    "connect-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join('; ');
 }
 
 /** JSON whose text cannot end its <script> element or open a comment in it. */
