@@ -1,10 +1,11 @@
 /**
  * The package as a user installs it: `npm pack`, then the tarball installed into an empty prefix
  * with production dependencies only, and the installed `memlens` run from there (not from this
- * checkout): --version, summary on the bundled example, and view serving its page and assets.
+ * checkout): --version, summary on the bundled example, record with the shipped Python helper, and
+ * view serving its page and assets.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -56,6 +57,28 @@ describe('the package installed from its tarball', () => {
       files: { devices: { trace_entries: number }[] }[];
     };
     expect(out.files[0]!.devices[0]!.trace_entries).toBe(2043);
+  });
+
+  it('records a Python program with the helper shipped in the package, without bytecode of ours', () => {
+    expect(readdirSync(join(installed, 'python')).sort()).toEqual(['memlens', 'sitecustomize.py']);
+    const out = join(work, 'recorded');
+    const printed = execFileSync(
+      bin,
+      [
+        'record',
+        '--out',
+        out,
+        '--',
+        '/usr/bin/python3',
+        '-c',
+        'import torch, memlens; print(memlens.__file__)',
+      ],
+      { encoding: 'utf8', cwd: work, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    expect(printed.trim()).toBe(join(installed, 'python', 'memlens', '__init__.py'));
+    expect((JSON.parse(readFileSync(join(out, 'run.json'), 'utf8')) as { torch: string[] }).torch).toEqual([
+      '1.13.0a0',
+    ]);
   });
 
   it('serves the web app and its assets from the installed package', async () => {
