@@ -16,8 +16,8 @@ def _chain_next_sitecustomize():
     import importlib.machinery
     import importlib.util
 
-    here = os.path.dirname(os.path.abspath(__file__))
-    rest = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
+    here = os.path.dirname(os.path.realpath(__file__))
+    rest = [p for p in sys.path if os.path.realpath(p or os.curdir) != here]
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
     if spec is None or spec.loader is None:
         return
