@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -158,6 +160,28 @@ describe.skipIf(!ready && process.env.CI === undefined)('a memlens report page, 
     expect(page.url()).toMatch(/notebook\.html$/);
     await page.screenshot({ path: join(SHOTS, 'iframe.png') });
     expect(attempted).toEqual([]);
+  }, 180_000);
+
+  it('served by a plain static server (as VS Code’s Live Preview or Jupyter serve a file): the page asks it for nothing more', async () => {
+    cli('report', join(ROOT, 'examples', 'example_snapshot.pickle'), '-o', 'static.html');
+    const asked: string[] = [];
+    const server = createServer((req, res) => {
+      asked.push(req.url ?? '');
+      if (req.url !== '/static.html') return res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': 'text/html' }).end(readFileSync(join(dir, 'static.html')));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const http = await browser.newPage();
+      await http.goto(`http://127.0.0.1:${port}/static.html`);
+      await http.waitForSelector('main.diagnosis article.finding', { timeout: 60_000 });
+      await http.close();
+    } finally {
+      server.close();
+    }
+    // The browser's own favicon request aside, only the page.
+    expect(asked.filter((u) => u !== '/favicon.ico')).toEqual(['/static.html']);
   }, 180_000);
 
   it('a run: its Run page, the snapshots over --max-bytes named as left out; a kept cell opens, a left-out one says why', async () => {

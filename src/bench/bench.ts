@@ -13,6 +13,7 @@ import { cachedGcSnapshot, cachedSnapshot, ROOT } from './cached-snapshot.js';
 import { benchCollector, benchCommands } from './commands.js';
 import { benchExport } from './export-bench.js';
 import { machineLine } from './machine.js';
+import { benchReport } from './report-bench.js';
 import { benchRun } from './run-bench.js';
 import { benchSimulator } from './simulator-table.js';
 
@@ -60,6 +61,8 @@ interface BenchOptions {
   onlyRun?: boolean;
   export: string | false;
   onlyExport?: boolean;
+  report: string | false;
+  onlyReport?: boolean;
 }
 
 function main(opts: BenchOptions): void {
@@ -71,6 +74,10 @@ function main(opts: BenchOptions): void {
   }
   if (opts.onlyRun) {
     if (opts.run !== false) benchRun(opts.run);
+    return;
+  }
+  if (opts.onlyReport) {
+    if (opts.report !== false) reportBench(opts.report);
     return;
   }
   if (opts.onlyExport) {
@@ -115,6 +122,14 @@ function main(opts: BenchOptions): void {
   collector(opts);
   if (opts.run !== false) benchRun(opts.run);
   if (opts.export !== false) benchExport(opts.export);
+  if (opts.report !== false) reportBench(opts.report);
+}
+
+function reportBench(sizes: string): void {
+  benchReport(sizes).catch((e: Error) => {
+    console.error(e);
+    process.exitCode = 1;
+  });
 }
 
 function collector(opts: BenchOptions): void {
@@ -145,5 +160,8 @@ new Command('bench')
   .option('--export <size>', 'also time export to Parquet and sql on the synthetic file of this size', '1GB')
   .option('--no-export', 'skip the export benchmark')
   .option('--only-export', 'only the export benchmark')
+  .option('--report <sizes>', 'also time memlens report and its page on these synthetic sizes', '100MB')
+  .option('--no-report', 'skip the report benchmark')
+  .option('--only-report', 'only the report benchmark')
   .action(main)
   .parse();

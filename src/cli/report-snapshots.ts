@@ -104,13 +104,14 @@ function priorities(report: RunReport): Map<string, number> {
 
 /**
  * The file's bytes gzipped (as they are, when the file already is gzip), or null as soon as
- * they pass `limit`: a file over the budget is never compressed to the end.
+ * they pass `limit`: a file over the budget is never compressed to the end. Level 6: on the
+ * 100 MB synthetic file level 9 took 3x as long (4.1 s vs 1.4 s) for 3% fewer bytes.
  */
 export async function gzipFile(path: string, limit: number): Promise<Uint8Array | null> {
   const head = await firstBytes(path, 2);
   const gzip = head[0] === 0x1f && head[1] === 0x8b;
   const input = createReadStream(path);
-  const stream = gzip ? input : input.pipe(createGzip({ level: 9 }));
+  const stream = gzip ? input : input.pipe(createGzip({ level: 6 }));
   const chunks: Buffer[] = [];
   let total = 0;
   try {
