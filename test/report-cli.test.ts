@@ -6,6 +6,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
+import { writeGeneratedRun } from './helpers/generated-run.js';
 
 /**
  * `memlens report` as a command: what it writes (the app inlined, the snapshot's own bytes
@@ -110,6 +111,38 @@ describe('memlens report (command)', () => {
       before,
     );
     expect(run('report', EXAMPLE).stderr).toMatch(/required option '-o, --output/);
+  });
+
+  it('-o - writes the same page to stdout', () => {
+    const r = run('report', EXAMPLE, '-o', '-');
+    expect(r.status, r.stderr).toBe(0);
+    expect(run('report', EXAMPLE, '-o', 'file.html').status).toBe(0);
+    const written = readFileSync(join(dir, 'file.html'), 'utf8');
+    expect(r.stdout).toBe(written);
+  });
+
+  it('a run: a snapshot that cannot be read is left out and says why', () => {
+    const files = writeGeneratedRun(join(dir, 'run'), { ranks: 2, windows: 2, seed: 5 });
+    writeFileSync(join(dir, 'run', 'step2', 'torch_memory_rank2_pid9.pickle'), 'not a pickle');
+    const r = run('report', 'run', '-o', 'run.html', '--json');
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as {
+      files: { name: string }[];
+      omitted: { name: string; reason: string }[];
+    };
+    expect(out.files).toHaveLength(files.length);
+    expect(out.omitted).toEqual([
+      {
+        name: 'run/step2/torch_memory_rank2_pid9.pickle',
+        label: 'step 2 · rank 2',
+        size: 12,
+        reason: expect.stringMatching(/^could not be read: /),
+      },
+    ]);
+    const text = run('report', 'run', '-o', 'run.html').stdout;
+    expect(text).toMatch(
+      /^wrote run\.html \(.*\)\n {2}4 snapshots: .* gzipped\n {2}left out \(listed on the page\): 1 snapshot\n {4}run\/step2\/torch_memory_rank2_pid9\.pickle: could not be read: /,
+    );
   });
 
   it('replaces an earlier page', () => {
