@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseCycleGraph, parseCycleText } from '../src/engine/analyses/cycles/cycle-file.js';
+import { layoutCycle } from '../src/engine/analyses/cycles/cycle-layout.js';
 import { linkTensor } from '../src/engine/analyses/cycles/cycle-links.js';
 import { cycleReport, gcCache } from '../src/engine/analyses/cycles/cycle-report.js';
 import { summarizeCycle } from '../src/engine/analyses/cycles/cycle-summary.js';
@@ -169,5 +170,35 @@ describe('which window of a run holds a cycle', () => {
     expect(noWindowReason(run, { rank: 0, step: 9 })).toBe(
       'no snapshot of rank 0 spans the cycle’s time or names step 9',
     );
+  });
+});
+
+describe('cycle graph layout', () => {
+  it('lays the path to the largest tensor left to right, boxes apart, every edge drawn', () => {
+    const g = parseCycleGraph(
+      awaitableCycle({ time_us: 1 }, [
+        { bytes: 512 * MiB, data_ptr: 0x1000 },
+        { bytes: 3 * MiB, data_ptr: 0x9000_0000 },
+      ]),
+    );
+    const l = layoutCycle(g);
+    const at = new Map(l.nodes.map((n) => [n.id, n]));
+    const path = summarizeCycle(g).tensors[0]!.path.hops.map((h) => h.node);
+    const xs = [...path, 5].map((id) => at.get(id)!.x);
+    expect(xs).toEqual([...xs].sort((a, b) => a - b));
+    expect(new Set(xs).size).toBe(xs.length);
+    expect(at.get(5)).toMatchObject({ size: '512 MiB', text: 'Tensor float32[134217728]' });
+    for (const a of l.nodes)
+      for (const b of l.nodes)
+        if (a !== b) {
+          const apart = a.x + a.w <= b.x || b.x + b.w <= a.x || a.y + a.h <= b.y || b.y + b.h <= a.y;
+          expect(apart, `${a.id} overlaps ${b.id}`).toBe(true);
+        }
+    for (const n of l.nodes) expect(n.x + n.w <= l.width && n.y + n.h <= l.height).toBe(true);
+    expect(l.edges).toHaveLength(g.edges.length);
+    // The reference that closes the cycle (method.__self__ → AwaitableTensor) loops back under the boxes.
+    const back = l.edges.find((e) => e.label === '__self__')!;
+    expect(back.on_cycle).toBe(true);
+    expect(back.ly).toBeGreaterThan(Math.max(...l.nodes.map((n) => n.y + n.h)));
   });
 });

@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream';
+import type { CycleService } from './cycle-service.js';
 import type { RunService } from './run-service.js';
 import type { ServedFile } from './snapshot-files.js';
 import { appFile } from './static-files.js';
@@ -27,15 +28,19 @@ const CSP = [
   "connect-src 'self'",
 ].join('; ');
 
-/** `run`: the run of `memlens view DIR` (GET api/run); files is then its append-only list. */
+/**
+ * `run`: the run of `memlens view DIR` (GET api/run); files is then its append-only list.
+ * `cycles`: that run's recorded cycles (GET api/cycles; none without a run).
+ */
 export async function startServer(
   files: ServedFile[],
   appRoot: string,
   port = 0,
   run?: RunService,
+  cycles?: CycleService,
 ): Promise<ViewServer> {
   const server = createServer((req, res) => {
-    handle(req, res, files, appRoot, run).catch(() => send(res, 500, 'internal error'));
+    handle(req, res, files, appRoot, run, cycles).catch(() => send(res, 500, 'internal error'));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -51,6 +56,7 @@ async function handle(
   files: ServedFile[],
   appRoot: string,
   run: RunService | undefined,
+  cycles: CycleService | undefined,
 ): Promise<void> {
   res.setHeader('Content-Security-Policy', CSP);
   res.setHeader('X-Content-Type-Options', 'nosniff');
@@ -65,6 +71,8 @@ async function handle(
     const since = url.searchParams.get('since');
     return sendJson(res, run.state(since === null ? undefined : Number(since)));
   }
+  if (path === '/api/cycles')
+    return sendJson(res, cycles === undefined ? { cycles: [] } : await cycles.state());
   const m = /^\/files\/(\d+)$/.exec(path);
   if (m) return sendSnapshot(req, res, files[Number(m[1])]);
   const asset = await appFile(appRoot, path);

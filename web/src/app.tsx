@@ -4,6 +4,7 @@ import { EmbeddedNotice } from './embedded-notice.js';
 import { type ServedFile, servedFiles, sourceOf } from './served-files.js';
 import { readUrlState, type Tab, type ViewState, writeUrlState } from './url-state.js';
 import { AnalysesPage } from './views/analyses-page.js';
+import { CyclesPage, useServedCycles } from './views/cycles/cycles-page.js';
 import { DiagnosisPage } from './views/diagnosis/diagnosis-page.js';
 import { FileBar } from './views/file-bar.js';
 import { FlamePage } from './views/flame-page.js';
@@ -27,6 +28,7 @@ export function App() {
   const [load, setLoad] = useState<LoadState>({ status: 'idle' });
   const loadSeq = useRef(0);
   const served = useServedRun();
+  const cycles = useServedCycles();
   const [dropped, setDropped] = useState<RunData | null>(null);
   const [dropProgress, setDropProgress] = useState<{ done: number; total: number } | null>(null);
   const run = dropped ?? served.data;
@@ -125,6 +127,13 @@ export function App() {
     else open(sa, { tab: 'run', compare: sb.name, device: deviceOfSnapshot(a) });
   };
   const onRunTab = view.tab === 'run';
+  const onCyclesTab = view.tab === 'cycles';
+  // A cycle's tensor opens its window's snapshot on the allocation or the burst (the open file just takes the view).
+  const openCycleLink = (name: string, patch: Partial<ViewState>) => {
+    const f = files.find((x) => x.name === name);
+    if (ready && view.file === name) update(patch);
+    else if (f) open(sourceOf(f), patch);
+  };
 
   return (
     <div className="app">
@@ -139,6 +148,7 @@ export function App() {
         onOpenLocal={(file) => open({ file, name: file.name })}
         onDevice={(d) => update({ device: d, entry: null, alloc: null, window: null })}
         onTab={setTab}
+        cycles={(cycles?.length ?? 0) > 0}
       />
       {run && !onRunTab && (
         <nav className="run-back" aria-label="run">
@@ -148,7 +158,7 @@ export function App() {
           {files.find((f) => f.name === view.file)?.label ?? view.file}
         </nav>
       )}
-      {(!onRunTab || load.status === 'loading' || load.status === 'error') && (
+      {((!onRunTab && !onCyclesTab) || load.status === 'loading' || load.status === 'error') && (
         <LoadStatus state={load} hasFiles={files.length > 0} />
       )}
       <WorkerFailure file={view.file} />
@@ -165,6 +175,7 @@ export function App() {
           loaded={ready && device && view.file ? { file: view.file, device: device.device } : null}
         />
       )}
+      {onCyclesTab && <CyclesPage cycles={cycles} openIn={openCycleLink} />}
       {ready && device && view.tab === 'diagnosis' && (
         <DiagnosisPage client={client} device={device.device} file={view.file ?? ''} update={update} />
       )}

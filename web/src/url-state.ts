@@ -6,7 +6,10 @@ import { readTableState, type TableState, writeTableState } from './views/table-
  * What the page is showing, kept in the URL's hash so a reload or a shared link restores it:
  * file, device, tab, selected entry and allocation, and the timeline's window and axis.
  */
-/** 'run': the Run page of a run (`memlens view DIR`, or files dropped together), no file needed. */
+/**
+ * 'run': the Run page of a run (`memlens view DIR`, or files dropped together), no file needed;
+ * 'cycles': the run's recorded reference cycles (memlens record --cycles), no file needed either.
+ */
 export const TABS = [
   'diagnosis',
   'overview',
@@ -16,6 +19,7 @@ export const TABS = [
   'flame',
   'analyses',
   'run',
+  'cycles',
 ] as const;
 export type Tab = (typeof TABS)[number];
 /** The Analyses tab's panels. */

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { plural } from '../../engine/format.js';
+import { CycleService } from '../../server/cycle-service.js';
 import { RunService } from '../../server/run-service.js';
 import { startServer } from '../../server/serve.js';
 import { collectFiles, type ServedFile } from '../../server/snapshot-files.js';
@@ -63,7 +64,8 @@ async function view(paths: string[], opts: ViewOptions): Promise<void> {
     ?.start()
     .then(() => opts.watch && run?.watch())
     .catch((e: Error) => process.stderr.write(`memlens: ${e.message}\n`));
-  const { server, url } = await startServer(files, APP_ROOT, opts.port, run);
+  const cycles = run === undefined ? undefined : new CycleService(dirs, files);
+  const { server, url } = await startServer(files, APP_ROOT, opts.port, run, cycles);
   process.stdout.write(
     opts.json
       ? `${JSON.stringify({ url, files })}\n`

@@ -11,6 +11,8 @@ interface Props {
   onOpenLocal: (f: File) => void;
   onDevice: (d: number) => void;
   onTab: (t: Tab) => void;
+  /** The served run has recorded cycles: their tab is shown. */
+  cycles?: boolean;
 }
 
 const TABS: [Tab, string][] = [
@@ -22,6 +24,8 @@ const TABS: [Tab, string][] = [
   ['events', 'Events'],
   ['blocks', 'Blocks'],
 ];
+
+const CYCLES_TAB: [Tab, string][] = [['cycles', 'Cycles']];
 
 /** Top bar: served files (ranks/steps), open a local file, device, and the view tabs. */
 export function FileBar(p: Props) {
@@ -82,7 +86,7 @@ export function FileBar(p: Props) {
         </label>
       )}
       <div className="tabs" role="tablist">
-        {TABS.map(([t, label]) => (
+        {[...TABS, ...(p.cycles ? CYCLES_TAB : [])].map(([t, label]) => (
           <button key={t} type="button" role="tab" aria-selected={p.tab === t} onClick={() => p.onTab(t)}>
             {label}
           </button>

@@ -30,7 +30,9 @@ export interface AllocationLink {
 export interface BurstLink {
   /** Index into the device's GcBurst list. */
   index: number;
+  /** The burst's first and last free entries. */
   entry: number;
+  last_entry: number;
   time_us: number | null;
   count: number;
   bytes: number;
@@ -106,6 +108,7 @@ export function linkTensor(
   link.burst = {
     index: burst,
     entry: b.entry,
+    last_entry: b.last_entry,
     time_us: b.time_us,
     count: b.count,
     bytes: b.bytes,
