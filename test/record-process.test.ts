@@ -122,6 +122,14 @@ describe('memlens record: signals and exit codes', () => {
     expect(manifestOf(out)).toMatchObject({ exit_code: 143, signal: 'SIGTERM' });
   });
 
+  it("keeps the command's exit code when run.json cannot be written, and says why", () => {
+    const r = recordProgram(
+      'import os\nos.makedirs(os.path.join(os.environ["MEMLENS_RECORD_OUT"], "run.json", "in-the-way"))\nraise SystemExit(4)\n',
+    );
+    expect(r.result.status).toBe(4);
+    expect(r.memlensLines).toContain(`memlens record: cannot write ${join(r.out, 'run.json')} (EISDIR)`);
+  });
+
   it('a command that dies of a signal gives 128 + n', () => {
     const r = recordProgram('import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n');
     expect(r.result.status).toBe(137);

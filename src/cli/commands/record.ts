@@ -83,8 +83,13 @@ async function record(command: string[], out: string, opts: RecordCliOptions): P
     { command, out, started, ended, exitCode: end.code, signal: end.signal, options: optionsOf(opts) },
     procs,
   );
-  writeManifest(out, manifest);
-  await reportRecording(manifest, procs, opts.cycles === true);
+  // Whatever fails from here on is said, and the exit code stays the command's.
+  try {
+    writeManifest(out, manifest);
+    await reportRecording(manifest, procs, opts.cycles === true);
+  } catch (e) {
+    process.stderr.write(`memlens record: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}\n`);
+  }
   return end.code;
 }
 
