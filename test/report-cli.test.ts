@@ -67,10 +67,12 @@ describe('memlens report (command)', () => {
     expect(tags.match(/\b(src|href)="(?!data:)[^"]*"/g)).toBeNull();
     expect(tags.match(/<script\b[^>]*>/g)).toEqual([
       '<script id="memlens-report" type="application/json">',
-      '<script id="memlens-data-0" type="application/octet-stream">',
+      '<script id="memlens-data-0-0" type="application/octet-stream">',
       '<script>',
     ]);
-    const data = /<script id="memlens-data-0" type="application\/octet-stream">([^<]*)<\/script>/.exec(html);
+    const data = /<script id="memlens-data-0-0" type="application\/octet-stream">([^<]*)<\/script>/.exec(
+      html,
+    );
     const gz = Buffer.from(data![1]!, 'base64');
     expect(gz.length).toBe(out.files[0]!.embedded_bytes);
     expect(gunzipSync(gz).equals(readFileSync(EXAMPLE))).toBe(true);
@@ -83,7 +85,9 @@ describe('memlens report (command)', () => {
     const r = run('report', gz, '-o', 'small.html', '--json');
     expect(r.status, r.stderr).toBe(0);
     const html = readFileSync(join(dir, 'small.html'), 'utf8');
-    const data = /<script id="memlens-data-0" type="application\/octet-stream">([^<]*)<\/script>/.exec(html);
+    const data = /<script id="memlens-data-0-0" type="application\/octet-stream">([^<]*)<\/script>/.exec(
+      html,
+    );
     expect(Buffer.from(data![1]!, 'base64').equals(readFileSync(gz))).toBe(true);
   });
 

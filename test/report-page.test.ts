@@ -1,13 +1,16 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
+import { reportChunks } from '../src/cli/report-page.js';
+import { appTemplate } from '../src/cli/report-template.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
 import { PLANTED_RUN, writeGeneratedRun } from './helpers/generated-run.js';
 import { CHROMIUM, CLI, openBrowser } from './helpers/view-server.js';
@@ -139,6 +142,32 @@ describe.skipIf(!ready && process.env.CI === undefined)('a memlens report page, 
     },
     180_000,
   );
+
+  it('a snapshot split over several data elements (as one over 48 MiB gzipped is) reads back whole', async () => {
+    const file = join(dir, 'oom.pickle'); // written by the first test
+    const snapshots = [
+      { name: 'split.pickle', label: '', size: statSync(file).size, gzipped: gzipSync(readFileSync(file)) },
+    ];
+    const chunks: Uint8Array[] = [];
+    const manifest = { memlens: 'test', source: 'split.pickle', run: null, omitted: [] };
+    reportChunks(
+      appTemplate(join(ROOT, 'dist', 'web')),
+      'split',
+      manifest,
+      snapshots,
+      (c) => chunks.push(c),
+      3000,
+    );
+    const html = Buffer.concat(chunks).toString('utf8');
+    expect(html.match(/<script id="memlens-data-0-\d+"/g)!.length).toBe(
+      Math.ceil(snapshots[0]!.gzipped.length / 3000),
+    );
+    writeFileSync(join(dir, 'split.html'), html);
+    await page.goto(pathToFileURL(join(dir, 'split.html')).href);
+    await page.waitForSelector('main.diagnosis', { timeout: 60_000 });
+    await expect.poll(() => headlines(page), { timeout: 30_000 }).toEqual(diagnosedHeadlines('oom.pickle'));
+    expect(attempted).toEqual([]);
+  }, 180_000);
 
   it('inside an iframe of another file:// page (as Jupyter’s IFrame shows it)', async () => {
     cli('report', join(ROOT, 'examples', 'example_snapshot.pickle'), '-o', 'framed.html');

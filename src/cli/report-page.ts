@@ -23,15 +23,19 @@ export function reportChunks(
   manifest: Omit<ReportManifest, 'files'>,
   snapshots: EmbeddedSnapshot[],
   write: (chunk: Uint8Array) => void,
+  partBytes = PART_BYTES,
 ): void {
   const text = (s: string) => write(Buffer.from(s, 'utf8'));
+  const parts = snapshots.map((s, i) =>
+    partsOf(s.gzipped, partBytes).map((bytes, k) => ({ id: `memlens-data-${i}-${k}`, bytes })),
+  );
   const full: ReportManifest = {
     ...manifest,
     files: snapshots.map((s, i) => ({
       name: s.name,
       label: s.label,
       size: s.size,
-      data: `memlens-data-${i}`,
+      data: parts[i]!.map((p) => p.id),
     })),
   };
   const head = app.before
@@ -39,9 +43,9 @@ export function reportChunks(
     .replace(/<head>/i, `<head>\n    <meta http-equiv="Content-Security-Policy" content="${policy(app)}" />`);
   text(head);
   text(`<script id="memlens-report" type="application/json">${jsonInScript(full)}</script>\n`);
-  for (const [i, s] of snapshots.entries()) {
-    text(`<script id="memlens-data-${i}" type="application/octet-stream">`);
-    write(base64(s.gzipped));
+  for (const part of parts.flat()) {
+    text(`<script id="${part.id}" type="application/octet-stream">`);
+    write(base64(part.bytes));
     text('</script>\n');
   }
   text(app.script);
@@ -66,6 +70,19 @@ function policy(app: AppTemplate): string {
     "base-uri 'none'",
     "form-action 'none'",
   ].join('; ');
+}
+
+/**
+ * Bytes per data element: a multiple of 3, so each part is whole base64, and its text (64 MiB) far
+ * below the longest string a browser's JavaScript holds (V8: 2^29 - 24 characters), which one
+ * element of a large snapshot would pass. The page decodes the parts one by one into one File.
+ */
+const PART_BYTES = 48 * 2 ** 20;
+
+function partsOf(bytes: Uint8Array, size: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (let at = 0; at < bytes.length; at += size) out.push(bytes.subarray(at, at + size));
+  return out.length > 0 ? out : [bytes];
 }
 
 /** JSON whose text cannot end its <script> element or open a comment in it. */

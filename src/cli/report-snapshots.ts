@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import { basename, resolve } from 'node:path';
 import { createGzip } from 'node:zlib';
 import type { RunReport } from '../engine/analyses/run/run-report.js';
 import { asSnapshotError, SnapshotError } from '../engine/errors.js';
@@ -35,7 +36,7 @@ export async function fileContents(path: string, maxBytes: number): Promise<Repo
     throw new SnapshotError(
       `${path}: gzipped it is over --max-bytes ${formatBytes(maxBytes)}: raise --max-bytes, or cut a window with memlens slice`,
     );
-  const name = path.split(/[\\/]/).pop()!;
+  const name = basename(path);
   return {
     manifest: { memlens: VERSION, source: name, run: null, omitted: [] },
     snapshots: [{ name, label: '', size, gzipped }],
@@ -82,7 +83,7 @@ export async function runContents(dir: string, maxBytes: number): Promise<Report
   }
   embedded.sort((a, b) => a.index - b.index);
   return {
-    manifest: { memlens: VERSION, source: dir, run, omitted },
+    manifest: { memlens: VERSION, source: basename(resolve(dir)), run, omitted },
     snapshots: embedded.map((e) => e.snapshot),
   };
 }

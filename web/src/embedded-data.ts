@@ -23,7 +23,7 @@ export function embeddedReport(): { manifest: ReportManifest; files: ServedFile[
     label: f.label,
     size: f.size,
     url: '',
-    file: new File([bytesOf(f.data)], f.name),
+    file: new File(f.data.map(bytesOf), f.name),
   }));
   cached = { manifest, files };
   return cached;
