@@ -78,6 +78,25 @@ describe('memlens record with the CUDA stand-in', () => {
     expect(r.memlensLines.at(-1)).toBe(`memlens record: open it: memlens view ${r.out}`);
   });
 
+  it('starts recording at the first optimizer step where torch has no torch.cuda._lazy_call', () => {
+    const r = recordProgram(`${TRAIN}\ntrain(3)\n`, {
+      standin: true,
+      env: { MEMLENS_STANDIN_NO_LAZY_CALL: '1' },
+    });
+    expect(r.result.status).toBe(0);
+    expect(calls(r.log())).toEqual([
+      'record all',
+      'attach_oom_observer',
+      'dump step2',
+      'record null',
+      'record all',
+      'dump step3',
+      'record null',
+      'record all',
+      'dump exit_step3',
+    ]);
+  });
+
   it('writes run.json: command, times, torch, allocator settings, files with sizes', () => {
     const r = recordProgram(`${TRAIN}\ntrain(2)\n`, {
       standin: true,

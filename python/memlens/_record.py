@@ -100,7 +100,11 @@ class Recorder:
                 self._install_cycles()
             if getattr(torch.version, "cuda", None) or getattr(torch.version, "hip", None):
                 self.cuda = "not initialised"
-                torch.cuda._lazy_call(self._on_cuda_init)
+                # Run at CUDA's initialisation (or now, if it has happened); without the queue, the
+                # first optimizer step after CUDA starts begins the recording (see _on_step).
+                lazy_call = getattr(torch.cuda, "_lazy_call", None)
+                if lazy_call is not None:
+                    lazy_call(self._on_cuda_init)
             else:
                 self.cuda = "cpu-only build"
             self._install_sigusr1()

@@ -8,7 +8,7 @@
 
 Every call is appended to $MEMLENS_STANDIN_LOG as one JSON line, so tests can check the sequence
 (e.g. that the history is cleared after each window). Set MEMLENS_STANDIN_DUMP_FAILS=1 to make the
-dump raise (a helper failure). The snapshot holds one segment with one live block whose size grows
+dump raise (a helper failure), MEMLENS_STANDIN_NO_LAZY_CALL=1 to remove torch.cuda._lazy_call. The snapshot holds one segment with one live block whose size grows
 by 1 MiB with each dump of the process, and the trace holds that block's allocation (plus an 'oom'
 entry in a dump made from the OOM observer), so memlens reads each window end to end.
 """
@@ -77,6 +77,8 @@ def raise_oom(requested):
 
 
 def install():
+    if os.environ.get("MEMLENS_STANDIN_NO_LAZY_CALL"):
+        del torch.cuda._lazy_call  # a PyTorch without the queue of calls for CUDA's initialisation
     torch.version.cuda = "stand-in"
     torch.cuda.is_available = lambda: True
     torch.cuda.is_initialized = lambda: True
