@@ -43,7 +43,7 @@ describe('memlens cycles', () => {
       const got = byFile.get(c.path)!;
       expect(got.snapshot).toEqual({ file: recorded.windows[c.window], by: 'time' });
       expect(got.bytes).toBe(c.bytes);
-      expect(got.path_words).toMatch(/^AwaitableTensor\.__dict__ → dict\['value'\] → Tensor \d/);
+      expect(got.path_words).toMatch(/^AwaitableTensor\.value → Tensor \d/);
       if (c.allocatedInWindow)
         expect(got.tensors[0]!.allocation!.site).toMatchObject({ name: 'forward', line: 176 });
       else expect(got.tensors[0]!.allocation).toMatchObject({ alloc_entry: -1, site: null });
@@ -62,8 +62,8 @@ describe('memlens cycles', () => {
     const lines = r.stdout.split('\n');
     expect(lines.every((l) => l.length <= 100)).toBe(true);
     expect(r.stdout).toContain('rank 0, pid 4242, collection 2 (generation 2), step 8, at ');
-    expect(r.stdout).toMatch(/held 2\.00 MiB in 1 tensor \(6 nodes, 5 on the cycle\)/);
-    expect(r.stdout).toContain("AwaitableTensor.__dict__ → dict['value'] → Tensor 2.00 MiB");
+    expect(r.stdout).toMatch(/held 2\.00 MiB in 1 tensor \(5 nodes, 4 on the cycle\)/);
+    expect(r.stdout).toContain('AwaitableTensor.value → Tensor 2.00 MiB');
     expect(r.stdout).toContain(`snapshot ${window} (its trace spans the collection’s time)`);
     expect(r.stdout).toMatch(/allocated at forward \(.*model\.py:176\), entry [\d,]+/);
     expect(r.stdout).toMatch(
@@ -162,8 +162,8 @@ describe('memlens gc cites the recorded cycles', () => {
       expect(r.stderr).toBe('');
       expect(r.stdout).toContain(
         `    ${recorded.cycles.length} bursts of this pattern freed tensors of ${recorded.cycles.length} recorded cycles, the first:\n` +
-          "      recorded cycle (rank 0, collection 1): AwaitableTensor.__dict__ → dict['value'] → Tensor 2.00\n" +
-          '        MiB; freed here: 1 tensor, 2.00 MiB\n',
+          '      recorded cycle (rank 0, collection 1): AwaitableTensor.value → Tensor 2.00 MiB; freed here: 1\n' +
+          '        tensor, 2.00 MiB\n',
       );
     } finally {
       rmSync(full);
@@ -180,7 +180,7 @@ describe('diagnosis cites the recorded cycles', () => {
     ).files;
     const gc = files[0]!.devices[0]!.findings.find((f) => f.kind === 'gc')!;
     expect(gc.evidence).toContain(
-      "recorded cycle (rank 0, collection 1): AwaitableTensor.__dict__ → dict['value'] → Tensor 2.00 MiB; freed here: 1 tensor, 2.00 MiB",
+      'recorded cycle (rank 0, collection 1): AwaitableTensor.value → Tensor 2.00 MiB; freed here: 1 tensor, 2.00 MiB',
     );
     expect(gc.evidence).toContain('1 recorded cycle freed by the other bursts (memlens cycles lists them)');
     const alone = memlens('gc', recorded.cycles[0]!.path);

@@ -18,9 +18,9 @@ describe('cycle files: read and checked', () => {
   it('reads the contract', () => {
     const g = parseCycleText(JSON.stringify(file));
     expect(g).toMatchObject({ rank: 0, pid: 4242, collection: 1, generation: 2, step: 40, truncated: false });
-    expect(g.nodes).toHaveLength(6);
-    expect(g.nodes[5]!.tensor).toMatchObject({ bytes: 2 * MiB, data_ptr: 0x7f0000000000, device: 'cuda:0' });
-    expect(g.edges[4]).toEqual({ from: 4, to: 0, label: '__self__', kind: 'self' });
+    expect(g.nodes).toHaveLength(5);
+    expect(g.nodes[4]!.tensor).toMatchObject({ bytes: 2 * MiB, data_ptr: 0x7f0000000000, device: 'cuda:0' });
+    expect(g.edges[3]).toEqual({ from: 3, to: 0, label: '__self__', kind: 'self' });
   });
   it('names what is wrong in one line', () => {
     /** The file with the value at `path` replaced (removed when undefined). */
@@ -40,13 +40,13 @@ describe('cycle files: read and checked', () => {
     expect(broken(['memlens_cycles'], 2)).toThrow('schema 2; this memlens reads schema 1');
     expect(broken(['rank'], '0')).toThrow('rank is "0", expected a non-negative integer');
     expect(broken(['time_us'], undefined)).toThrow('time_us is missing, expected a non-negative integer');
-    expect(broken(['nodes', 5, 'tensor', 'bytes'], -1)).toThrow('nodes[5].tensor.bytes is -1');
+    expect(broken(['nodes', 4, 'tensor', 'bytes'], -1)).toThrow('nodes[4].tensor.bytes is -1');
     expect(broken(['edges', 1, 'to'], 99)).toThrow("edges[1].to is 99, which is no node's id");
     expect(broken(['edges', 0, 'kind'], 'weak')).toThrow(
       "edges[0].kind is 'weak', expected one of attribute",
     );
-    expect(broken(['nodes', 6], (file.nodes as unknown[])[0])).toThrow(
-      'nodes[6].id 0 is used by an earlier node',
+    expect(broken(['nodes', 5], (file.nodes as unknown[])[0])).toThrow(
+      'nodes[5].id 0 is used by an earlier node',
     );
     expect(broken(['nodes'], null)).toThrow("'nodes' is null, expected a list");
   });
@@ -64,8 +64,8 @@ describe('cycle paths and bytes held', () => {
     const s = summarizeCycle(g);
     expect(s.bytes).toBe(515 * MiB);
     expect(s.tensors.map((t) => t.counted)).toEqual([true, false, true]);
-    expect(s.path_words).toBe("AwaitableTensor.__dict__ → dict['value'] → Tensor 512 MiB");
-    expect(s.tensors[2]!.path_words).toBe("AwaitableTensor.__dict__ → dict['extra2'] → Tensor 3.00 MiB");
+    expect(s.path_words).toBe('AwaitableTensor.value → Tensor 512 MiB');
+    expect(s.tensors[2]!.path_words).toBe('AwaitableTensor.extra2 → Tensor 3.00 MiB');
     expect(s.tensors[0]!.path.from_cycle).toBe(true);
   });
   it('cuts a long path in the middle', () => {
@@ -184,10 +184,10 @@ describe('cycle graph layout', () => {
     const l = layoutCycle(g);
     const at = new Map(l.nodes.map((n) => [n.id, n]));
     const path = summarizeCycle(g).tensors[0]!.path.hops.map((h) => h.node);
-    const xs = [...path, 5].map((id) => at.get(id)!.x);
+    const xs = [...path, 4].map((id) => at.get(id)!.x);
     expect(xs).toEqual([...xs].sort((a, b) => a - b));
     expect(new Set(xs).size).toBe(xs.length);
-    expect(at.get(5)).toMatchObject({ size: '512 MiB', text: 'Tensor float32[134217728]' });
+    expect(at.get(4)).toMatchObject({ size: '512 MiB', text: 'Tensor float32[134217728]' });
     for (const a of l.nodes)
       for (const b of l.nodes)
         if (a !== b) {

@@ -82,26 +82,25 @@ class Graph {
 }
 
 /**
- * Seed 001: AwaitableTensor.__dict__['value'] is the tensor; its ['callbacks'] list holds a
- * Callback whose `fn` is a bound method of the AwaitableTensor: the cycle
- * AwaitableTensor → dict → list → Callback → method → AwaitableTensor keeps the tensors.
+ * Seed 001: an AwaitableTensor's `value` is the tensor; its `callbacks` list holds a Callback
+ * whose `fn` is a bound method of the AwaitableTensor: the cycle AwaitableTensor → list →
+ * Callback → method → AwaitableTensor keeps the tensors. Instances' __dict__ are folded into
+ * their owners, as the observer writes them (docs/cycles-format.md).
  */
 export function awaitableCycle(c: FixtureCycle, tensors: FixtureTensor[]): Record<string, unknown> {
   const g = new Graph();
   const awaitable = g.add('AwaitableTensor');
-  const dict = g.add('dict', 'dict (2 keys)');
   const callbacks = g.add('list', 'list (1 items)');
   const callback = g.add('Callback');
   const method = g.add('method', 'method AwaitableTensor.on_done');
-  g.link(awaitable, dict, '__dict__', 'attribute');
-  g.link(dict, callbacks, "['callbacks']", 'key');
+  g.link(awaitable, callbacks, 'callbacks', 'attribute');
   g.link(callbacks, callback, '[0]', 'index');
   g.link(callback, method, 'fn', 'attribute');
   g.link(method, awaitable, '__self__', 'self');
-  g.cycle = [awaitable, dict, callbacks, callback, method];
+  g.cycle = [awaitable, callbacks, callback, method];
   tensors.forEach((t, i) => {
     const id = g.tensor(t);
-    g.link(dict, id, i === 0 ? "['value']" : `['extra${i}']`, 'key');
+    g.link(awaitable, id, i === 0 ? 'value' : `extra${i}`, 'attribute');
   });
   return g.file(c);
 }

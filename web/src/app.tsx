@@ -4,7 +4,7 @@ import { EmbeddedNotice } from './embedded-notice.js';
 import { type ServedFile, servedFiles, sourceOf } from './served-files.js';
 import { readUrlState, type Tab, type ViewState, writeUrlState } from './url-state.js';
 import { AnalysesPage } from './views/analyses-page.js';
-import { CyclesPage, useServedCycles } from './views/cycles/cycles-page.js';
+import { CyclesPage, useServedCycles, windowCyclesOf } from './views/cycles/cycles-page.js';
 import { DiagnosisPage } from './views/diagnosis/diagnosis-page.js';
 import { FileBar } from './views/file-bar.js';
 import { FlamePage } from './views/flame-page.js';
@@ -29,6 +29,7 @@ export function App() {
   const loadSeq = useRef(0);
   const served = useServedRun();
   const cycles = useServedCycles();
+  const fileCycles = useMemo(() => windowCyclesOf(cycles, view.file), [cycles, view.file]);
   const [dropped, setDropped] = useState<RunData | null>(null);
   const [dropProgress, setDropProgress] = useState<{ done: number; total: number } | null>(null);
   const run = dropped ?? served.data;
@@ -177,7 +178,13 @@ export function App() {
       )}
       {onCyclesTab && <CyclesPage cycles={cycles} openIn={openCycleLink} />}
       {ready && device && view.tab === 'diagnosis' && (
-        <DiagnosisPage client={client} device={device.device} file={view.file ?? ''} update={update} />
+        <DiagnosisPage
+          client={client}
+          device={device.device}
+          file={view.file ?? ''}
+          update={update}
+          cycles={fileCycles}
+        />
       )}
       {ready && device && view.tab === 'overview' && <Overview client={client} device={device.device} />}
       {ready && device && view.tab === 'timeline' && (

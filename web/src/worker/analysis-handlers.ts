@@ -62,11 +62,13 @@ export function analysisHandlers(
     oom: ({ device, capacity, request }) =>
       with_(device, (s, d) => oomReports(s, d, capacity ?? undefined, request ?? 0)),
     categories: ({ device, points }) => with_(device, (s, d) => categoriesOf(s, d, points)),
-    diagnosis: ({ device, file }) => {
-      // Asked by the Diagnosis tab and again by the timeline's OOM pane: computed once per device.
+    diagnosis: ({ device, file, cycles = [] }) => {
+      // Asked by the Diagnosis tab and again by the timeline's OOM pane: computed once per device
+      // (and again when the run's recorded cycles arrive).
       const d = deviceOf(device);
-      if (lastDiagnosis?.d !== d || lastDiagnosis.file !== file)
-        lastDiagnosis = { d, file, result: diagnose(current(), d, { file }) };
+      const key = `${file}|${cycles.map((c) => c.file).join(',')}`;
+      if (lastDiagnosis?.d !== d || lastDiagnosis.file !== key)
+        lastDiagnosis = { d, file: key, result: diagnose(current(), d, { file, cycles }) };
       return lastDiagnosis.result;
     },
   };

@@ -1,5 +1,6 @@
 import type { DeviceCategories } from '../../../src/engine/analyses/categories/category-curves.js';
 import type { DeviceDiagnosis } from '../../../src/engine/analyses/diagnosis/diagnosis.js';
+import type { WindowCycle } from '../../../src/engine/analyses/diagnosis/gc-finding.js';
 import type { DeviceFragmentation } from '../../../src/engine/analyses/fragmentation/fragmentation.js';
 import type { DeviceGc } from '../../../src/engine/analyses/gc/gc-bursts.js';
 import type { DeviceLeaks } from '../../../src/engine/analyses/leaks/leaks.js';
@@ -41,5 +42,6 @@ export interface AnalysisQueries {
   oom: { args: { device: number; capacity?: number | null; request?: number | null }; result: OomReport[] };
   categories: { args: { device: number; points: number }; result: DeviceCategories };
   /** `memlens diagnose`'s findings; file: the name the suggested commands use. */
-  diagnosis: { args: { device: number; file: string }; result: DeviceDiagnosis };
+  /** `cycles`: the served run's recorded cycles of this snapshot's window, cited by the GC finding. */
+  diagnosis: { args: { device: number; file: string; cycles?: WindowCycle[] }; result: DeviceDiagnosis };
 }

@@ -1,7 +1,7 @@
 /**
  * How a reference cycle holds each of its tensors, as a path a reader follows: from a node on the
  * cycle, one labelled reference after another, to the tensor
- * (`Callback.fn → method.__self__ → AwaitableTensor.__dict__ → dict['value'] → Tensor 2.00 MiB`).
+ * (`Callback.fn → method.__self__ → AwaitableTensor.cache → dict['value'] → Tensor 2.00 MiB`).
  */
 import { formatBytes } from '../../format.js';
 import type { CycleEdge, CycleGraph, CycleNode, EdgeKind } from './cycle-file.js';

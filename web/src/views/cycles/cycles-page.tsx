@@ -12,6 +12,7 @@ import {
   wallClockText,
   windowText,
 } from '../../../../src/engine/analyses/cycles/cycle-words.js';
+import type { WindowCycle } from '../../../../src/engine/analyses/diagnosis/gc-finding.js';
 import { formatBytes } from '../../../../src/engine/format.js';
 import type { ServedCycle } from '../../../../src/server/cycle-service.js';
 import type { ViewState } from '../../url-state.js';
@@ -35,6 +36,13 @@ export function useServedCycles(): ServedCycle[] | null {
     };
   }, []);
   return cycles;
+}
+
+/** The recorded cycles whose window is the served file `file` (what its GC finding cites). */
+export function windowCyclesOf(cycles: ServedCycle[] | null, file: string | null): WindowCycle[] {
+  return (cycles ?? [])
+    .filter((c): c is Listed => 'graph' in c && c.snapshot !== null && c.snapshot === file)
+    .map((c) => ({ file: c.name, graph: c.graph }));
 }
 
 interface Props {

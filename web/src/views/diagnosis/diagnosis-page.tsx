@@ -1,4 +1,5 @@
 import type { DeviceDiagnosis } from '../../../../src/engine/analyses/diagnosis/diagnosis.js';
+import type { WindowCycle } from '../../../../src/engine/analyses/diagnosis/gc-finding.js';
 import type { ViewState } from '../../url-state.js';
 import type { EngineClient } from '../../worker/client.js';
 import { useQuery } from '../analyses/use-query.js';
@@ -12,16 +13,22 @@ interface Props {
   device: number;
   file: string;
   update: (patch: Partial<ViewState>) => void;
+  /** The served run's recorded cycles of this snapshot's window (memlens record --cycles). */
+  cycles?: WindowCycle[];
 }
 
 /**
  * Where the app opens: `memlens diagnose`'s findings for the device, computed in the worker by the
  * same engine call, the most important first and largest, each linked to the view that proves it.
  */
-export function DiagnosisPage({ client, device, file, update }: Props) {
+export function DiagnosisPage({ client, device, file, update, cycles = [] }: Props) {
   // The commands name the file as a terminal in its folder would.
   const name = file.split(/[\\/]/).pop() ?? file;
-  const answer = useQuery(client, 'diagnosis', { device, file: name });
+  const answer = useQuery(client, 'diagnosis', {
+    device,
+    file: name,
+    ...(cycles.length > 0 ? { cycles } : {}),
+  });
   if (answer.status === 'loading') return <p className="hint">diagnosing…</p>;
   if (answer.status === 'error') return <p className="error">{answer.message}</p>;
   return <Findings r={answer.value} update={update} />;
