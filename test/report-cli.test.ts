@@ -143,6 +143,9 @@ describe('memlens report (command)', () => {
         reason: expect.stringMatching(/^could not be read: /),
       },
     ]);
+    // Named by an absolute path, the page still says nothing of where the run lives.
+    expect(run('report', join(dir, 'run'), '-o', 'abs.html').status).toBe(0);
+    expect(readFileSync(join(dir, 'abs.html'), 'utf8')).not.toContain(dir);
     const text = run('report', 'run', '-o', 'run.html').stdout;
     expect(text).toMatch(
       /^wrote run\.html \(.*\)\n {2}4 snapshots: .* gzipped\n {2}left out \(listed on the page\): 1 snapshot\n {4}run\/step2\/torch_memory_rank2_pid9\.pickle: could not be read: /,

@@ -215,7 +215,9 @@ describe.skipIf(!ready && process.env.CI === undefined)('a memlens report page, 
 
   it('a run: its Run page, the snapshots over --max-bytes named as left out; a kept cell opens, a left-out one says why', async () => {
     const files = writeGeneratedRun(join(dir, 'run'), PLANTED_RUN);
-    const out = JSON.parse(cli('report', 'run', '-o', 'run.html', '--max-bytes', '300KiB', '--json')) as {
+    const out = JSON.parse(
+      cli('report', join(dir, 'run'), '-o', 'run.html', '--max-bytes', '300KiB', '--json'),
+    ) as {
       files: { name: string }[];
       omitted: { name: string; reason: string }[];
     };

@@ -1,10 +1,11 @@
 import { createReadStream } from 'node:fs';
-import { basename, resolve } from 'node:path';
+import { basename, join, resolve, sep } from 'node:path';
 import { createGzip } from 'node:zlib';
 import type { RunReport } from '../engine/analyses/run/run-report.js';
 import { asSnapshotError, SnapshotError } from '../engine/errors.js';
 import { formatBytes } from '../engine/format.js';
 import { RunService } from '../server/run-service.js';
+import type { RunState } from '../server/run-state.js';
 import { collectFiles } from '../server/snapshot-files.js';
 import { openSnapshot } from './open-snapshot.js';
 import { fileSize } from './read-file.js';
@@ -52,7 +53,7 @@ export async function runContents(dir: string, maxBytes: number): Promise<Report
   await collectFiles([dir]); // a directory without snapshots: its one-line error
   const service = new RunService([dir], [], []);
   await service.start();
-  const run = service.state();
+  const run = withoutLocalPaths(service.state(), dir);
   const report = run.report!;
   const rank = priorities(report);
   const order = report.snapshots.map((_, i) => i);
@@ -70,7 +71,7 @@ export async function runContents(dir: string, maxBytes: number): Promise<Report
       omitted.push({ ...base, reason: `could not be read: ${s.error}` });
       continue;
     }
-    const gzipped = await gzipFile(s.file, left);
+    const gzipped = await gzipFile(served.path, left);
     if (gzipped === null) {
       omitted.push({
         ...base,
@@ -86,6 +87,21 @@ export async function runContents(dir: string, maxBytes: number): Promise<Report
     manifest: { memlens: VERSION, source: basename(resolve(dir)), run, omitted },
     snapshots: embedded.map((e) => e.snapshot),
   };
+}
+
+/**
+ * The run's report names its files by the paths they were read from, which may say where on this
+ * machine the run lives (/home/alice/…): in a page meant to be shared, each becomes its path from
+ * the run directory's own name (`run/step3/…`, the name the page lists it by).
+ */
+function withoutLocalPaths(run: RunState, dir: string): RunState {
+  const name = basename(resolve(dir));
+  const prefix = dir.endsWith(sep) ? dir : dir + sep;
+  return JSON.parse(JSON.stringify(run), (_key, v: unknown) => {
+    if (typeof v !== 'string') return v;
+    if (v === dir) return name;
+    return v.startsWith(prefix) ? join(name, v.slice(prefix.length)) : v;
+  }) as RunState;
 }
 
 /**
