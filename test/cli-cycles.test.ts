@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
-import { cycleSnapshot, writeCycleRun } from './helpers/cycle-files.js';
+import { awaitableCycle, cycleSnapshot, writeCycleFiles, writeCycleRun } from './helpers/cycle-files.js';
 
 const CLI = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
 const root = mkdtempSync(join(tmpdir(), 'memlens-cycles-'));
@@ -69,6 +69,28 @@ describe('memlens cycles', () => {
     expect(r.stdout).toMatch(
       /freed by the GC burst at entry [\d,]+ \([\d.]+ m?s into the trace\): 8 allocations, 20.0 MiB/,
     );
+  });
+
+  it("a collection no window's trace spans goes to the window naming its step, and says so", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'memlens-cycles-late-'));
+    try {
+      const late = awaitableCycle({ time_us: 4_000_000_000_000_000, step: 12, collection: 7 }, [
+        { bytes: 4096, data_ptr: 4096 },
+      ]);
+      const [file] = writeCycleFiles(dir, [late]);
+      const r = memlens('cycles', file!, root, '--json');
+      expect(r.stderr).toBe('');
+      const [got] = (JSON.parse(r.stdout) as { cycles: Listed[] }).cycles.filter((c) => c.file === file);
+      expect(got!.snapshot).toEqual({ file: recorded.windows[1], by: 'step' });
+      expect(got!.tensors[0]!.allocation_reason).toBe(
+        'address 0x1000 is in no allocation of the trace or the dump',
+      );
+      // Wrapped to the width: read as one line.
+      const text = memlens('cycles', file!, root).stdout.replace(/\s+/g, ' ');
+      expect(text).toContain('its window names step 12, but its trace does not span the collection’s time');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a bad cycle file is one line naming it; the others are still listed', () => {
