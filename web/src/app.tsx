@@ -28,7 +28,7 @@ export function App() {
   const [load, setLoad] = useState<LoadState>({ status: 'idle' });
   const loadSeq = useRef(0);
   const served = useServedRun();
-  const cycles = useServedCycles();
+  const cycles = useServedCycles(served.hasRun);
   const fileCycles = useMemo(() => windowCyclesOf(cycles, view.file), [cycles, view.file]);
   const [dropped, setDropped] = useState<RunData | null>(null);
   const [dropProgress, setDropProgress] = useState<{ done: number; total: number } | null>(null);

@@ -15,17 +15,22 @@ import {
 import type { WindowCycle } from '../../../../src/engine/analyses/diagnosis/gc-finding.js';
 import { formatBytes } from '../../../../src/engine/format.js';
 import type { ServedCycle } from '../../../../src/server/cycle-service.js';
+import { embeddedReport } from '../../embedded-data.js';
 import type { ViewState } from '../../url-state.js';
 import { EMPTY_FORM } from '../table-filters.js';
 import './cycles.css';
 
 type Listed = Extract<ServedCycle, { graph: CycleGraph }>;
 
-/** The served run's recorded cycles (GET api/cycles): null while asked, [] when none. */
-export function useServedCycles(): ServedCycle[] | null {
+/**
+ * The served run's recorded cycles (GET api/cycles), asked only of a server that serves a run
+ * (`hasRun`: useServedRun's; a report page or a plain static host is never asked): null while
+ * asked, [] when none.
+ */
+export function useServedCycles(hasRun: boolean | undefined): ServedCycle[] | null {
   const [cycles, setCycles] = useState<ServedCycle[] | null>(null);
   useEffect(() => {
-    if (location.protocol !== 'http:' && location.protocol !== 'https:') return setCycles([]);
+    if (hasRun !== true || embeddedReport() !== null) return setCycles(hasRun === undefined ? null : []);
     let live = true;
     fetch('api/cycles')
       .then((res) => (res.ok ? (res.json() as Promise<{ cycles: ServedCycle[] }>) : { cycles: [] }))
@@ -34,7 +39,7 @@ export function useServedCycles(): ServedCycle[] | null {
     return () => {
       live = false;
     };
-  }, []);
+  }, [hasRun]);
   return cycles;
 }
 
