@@ -51,11 +51,10 @@ export function recordCommand(program: Command): void {
         .choices(['python', 'all'])
         .default('python'),
     )
-    .option(
-      '--max-bytes <size>',
-      'drop the oldest step windows beyond this size (0: no bound)',
-      parseBytes,
-      10 * 2 ** 30,
+    .addOption(
+      new Option('--max-bytes <size>', 'drop the oldest step windows beyond this size (0: no bound)')
+        .argParser(parseBytes)
+        .default(10 * 2 ** 30, '10GiB'),
     )
     .option('--cycles', 'also write the reference cycles that held tensors, after each garbage collection')
     .option('--cycles-device <dev>', 'the device whose tensors a cycle must hold (cuda, cpu)', 'cuda')
