@@ -18,15 +18,23 @@ object graph (schema: docs/cycles-format.md). It works like PyTorch's torch.util
 - on 'stop' the objects this pass appended to gc.garbage are examined (_graph.py), taken out of
   gc.garbage again (the program's own entries stay), and one more collection of the generation the
   survivors were moved to frees them. A collection cannot run inside a gc callback, so that
-  follow-up runs from a one-shot profile hook at the thread's next Python call or return. That is
-  why collections are not observed while another profiler (sys.setprofile) is set: the program's
-  memory behaviour must not change, and the follow-up could not be scheduled.
+  follow-up is a pending call (Py_AddPendingCall, through ctypes): the main thread runs it at its
+  next safe point between bytecodes, where signal handlers run, i.e. as soon as the program is back
+  in Python code. The call is queued by a C-level gc callback (_ARM) appended after every other
+  one, so that no Python code of the collection can reach a safe point after it and run the
+  follow-up too early (inside the collection, where gc.collect does nothing). A one-shot
+  sys.setprofile hook, as PyTorch's tool uses, crashes CPython 3.11 when set from a collection
+  that an allocation triggered in the middle of a bytecode, and displaces the program's profiler.
+  Where ctypes cannot reach the C API, collections
+  are not observed: the saved garbage could not be freed in time.
 
 The observer never raises into the program: a failure is logged once and the observer turns itself
 off (the collection in progress still has its flags restored and its garbage freed).
 """
 
 import atexit
+import ctypes
+import functools
 import gc
 import json
 import os
@@ -84,15 +92,13 @@ class _Observer:
 
     def _start(self, info):
         if self.pending is not None and info.get("generation", 0) >= self.pending:
-            # This collection frees the saved garbage itself; the profile hook has nothing left to do.
+            # This collection frees the saved garbage itself; the follow-up has nothing left to do.
             self.pending = None
         if not self.enabled or self.pending is not None:
             return
         torch = sys.modules.get("torch")
         if torch is None or getattr(torch, "Tensor", None) is None:
             return  # no tensor can exist yet: nothing to look for, nothing to pay
-        if sys.getprofile() is not None:
-            return  # the follow-up could not be scheduled without displacing that profiler
         try:
             self.program_flags = gc.get_debug()
             self.garbage_start = len(gc.garbage)
@@ -123,13 +129,15 @@ class _Observer:
     # -- freeing the saved garbage -------------------------------------------------------------
 
     def _schedule_followup(self, generation):
-        if sys.getprofile() is not None:
-            return  # set during the collection (a __del__?): the next natural collection frees it
+        global _followup_owner
+        _followup_owner = self
         self.pending = generation
-        sys.setprofile(self._profile_hook)
+        if _ARM not in gc.callbacks:
+            gc.callbacks.append(_ARM)  # called at the end of this very round of callbacks
 
-    def _profile_hook(self, frame, event, arg):
-        sys.setprofile(None)
+    def run_followup(self):
+        while _ARM in gc.callbacks:
+            gc.callbacks.remove(_ARM)
         generation = self.pending
         if generation is None:
             return
@@ -147,9 +155,9 @@ class _Observer:
         if self.followup_ran or self.callback not in gc.callbacks:
             self.pending = None  # (uninstalled meanwhile: ran or not, nobody would notice)
         else:
-            # Still inside the collection (a gc callback after ours, or its return): gc.collect
-            # was a no-op. Try again at the next event.
-            sys.setprofile(self._profile_hook)
+            # Still inside a collection (a callback appended after _ARM ran Python code): queue
+            # again, at the end of that round of callbacks.
+            self._schedule_followup(generation)
 
     # -- reporting -----------------------------------------------------------------------------
 
@@ -198,7 +206,7 @@ class _Observer:
         temp = os.path.join(self.cycles_dir, "." + name + ".tmp")
         try:
             with open(temp, "w", encoding="utf-8") as out:
-                json.dump(doc, out, separators=(",", ":"))
+                out.write(json.dumps(doc, separators=(",", ":")))
             os.replace(temp, path)
         except BaseException:
             try:
@@ -219,6 +227,38 @@ class _Observer:
 
 
 _observer = None
+_followup_owner = None  # the observer whose follow-up is queued (it may be uninstalled since)
+
+
+def _pending_followup(_arg):
+    # Called by the interpreter, not by Python code: nothing may escape, and 0 means "no error".
+    try:
+        if _followup_owner is not None:
+            _followup_owner.run_followup()
+    except BaseException:
+        pass
+    return 0
+
+
+class _Ignored(ctypes.c_void_p):
+    """The gc's (phase, info) arguments, passed on to Py_AddPendingCall as unused NULLs."""
+
+    @classmethod
+    def from_param(cls, value):
+        return None
+
+
+try:
+    _PENDING_CALL_TYPE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+    _FOLLOWUP_CALL = _PENDING_CALL_TYPE(_pending_followup)
+    _ADD_PENDING_CALL = ctypes.PYFUNCTYPE(
+        ctypes.c_int, _PENDING_CALL_TYPE, ctypes.c_void_p, _Ignored, _Ignored
+    )(("Py_AddPendingCall", ctypes.pythonapi))
+    # A gc callback with no Python frame: queuing from it reaches no safe point before the
+    # collection ends.
+    _ARM = functools.partial(_ADD_PENDING_CALL, _FOLLOWUP_CALL, None)
+except (AttributeError, OSError):  # not CPython, or its C API is not exported
+    _ADD_PENDING_CALL = _ARM = None
 
 
 def install(out_dir, device="cuda", rank=0, max_graphs=100, max_nodes=1000, step=_no_step,
@@ -226,6 +266,9 @@ def install(out_dir, device="cuda", rank=0, max_graphs=100, max_nodes=1000, step
     """Observe every garbage collection of this process; see the module docstring."""
     global _observer
     uninstall()
+    if _ARM is None:
+        log("cycles: this Python's C API is out of reach (ctypes.pythonapi); cycles are not recorded")
+        return
     _observer = _Observer(out_dir, device, rank, max_graphs, max_nodes, step, log)
     gc.callbacks.append(_observer.callback)
 

@@ -195,6 +195,34 @@ def frame_local():
     return finish({})
 
 
+def views():
+    """Two views of one storage: each node says its own bytes, the graph's total counts the
+    memory once."""
+    observe("views")
+    a, b = Node(1), Node(1)
+    a.tensor = torch.zeros(1000)
+    b.tensor = a.tensor[:250]  # same data_ptr, a quarter of the elements
+    a.link, b.link = b, a
+    del a, b
+    collect()
+    return finish({})
+
+
+def materialized_dict():
+    """Attributes in a real dict object (vars() was called; Python <= 3.10 always has one) read
+    as on 3.11+'s inline attributes. A dict that something else in the garbage holds too stays."""
+    observe("materialized_dict")
+    a, b = Node(16), Node(16)
+    a.link, b.link = b, a
+    vars(a), vars(b)
+    shared = Node(8)
+    shared.me = shared
+    shared.alias = vars(shared)  # the dict holds itself: not only its owner does
+    del a, b, shared
+    collect()
+    return finish({})
+
+
 def no_tensor():
     observe("no_tensor")
     a, b = Node(1), Node(1)
@@ -284,28 +312,61 @@ def behaviour():
         "garbage_kept": gc.garbage == [marker],
     }
     gc.set_debug(0)
-    gc.garbage.remove(marker)
+    gc.garbage[:] = [item for item in gc.garbage if item is not marker]
     return finish(facts)
 
 
 def automatic():
-    """The collector's own collections (gen 0 mostly), not gc.collect(): memory stays bounded."""
-    observe("automatic", max_graphs=3)
-    alive = weakref.WeakSet()
+    """The collector's own collections (gen 0 mostly), not gc.collect(): the garbage is freed as
+    it comes. Each node holds `payload`, so its reference count says how many are not freed yet
+    (a weakref would not: weakrefs to garbage are cleared before the garbage is saved)."""
+    observe("automatic")
+    payload = object()
+    base = sys.getrefcount(payload)
     most = 0
     gc.enable()
     gc.set_threshold(100, 10, 10)
     try:
-        for _ in range(2000):
+        for _ in range(3000):
             a, b = Node(4), Node(4)
             a.link, b.link = b, a
-            alive.add(a)
+            a.payload = payload
             del a, b
-            most = max(most, len(alive))
+            most = max(most, sys.getrefcount(payload) - base)
     finally:
         gc.disable()
+        gc.set_threshold(700, 10, 10)
     collect()
-    return finish({"most_alive": most, "alive_after": len(alive)})
+    return finish({"most_unfreed": most, "unfreed_after": sys.getrefcount(payload) - base})
+
+
+def other_callbacks():
+    """The program's own gc callbacks, one before the observer and one after it, both running
+    Python code during the collector's own collections (CPython 3.11 crashed here when the
+    follow-up was scheduled with sys.setprofile)."""
+    seen = []
+    before = lambda phase, info: seen.append((phase, info["generation"]))  # noqa: E731
+    gc.callbacks.append(before)
+    observe("other_callbacks", max_graphs=5)
+    after = lambda phase, info: seen.append((phase, info["collected"] if phase == "stop" else 0))  # noqa: E731
+    gc.callbacks.append(after)
+    payload = object()
+    base = sys.getrefcount(payload)
+    gc.enable()
+    gc.set_threshold(100, 10, 10)
+    try:
+        for _ in range(1000):
+            a, b = Node(4), Node(4)
+            a.link, b.link = b, a
+            a.payload = payload
+            del a, b
+    finally:
+        gc.disable()
+        gc.set_threshold(700, 10, 10)
+    collect()
+    gc.callbacks.remove(before)
+    gc.callbacks.remove(after)
+    return finish({"callback_calls": len(seen), "unfreed_after": sys.getrefcount(payload) - base})
 
 
 def program_saveall():
@@ -323,16 +384,26 @@ def program_saveall():
 
 
 def program_profiler():
-    """While the program has a profile function, collections are not observed (and not changed)."""
+    """The program's own profile function stays in place and sees its events; the collection is
+    observed and freed as usual."""
     observe("program_profiler")
     events = []
-    sys.setprofile(lambda frame, event, arg: events.append(event))
+
+    def profiler(frame, event, arg):
+        events.append(event)
+
+    payload = object()
+    before = sys.getrefcount(payload)
+    sys.setprofile(profiler)
     a, b = Node(4), Node(4)
     a.link, b.link = b, a
+    a.payload = payload
     del a, b
-    found = gc.collect()
+    collect()
+    still_set = sys.getprofile() is profiler
     sys.setprofile(None)
-    return finish({"found": found, "profiler_saw_events": len(events) > 0})
+    return finish({"still_set": still_set, "profiler_saw_calls": events.count("call") > 0,
+                   "payload_refs_extra": sys.getrefcount(payload) - before})
 
 
 def failure():
@@ -383,9 +454,12 @@ def no_program_code():
     return finish({"program_code_calls": calls})
 
 
-SCENARIOS = [plain, closure, bound_method, awaitable_closure, awaitable_method, graph_nodes,
-             frame_local, no_tensor, other_device, max_graphs, max_nodes, max_nodes_ring, behaviour, automatic,
-             program_saveall, program_profiler, failure, no_program_code]
+SCENARIOS = [
+    plain, closure, bound_method, awaitable_closure, awaitable_method, graph_nodes, frame_local,
+    views, materialized_dict, no_tensor, other_device, max_graphs, max_nodes, max_nodes_ring,
+    behaviour, automatic, other_callbacks, program_saveall, program_profiler, failure,
+    no_program_code,
+]
 
 
 def main():
