@@ -48,6 +48,17 @@ function cli(...args: string[]): string {
   return r.stdout;
 }
 
+/**
+ * The markup of docs/report.md's cell, `IFrame(src, width='100%', height=800)`, as IPython writes
+ * it (its 8.x markup, copied, where IPython is not installed).
+ */
+function ipythonIFrame(src: string): string {
+  const code = `from IPython.display import IFrame; print(IFrame(${JSON.stringify(src)}, width='100%', height=800)._repr_html_())`;
+  const r = spawnSync('/usr/bin/python3', ['-c', code], { encoding: 'utf8' });
+  if (r.status === 0 && r.stdout.includes('<iframe')) return r.stdout;
+  return `<iframe width="100%" height="800" src="${src}" frameborder="0" allowfullscreen></iframe>`;
+}
+
 /** The headlines the Diagnosis shows as cards (the CLI's findings but its notes). */
 function diagnosedHeadlines(file: string): string[] {
   const out = JSON.parse(cli('diagnose', file, '--json')) as {
@@ -173,7 +184,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('a memlens report page, 
     cli('report', join(ROOT, 'examples', 'example_snapshot.pickle'), '-o', 'framed.html');
     writeFileSync(
       join(dir, 'notebook.html'),
-      '<!doctype html><html><body><h1>notebook</h1><iframe src="framed.html" width="100%" height="800"></iframe></body></html>',
+      `<!doctype html><html><body><h1>notebook</h1>${ipythonIFrame('framed.html')}</body></html>`,
     );
     await page.goto(pathToFileURL(join(dir, 'notebook.html')).href);
     const frame = page.frames().find((f) => f.url().includes('framed.html'))!;
