@@ -160,7 +160,9 @@ export function writeUrlState(s: ViewState): void {
     p.set('x1', String(round(s.window[1])));
   }
   const hash = `#${p.toString()}`;
-  if (hash !== location.hash) history.replaceState(null, '', hash);
+  // The whole URL, not `hash` alone: a page in an iframe's srcdoc (a report shown in a Jupyter
+  // cell) resolves a bare '#…' against its parent's URL, which it may not take.
+  if (hash !== location.hash) history.replaceState(null, '', location.href.replace(/#.*$/, '') + hash);
 }
 
 function writeFlameState(p: URLSearchParams, f: FlameState): void {
