@@ -59,6 +59,20 @@ function ipythonIFrame(src: string): string {
   return `<iframe width="100%" height="800" src="${src}" frameborder="0" allowfullscreen></iframe>`;
 }
 
+/** docs/report.md's other cell: `HTML(f'<iframe srcdoc="{html.escape(page)}" …>')`, as IPython writes it. */
+function ipythonSrcdoc(report: string): string {
+  const code = `import html, sys; from IPython.display import HTML; print(HTML(f'<iframe srcdoc="{html.escape(open(sys.argv[1]).read())}" width="100%" height="800"></iframe>')._repr_html_())`;
+  const r = spawnSync('/usr/bin/python3', ['-c', code, report], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  if (r.status === 0 && r.stdout.includes('<iframe')) return r.stdout;
+  const escaped = readFileSync(report, 'utf8')
+    .replaceAll('&', '&amp;')
+    .replaceAll('<', '&lt;')
+    .replaceAll('>', '&gt;')
+    .replaceAll('"', '&quot;')
+    .replaceAll("'", '&#x27;');
+  return `<iframe srcdoc="${escaped}" width="100%" height="800"></iframe>`;
+}
+
 /** The headlines the Diagnosis shows as cards (the CLI's findings but its notes). */
 function diagnosedHeadlines(file: string): string[] {
   const out = JSON.parse(cli('diagnose', file, '--json')) as {
@@ -199,6 +213,26 @@ describe.skipIf(!ready && process.env.CI === undefined)('a memlens report page, 
     expect(frame.url()).toMatch(/framed\.html#.*tab=timeline/);
     expect(page.url()).toMatch(/notebook\.html$/);
     await page.screenshot({ path: join(SHOTS, 'iframe.png') });
+    expect(attempted).toEqual([]);
+  }, 180_000);
+
+  it('inside a Jupyter cell’s HTML (an iframe whose srcdoc is the page: the notebook carries it)', async () => {
+    const report = join(dir, 'framed.html'); // written by the iframe test
+    writeFileSync(
+      join(dir, 'cell.html'),
+      `<!doctype html><html><body><h1>cell</h1>${ipythonSrcdoc(report)}</body></html>`,
+    );
+    await page.goto(pathToFileURL(join(dir, 'cell.html')).href);
+    const frame = page.frames().find((f) => f.url().startsWith('about:srcdoc'))!;
+    await frame.waitForSelector('main.diagnosis', { timeout: 60_000 });
+    await expect
+      .poll(() => headlines(frame))
+      .toEqual(diagnosedHeadlines(join(ROOT, 'examples', 'example_snapshot.pickle')));
+    await tab(frame, 'Timeline & pool state').click();
+    await frame.waitForSelector('canvas[data-ready="true"]', { timeout: 60_000 });
+    expect(await drawnPixels(frame)).toBeGreaterThan(10_000);
+    expect(frame.url()).toMatch(/^about:srcdoc#.*tab=timeline/);
+    await page.screenshot({ path: join(SHOTS, 'srcdoc.png') });
     expect(attempted).toEqual([]);
   }, 180_000);
 
