@@ -150,6 +150,12 @@ describe('memlens cycles on what the Python observer writes (real gc, Debian tor
     expect(nodes!.bytes).toBe(written(nodes!).tensor_bytes);
     expect(nodes!.device).toBe('cpu');
     expect(nodes!.snapshot_reason).toBe('no CUDA tensor: memory snapshots record CUDA memory only');
+    // Text lists the largest tensors of a graph of many.
+    const text = spawnSync('node', [...NODE_FLAGS, CLI, 'cycles', join(out, 'graph_nodes')], {
+      encoding: 'utf8',
+    });
+    expect(text.stdout.match(/^ {4}tensor #/gm)).toHaveLength(5);
+    expect(text.stdout).toContain('    … 1 more tensor (1.00 KiB; --json lists every one)\n');
   }, 60_000);
 });
 

@@ -202,3 +202,30 @@ describe('cycle graph layout', () => {
     expect(back.ly).toBeGreaterThan(Math.max(...l.nodes.map((n) => n.y + n.h)));
   });
 });
+
+describe('a large cycle graph is drawn as the paths to its largest tensors', () => {
+  it('keeps the paths of the largest tensors within the node budget and says how many it left out', () => {
+    const sizes = Array.from({ length: 20 }, (_, i) => (i + 1) * MiB);
+    const g = parseCycleGraph(
+      awaitableCycle(
+        { time_us: 1 },
+        sizes.map((bytes, i) => ({ bytes, data_ptr: 0x1000 * (i + 1) })),
+      ),
+    );
+    const l = layoutCycle(g, 10);
+    // AwaitableTensor, then one tensor per path: the 9 largest.
+    const drawn = l.nodes.filter((n) => n.size !== null).map((n) => g.nodes[n.id]!.tensor!.bytes);
+    expect(drawn.sort((a, b) => b - a)).toEqual(sizes.slice(-9).reverse());
+    expect(l.nodes).toHaveLength(10);
+    expect(l.hidden).toBe(g.nodes.length - 10);
+    expect(layoutCycle(g).hidden).toBe(0);
+  });
+  it('draws the largest tensor’s path whole even when it alone passes the budget', () => {
+    const g = parseCycleGraph(graphNodeChain({ time_us: 1 }, 30, { bytes: 8 * MiB, data_ptr: 0x1000 }));
+    const l = layoutCycle(g, 12);
+    expect(l.nodes.map((n) => n.id).sort((a, b) => a - b)).toEqual(
+      g.nodes.filter((n) => n.type !== 'Context').map((n) => n.id),
+    );
+    expect(l.hidden).toBe(1);
+  });
+});

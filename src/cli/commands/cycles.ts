@@ -11,6 +11,7 @@ import {
   wallClockText,
   windowText,
 } from '../../engine/analyses/cycles/cycle-words.js';
+import { formatBytes, plural } from '../../engine/format.js';
 import { pc } from '../colors.js';
 import { gatherCycleInputs, readCycleFile, WindowFinder } from '../cycle-inputs.js';
 import { textWidth } from '../indent.js';
@@ -74,7 +75,9 @@ function render(r: CycleReport): string {
     `  ${r.path_words ?? 'no tensor in the graph'}`,
     `  ${windowText(r)}`,
   ];
-  for (const t of r.tensors) {
+  // Largest first; a graph of many tensors (a chain of graph nodes) shows its largest few.
+  const tensors = [...r.tensors].sort((a, b) => b.bytes - a.bytes || a.id - b.id);
+  for (const t of tensors.slice(0, TENSORS_SHOWN)) {
     lines.push(`    tensor #${t.id} ${tensorText(t)} at 0x${t.data_ptr.toString(16)}`);
     if (r.tensors.length > 1 && t.path_words !== r.path_words) lines.push(`      ${t.path_words}`);
     if (t.allocation !== null) lines.push(`      ${allocationText(t.allocation)}`);
@@ -85,5 +88,13 @@ function render(r: CycleReport): string {
     if (t.burst !== null) lines.push(`      ${pc.yellow(burstText(t.burst))}`);
     else if (t.allocation !== null) lines.push(`      ${pc.dim(`no GC burst: ${t.burst_reason}`)}`);
   }
+  const rest = tensors.slice(TENSORS_SHOWN);
+  if (rest.length > 0)
+    lines.push(
+      `    … ${plural(rest.length, 'more tensor')} (${formatBytes(rest.reduce((n, t) => n + (t.counted ? t.bytes : 0), 0))}; --json lists every one)`,
+    );
   return lines.join('\n');
 }
+
+/** Tensors listed per cycle, largest first. */
+const TENSORS_SHOWN = 5;

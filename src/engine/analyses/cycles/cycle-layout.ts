@@ -40,7 +40,12 @@ export interface CycleLayout {
   height: number;
   nodes: LaidNode[];
   edges: LaidEdge[];
+  /** Nodes of the graph left out (a graph larger than `maxNodes` shows the paths to its largest tensors). */
+  hidden: number;
 }
+
+/** Nodes drawn at most: beyond, a picture of every node says less than the paths to the largest tensors. */
+export const DRAWN_NODES = 40;
 
 /** Characters of a label a box shows; pixels per character of the 11 px sans-serif it is drawn in. */
 const LABEL_CHARS = 36;
@@ -52,7 +57,8 @@ const LAYER_GAP = 90;
 const ROW_GAP = 22;
 const MARGIN = 20;
 
-export function layoutCycle(g: CycleGraph): CycleLayout {
+export function layoutCycle(whole: CycleGraph, maxNodes = DRAWN_NODES): CycleLayout {
+  const g = whole.nodes.length > maxNodes ? pathsToLargest(whole, maxNodes) : whole;
   const onCycle = new Set(g.cycle);
   const layer = layers(g);
   const byLayer: number[][] = [];
@@ -132,6 +138,31 @@ export function layoutCycle(g: CycleGraph): CycleLayout {
     height: bottom + (loops > 0 ? 28 + 18 * loops : 0) + MARGIN,
     nodes,
     edges,
+    hidden: whole.nodes.length - g.nodes.length,
+  };
+}
+
+/**
+ * The part of a large graph worth drawing: the paths from the cycle to its tensors, largest
+ * tensor first, while they fit in `max` nodes (the first one always), with the references among
+ * the nodes kept.
+ */
+function pathsToLargest(g: CycleGraph, max: number): CycleGraph {
+  const bytes = new Map(g.nodes.map((n) => [n.id, n.tensor?.bytes ?? 0]));
+  const paths = tensorPaths(g).sort(
+    (a, b) => bytes.get(b.tensor)! - bytes.get(a.tensor)! || a.tensor - b.tensor,
+  );
+  const keep = new Set<number>();
+  for (const p of paths) {
+    const ids = [...p.hops.map((h) => h.node), p.tensor].filter((id) => !keep.has(id));
+    if (keep.size > 0 && keep.size + ids.length > max) break;
+    for (const id of ids) keep.add(id);
+  }
+  return {
+    ...g,
+    nodes: g.nodes.filter((n) => keep.has(n.id)),
+    edges: g.edges.filter((e) => keep.has(e.from) && keep.has(e.to)),
+    cycle: g.cycle.filter((id) => keep.has(id)),
   };
 }
 
@@ -179,6 +210,6 @@ function orderByBarycentre(g: CycleGraph, byLayer: number[][]): void {
       };
       ids.sort((a, b) => key(a) - key(b) || a - b);
     }
-    ids.forEach((id, i) => row.set(id, i));
+    for (const [i, id] of ids.entries()) row.set(id, i);
   });
 }

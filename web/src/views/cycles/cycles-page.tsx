@@ -213,6 +213,12 @@ function CycleGraphView({ g }: { g: CycleGraph }) {
   const l = useMemo(() => layoutCycle(g), [g]);
   return (
     <div className="cycle-graph">
+      {l.hidden > 0 && (
+        <p className="hint" data-hidden={l.hidden}>
+          {l.nodes.length} of {l.nodes.length + l.hidden} objects drawn: the paths from the cycle to its
+          largest tensors.
+        </p>
+      )}
       <svg width={l.width} height={l.height} role="img" aria-label="object graph of the cycle">
         <defs>
           <marker
