@@ -29,7 +29,8 @@ export async function fileContents(path: string, maxBytes: number): Promise<Repo
   let gzipped: Uint8Array | null;
   try {
     size = await fileSize(path);
-    [, gzipped] = await Promise.all([openSnapshot(path, { progress: false }), gzipFile(path, maxBytes)]);
+    // A progress bar (on a terminal, for a large file) follows the decode.
+    [, gzipped] = await Promise.all([openSnapshot(path, { progress: true }), gzipFile(path, maxBytes)]);
   } catch (e) {
     throw new SnapshotError(`${path}: ${asSnapshotError(e).message}`);
   }
