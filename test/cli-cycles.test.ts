@@ -104,6 +104,12 @@ describe('memlens cycles', () => {
     } finally {
       rmSync(bad);
     }
+    const missing = memlens('cycles', join(root, 'nope.json'), join(root, 'cycles'), '--json');
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toBe(`memlens: ${join(root, 'nope.json')}: no such file\n`);
+    expect((JSON.parse(missing.stdout) as { cycles: unknown[] }).cycles).toHaveLength(
+      recorded.cycles.length + recorded.unlinked.length,
+    );
     const none = memlens('cycles', recorded.windows[0]!);
     expect(none.status).toBe(2);
     expect(none.stderr).toMatch(

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { CycleGraph } from '../../engine/analyses/cycles/cycle-file.js';
 import { type CycleReport, cycleReport } from '../../engine/analyses/cycles/cycle-report.js';
@@ -34,16 +35,19 @@ export function cyclesCommand(program: Command): void {
 }
 
 async function listCycles(paths: string[], json: boolean): Promise<void> {
-  const { cycles, run } = gatherCycleInputs(paths);
-  if (cycles.length === 0)
-    throw new Error(
-      `${paths.join(', ')}: no cycle files (cycles/*.json, written by memlens record --cycles)`,
-    );
   let failed = false;
-  const fail = (file: string, e: unknown) => {
+  const fail = (file: string, e: unknown): false => {
     failed = true;
     reportError(file, e);
+    return false;
   };
+  // A path that is not there is said once, as every command says it; the others are still read.
+  const present = paths.filter((p) => existsSync(p) || fail(p, 'no such file'));
+  const { cycles, run } = gatherCycleInputs(present);
+  if (cycles.length === 0 && present.length > 0)
+    throw new Error(
+      `${present.join(', ')}: no cycle files (cycles/*.json, written by memlens record --cycles)`,
+    );
   const graphs: { file: string; graph: CycleGraph }[] = [];
   const reports: Record<string, unknown>[] = [];
   for (const file of cycles) {
