@@ -12,11 +12,18 @@ export interface DuckDb {
   close(): void;
 }
 
-export async function openDuckDb(): Promise<DuckDb> {
+/**
+ * `threads`: DuckDB's worker threads (default: one a core). The export runs one statement per
+ * connection on two connections, each executed by the thread that waits on it; with worker
+ * threads as well, the waiting threads spin on the task queue: a COPY to Parquet cost 2.2 s of
+ * CPU with 2 threads and 1.4 s with 1, for the same or less wall time (2 cores, measured).
+ */
+export async function openDuckDb(opts: { threads?: number } = {}): Promise<DuckDb> {
   const instance = await DuckDBInstance.create(':memory:', {
     memory_limit: '2GB',
     autoinstall_known_extensions: 'false',
     autoload_known_extensions: 'false',
+    ...(opts.threads === undefined ? {} : { threads: String(opts.threads) }),
   });
   const connections = [await instance.connect()];
   return {

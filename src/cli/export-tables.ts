@@ -82,7 +82,8 @@ export async function exportTables(
   // may be a slow or network file system): files of a batch's raw columns, gone once read.
   const staging = format === 'parquet' ? mkdtempSync(path.join(tmpdir(), 'memlens-stage-')) : undefined;
   const releaseSignals = removeOnSignal([tmp, ...(staging ? [staging] : [])]);
-  const db = format === 'parquet' ? await openDuckDb() : undefined;
+  // One DuckDB thread: the two connections' COPYs run side by side on the threads that wait on them.
+  const db = format === 'parquet' ? await openDuckDb({ threads: 1 }) : undefined;
   const writers = db && staging ? new ParquetWriters([db.con, await db.connect()], staging) : undefined;
   try {
     for (const [id, file] of files.entries()) {
@@ -145,8 +146,9 @@ class ParquetWriters {
   async write(table: TableName, batch: Batch, file: string): Promise<void> {
     const k = this.turn++ % this.cons.length;
     await this.pending[k];
-    // Each connection stages into its own file: its previous batch's COPY has read its own.
-    const stage = path.join(this.staging, `connection-${k}.parquet`);
+    // A new name for each batch: DuckDB caches what it read of a file by name and modification
+    // time, so reusing one name within a second read a previous batch's columns (seen).
+    const stage = path.join(this.staging, `batch-${this.turn}.parquet`);
     const written = writeParquetBatch(this.cons[k]!, table, TABLES[table], batch, file, stage);
     // Observed by the next write on this connection or by finish; never an unhandled rejection.
     written.catch(() => {});
