@@ -5,7 +5,7 @@
  */
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { type DeviceGc, type GcOptions, gcBurstsOf } from '../gc/gc-bursts.js';
-import type { CycleFrame, CycleGraph } from './cycle-file.js';
+import type { CycleGraph, CycleTensor } from './cycle-file.js';
 import { cudaIndex, linkTensor, NOT_CUDA, type TensorLink } from './cycle-links.js';
 import type { PathHop } from './cycle-paths.js';
 import { summarizeCycle } from './cycle-summary.js';
@@ -14,16 +14,10 @@ export type WindowMatch =
   /** The snapshot's trace spans the cycle's time (`time`), or only its window names the cycle's step. */
   { file: string; by: 'time' | 'step'; snapshot: Snapshot } | { file: null; reason: string };
 
-export interface CycleTensorReport extends Omit<TensorLink, 'tensor'> {
+/** A tensor as the file gives it (shape, dtype, bytes, data_ptr, device, stack), its path and its links. */
+export interface CycleTensorReport extends Omit<TensorLink, 'tensor'>, CycleTensor {
   id: number;
   label: string;
-  shape: number[];
-  dtype: string;
-  bytes: number;
-  data_ptr: number;
-  device: string;
-  /** The recorder's allocation stack of the tensor (innermost first), when history was on. */
-  stack: CycleFrame[] | null;
   /** False for a view of a storage another tensor of the graph already counts. */
   counted: boolean;
   hops: PathHop[];
