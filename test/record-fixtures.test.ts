@@ -6,7 +6,7 @@
  * snapshots (their size defaults are for a GPU).
  */
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
@@ -73,6 +73,13 @@ describe("the README's example", () => {
     const m = manifestOf(out);
     expect(m.cycles.length).toBeGreaterThanOrEqual(3); // one per gc.collect() at least
     expect(lines).toContain(`memlens record: its reference cycles: memlens cycles ${out}`);
+    // Each graph carries the optimizer steps the helper had counted at its collection.
+    const steps = m.cycles.map(
+      (c) => (JSON.parse(readFileSync(join(out, c.path), 'utf8')) as { step: number | null }).step,
+    );
+    for (const step of steps)
+      expect(step).toSatisfy((n: unknown) => Number.isInteger(n) && (n as number) >= 1);
+    expect(steps).toContain(20); // the first gc.collect(), after 20 steps
     const cycles = memlens('cycles', out);
     expect(cycles).toContain('Node.value → Tensor 256 KiB');
   });

@@ -6,7 +6,7 @@
  * test-only CUDA stand-in (test/record-standin/cuda_standin.py).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
@@ -133,6 +133,19 @@ describe('memlens record: signals and exit codes', () => {
   it('a command that dies of a signal gives 128 + n', () => {
     const r = recordProgram('import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n');
     expect(r.result.status).toBe(137);
+  });
+});
+
+describe('memlens record: where it writes', () => {
+  it('without --out, records into a new memlens-run-<time> directory of the current one, and says so', () => {
+    const dir = tempDir('default-out');
+    const r = cli(['record', '--', PYTHON, '-c', 'import torch'], { cwd: dir });
+    expect(r.status).toBe(0);
+    const made = readdirSync(dir);
+    expect(made).toHaveLength(1);
+    expect(made[0]).toMatch(/^memlens-run-\d{8}-\d{6}$/);
+    expect(r.stderr.split('\n')[0]).toBe(`memlens record: recording into ${join(dir, made[0]!)}`);
+    expect(manifestOf(join(dir, made[0]!)).exit_code).toBe(0);
   });
 });
 

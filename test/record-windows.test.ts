@@ -133,10 +133,11 @@ train(1)
 os.kill(os.getpid(), signal.SIGUSR1)
 train(1)
 `,
-      { standin: true, recordArgs: ['--every', '0'] },
+      { standin: true, recordArgs: ['--every', '0', '--stacks', 'all'] },
     );
     expect(r.result.status).toBe(0);
     expect(r.result.stdout).toBe("after_eval_step1\nprogram's own SIGUSR1 handler\n");
+    expect(r.log()[0]).toMatchObject({ call: 'record', stacks: 'all' });
     expect(calls(r.log())).toEqual([
       'record all',
       'attach_oom_observer',
