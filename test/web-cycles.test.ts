@@ -5,7 +5,7 @@ import { basename, join, relative } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
-import { type CycleRun, writeCycleRun } from './helpers/cycle-files.js';
+import { awaitableCycle, type CycleRun, writeCycleFiles, writeCycleRun } from './helpers/cycle-files.js';
 import { CHROMIUM, CLI, openBrowser, type RunningView, startView } from './helpers/view-server.js';
 
 /**
@@ -140,4 +140,30 @@ describe.skipIf(!ready && process.env.CI === undefined)('Cycles page in headless
     expect(filter).toContain(String(b.last_entry));
     await page.screenshot({ path: join(SHOTS, 'cycles-burst.png') });
   });
+});
+
+describe.skipIf(!ready && process.env.CI === undefined)('a run recorded without a GPU: cycles alone', () => {
+  const work = mkdtempSync(join(tmpdir(), 'memlens-web-cycles-cpu-'));
+  let view: RunningView;
+  let browser: Browser;
+  let page: Page;
+  afterAll(async () => {
+    await browser?.close();
+    await view?.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
+  it('memlens view serves it and the page lands on the Cycles tab', async () => {
+    writeCycleFiles(work, [
+      awaitableCycle({ time_us: 1_700_000_000_000_000, step: 3, device: 'cpu' }, [
+        { bytes: 1024, data_ptr: 4096, device: 'cpu' },
+      ]),
+    ]);
+    view = await startView(work);
+    ({ browser, page } = await openBrowser());
+    await page.goto(view.url);
+    await page.waitForSelector('.cycle-list button', { timeout: 60_000 });
+    expect(await page.getByRole('tab', { name: 'Cycles' }).getAttribute('aria-selected')).toBe('true');
+    expect(await page.locator('.cycle-detail').textContent()).toContain('no CUDA tensor');
+    await page.screenshot({ path: join(SHOTS, 'cycles-cpu-only.png') });
+  }, 120_000);
 });

@@ -99,6 +99,11 @@ export function App() {
   useEffect(() => {
     if (served.hasRun && !/[#&]tab=/.test(initialHash.current)) update({ tab: 'run' });
   }, [served.hasRun, update]);
+  // A run of cycles alone (recorded without a GPU) lands on its Cycles tab.
+  const cyclesOnly = served.data?.report.snapshots.length === 0 && (cycles?.length ?? 0) > 0;
+  useEffect(() => {
+    if (cyclesOnly && !/[#&]tab=/.test(initialHash.current)) update({ tab: 'cycles' });
+  }, [cyclesOnly, update]);
 
   useDropAnywhere((dropped) => {
     if (dropped.length === 1) return open({ file: dropped[0]!, name: dropped[0]!.name });

@@ -8,7 +8,8 @@ import { RunService } from '../../server/run-service.js';
 import { startServer } from '../../server/serve.js';
 import { collectFiles, type ServedFile } from '../../server/snapshot-files.js';
 import { APP_ROOT } from '../../server/static-files.js';
-import { isDirectory } from '../expand-paths.js';
+import { gatherCycleInputs } from '../cycle-inputs.js';
+import { isDirectory, snapshotsUnder } from '../expand-paths.js';
 import { EXIT_BAD_INPUT, parseCount } from '../run-files.js';
 
 interface ViewOptions {
@@ -34,6 +35,11 @@ export function viewCommand(program: Command): void {
     .action((paths: string[], opts: ViewOptions) => view(paths, opts));
 }
 
+/** A directory with recorded cycles (memlens record --cycles) and no snapshot. */
+function onlyCycles(p: string): boolean {
+  return isDirectory(p) && snapshotsUnder(p).length === 0 && gatherCycleInputs([p]).cycles.length > 0;
+}
+
 async function view(paths: string[], opts: ViewOptions): Promise<void> {
   if (!existsSync(join(APP_ROOT, 'index.html'))) {
     process.stderr.write('memlens: the web app is not built (run npm run build)\n');
@@ -45,7 +51,8 @@ async function view(paths: string[], opts: ViewOptions): Promise<void> {
   let run: RunService | undefined;
   try {
     // Files named on their own are checked here (one line naming a missing one); a directory is a run.
-    files = await collectFiles(paths);
+    // A run recorded without a GPU holds only its reference cycles: its page is their Cycles tab.
+    files = await collectFiles(paths.filter((p) => !onlyCycles(p)));
     if (dirs.length > 0) {
       run = new RunService(
         dirs,
