@@ -149,8 +149,8 @@ class _Builder:
 
         def size(i):
             try:
-                tensor = self.objects[i]
-                return -int(self.tensor_type.numel(tensor)) * int(self.tensor_type.element_size(tensor))
+                tensor, base = self.objects[i], self.tensor_type
+                return -int(base.numel(tensor)) * int(base.element_size(tensor))
             except Exception:
                 return 0
 
@@ -209,14 +209,12 @@ class _Builder:
         for j in succ[i]:
             if folded.get(j) == i:
                 part = self.objects[j]
-                inner = _references(part)
                 closure = type(part) is tuple
+                inner = _references(part, instance_dict=not closure)
                 for k in succ[j]:
                     for label, kind in inner.get(id(self.objects[k]), (("?", "other"),)):
                         if closure:  # the closure tuple's "[0]" is the function's __closure__[0]
                             label, kind = "__closure__" + label, "closure"
-                        elif kind == "key":  # an attribute: the instance dict's key
-                            label, kind = _attribute_name(self.objects[j], self.objects[k]), "attribute"
                         out.append((label, kind, k))
                 continue
             for label, kind in labels.get(id(self.objects[j]), (("?", "other"),)):
@@ -256,18 +254,12 @@ def _round_trip(start, succ, inside):
     return list(reversed(path))
 
 
-def _attribute_name(instance_dict, value):
-    for key, item in dict.items(instance_dict):
-        if item is value:
-            return _short(key) if type(key) is str else _short("[%s]" % _key_text(key))
-    return "?"
-
-
 # -- references held by one object ----------------------------------------------------------
 
 
-def _references(obj):
-    """{id(referent): [(label, kind), ...]} for the references of `obj` that can be named."""
+def _references(obj, instance_dict=False):
+    """{id(referent): [(label, kind), ...]} for the references of `obj` that can be named.
+    instance_dict: `obj` is an instance's own __dict__, its entries are that instance's attributes."""
     refs = {}
 
     def add(target, label, kind):
@@ -297,7 +289,10 @@ def _references(obj):
             add(obj.tb_next, "tb_next", "other")
     elif issubclass(kind, dict):
         for key, value in dict.items(obj):
-            add(value, "[%s]" % _key_text(key), "key")
+            if instance_dict:
+                add(value, _attribute_label(key), "attribute")
+            else:
+                add(value, "[%s]" % _key_text(key), "key")
             add(key, "key", "other")
     elif issubclass(kind, (list, tuple)):
         items = list.__iter__(obj) if issubclass(kind, list) else tuple.__iter__(obj)
@@ -310,12 +305,12 @@ def _references(obj):
         for name in ("__traceback__", "__context__", "__cause__", "args"):
             add(BaseException.__dict__[name].__get__(obj, kind), name, "other")
 
-    instance_dict = _instance_dict(obj)
-    if instance_dict is not None:
-        add(instance_dict, "__dict__", "attribute")
+    own = _instance_dict(obj)
+    if own is not None:
+        add(own, "__dict__", "attribute")
         # Python 3.11+ keeps attributes inline: the object refers to each value itself.
-        for key, value in dict.items(instance_dict):
-            add(value, key if type(key) is str else "[%s]" % _key_text(key), "attribute")
+        for key, value in dict.items(own):
+            add(value, _attribute_label(key), "attribute")
     for name, value in _slot_values(obj):
         add(value, name, "attribute")
     add(kind, "__class__", "other")
@@ -393,6 +388,10 @@ def _slot_values(obj):
 
 def _short(text):
     return text if len(text) <= LABEL_MAX else text[: LABEL_MAX - 3] + "..."
+
+
+def _attribute_label(key):
+    return key if type(key) is str else "[%s]" % _key_text(key)
 
 
 def _key_text(key):

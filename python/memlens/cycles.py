@@ -267,7 +267,8 @@ def install(out_dir, device="cuda", rank=0, max_graphs=100, max_nodes=1000, step
     global _observer
     uninstall()
     if _ARM is None:
-        log("cycles: this Python's C API is out of reach (ctypes.pythonapi); cycles are not recorded")
+        log("cycles: this Python's C API is out of reach (ctypes.pythonapi); "
+            "cycles are not recorded")
         return
     _observer = _Observer(out_dir, device, rank, max_graphs, max_nodes, step, log)
     gc.callbacks.append(_observer.callback)

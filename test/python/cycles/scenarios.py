@@ -348,7 +348,7 @@ def other_callbacks():
     before = lambda phase, info: seen.append((phase, info["generation"]))  # noqa: E731
     gc.callbacks.append(before)
     observe("other_callbacks", max_graphs=5)
-    after = lambda phase, info: seen.append((phase, info["collected"] if phase == "stop" else 0))  # noqa: E731
+    after = lambda phase, info: seen.append((phase, info.get("collected")))  # noqa: E731
     gc.callbacks.append(after)
     payload = object()
     base = sys.getrefcount(payload)
