@@ -23,6 +23,10 @@ export async function openDuckDb(opts: { threads?: number } = {}): Promise<DuckD
     memory_limit: '2GB',
     autoinstall_known_extensions: 'false',
     autoload_known_extensions: 'false',
+    // DuckDB keeps what it read of files in memory for another read; the export reads each staging
+    // file once (keeping them cost ~0.45 GB of peak RSS on the 1 GB trace), and sql reads tables
+    // from the page cache as fast.
+    enable_external_file_cache: 'false',
     ...(opts.threads === undefined ? {} : { threads: String(opts.threads) }),
   });
   const connections = [await instance.connect()];
