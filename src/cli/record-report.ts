@@ -1,7 +1,8 @@
 /**
  * What `memlens record` says when the command has ended: the run at a glance (`memlens run`'s
  * report on the snapshots written, or the files when there are none), why there are no snapshots
- * when that is so, and the command that opens the run. On stderr: stdout is the program's.
+ * when that is so, and the command that opens the run. On stderr: stdout is the program's (with
+ * --json, only the one line on why there is no snapshot is said here).
  */
 import path from 'node:path';
 import { runReport } from '../engine/analyses/run/run-report.js';
@@ -13,9 +14,15 @@ import type { ProcRecord, RunManifest } from './record-manifest.js';
 
 const say = (line: string) => process.stderr.write(`memlens record: ${line}\n`);
 
-export async function reportRecording(m: RunManifest, procs: ProcRecord[], cycles: boolean): Promise<void> {
+export async function reportRecording(
+  m: RunManifest,
+  procs: ProcRecord[],
+  opts: { cycles: boolean; summary: boolean },
+): Promise<void> {
+  const { cycles } = opts;
   const why = whyNoSnapshots(m, procs, cycles);
   if (why !== null) say(why);
+  if (!opts.summary) return;
   const bytes = [...m.files, ...m.cycles].reduce((s, f) => s + f.bytes, 0);
   const parts = [plural(m.files.length, 'snapshot')];
   if (cycles) parts.push(plural(m.cycles.length, 'cycle graph'));

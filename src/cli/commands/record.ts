@@ -20,6 +20,7 @@ interface RecordCliOptions {
   cyclesDevice: string;
   cyclesMaxGraphs: number;
   cyclesMaxNodes: number;
+  json?: boolean;
 }
 
 const USAGE = 'memlens record [options] -- CMD ARGS...';
@@ -60,6 +61,10 @@ export function recordCommand(program: Command): void {
     .option('--cycles-device <dev>', 'the device whose tensors a cycle must hold (cuda, cpu)', 'cuda')
     .option('--cycles-max-graphs <n>', 'cycle graphs written per process at most', parsePositive, 100)
     .option('--cycles-max-nodes <n>', 'objects per cycle graph at most', parsePositive, 1000)
+    .option(
+      '--json',
+      "print run.json's manifest as one line on stdout when the command has ended (after its own output), instead of the summary",
+    )
     .action(async (command: string[], opts: RecordCliOptions) => {
       if (command.length === 0) {
         process.stderr.write(`memlens record: no command to run: ${USAGE}\n`);
@@ -85,7 +90,8 @@ async function record(command: string[], out: string, opts: RecordCliOptions): P
   // Whatever fails from here on is said, and the exit code stays the command's.
   try {
     writeManifest(out, manifest);
-    await reportRecording(manifest, procs, opts.cycles === true);
+    if (opts.json) process.stdout.write(`${JSON.stringify(manifest)}\n`);
+    await reportRecording(manifest, procs, { cycles: opts.cycles === true, summary: !opts.json });
   } catch (e) {
     process.stderr.write(`memlens record: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}\n`);
   }
