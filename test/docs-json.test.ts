@@ -19,6 +19,8 @@ const ROOT = join(import.meta.dirname, '..');
 const DOC = join(ROOT, 'docs', 'json.md');
 const EXAMPLE = join(ROOT, 'examples', 'example_snapshot.pickle');
 const MiB = 2 ** 20;
+/** memlens record puts its helper first on PYTHONPATH; the test-only CUDA stand-in goes after it. */
+const STANDIN_ENV = `PYTHONPATH="$PYTHONPATH:${join(ROOT, 'test', 'record-standin')}"`;
 
 /** Objects keyed by data (setting names, action names, categories): documented as `name{}`. */
 const DATA_KEYED = ['allocator_settings', 'trace_actions', 'figures', 'curve.bytes'];
@@ -98,6 +100,35 @@ describe('docs/json.md matches the real --json output', () => {
     simulate: [['simulate', file('oom.pickle'), '--set', 'expandable_segments:True', '--sweep', '--json']],
     run: [['run', file('run'), '--json']],
     export: [['export', EXAMPLE, '-o', file('export'), '--json']],
+    // Windows from the CUDA stand-in (test/record-standin), so files and dropped windows exist;
+    // cycles on CPU; a failing stand-in dump for errors. The program's own stdout goes elsewhere.
+    record: [
+      [
+        'record',
+        '--out',
+        file('recorded'),
+        '--json',
+        '--max-bytes',
+        '2000',
+        '--cycles',
+        '--cycles-device',
+        'cpu',
+        '--',
+        '/bin/sh',
+        '-c',
+        `${STANDIN_ENV} MEMLENS_STANDIN_LOG=${file('a.log')} exec /usr/bin/python3 ${file('cycles.py')} > /dev/null`,
+      ],
+      [
+        'record',
+        '--out',
+        file('recorded-failing'),
+        '--json',
+        '--',
+        '/bin/sh',
+        '-c',
+        `${STANDIN_ENV} MEMLENS_STANDIN_LOG=${file('b.log')} MEMLENS_STANDIN_DUMP_FAILS=1 exec /usr/bin/python3 -c "import torch; torch.optim.SGD(torch.nn.Linear(1, 1).parameters(), lr=1).step()" 2> /dev/null`,
+      ],
+    ],
   };
 
   beforeAll(() => {
@@ -120,6 +151,13 @@ describe('docs/json.md matches the real --json output', () => {
     );
     writeGeneratedRun(file('run'), PLANTED_RUN);
     writeCycleRun(file('cycle-run'));
+    // Optimizer steps on CPU tensors, each leaving a reference cycle that holds a tensor.
+    writeFileSync(
+      file('cycles.py'),
+      'import gc, torch\nm = torch.nn.Linear(4, 4)\no = torch.optim.SGD(m.parameters(), lr=0.1)\n' +
+        'for _ in range(6):\n    a = {"t": torch.ones(64)}\n    a["self"] = a\n' +
+        '    m(torch.ones(1, 4)).sum().backward()\n    o.step()\n    del a\n    gc.collect()\n',
+    );
   }, 60_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
