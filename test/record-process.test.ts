@@ -39,6 +39,14 @@ describe('memlens record runs the program unchanged', () => {
     expect(manifestOf(r.out)).toMatchObject({ exit_code: 3, files: [], torch: ['1.13.0a0'] });
   });
 
+  it("--json prints run.json as the last line of stdout, after the program's own", () => {
+    const r = recordProgram('import torch\nprint("mine")\n', { recordArgs: ['--json'] });
+    const lines = r.result.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe('mine');
+    expect(JSON.parse(lines.at(-1)!)).toEqual(manifestOf(r.out));
+    expect(r.memlensLines.some((l) => l.includes('snapshots in'))).toBe(false);
+  });
+
   it("keeps a raising program's traceback and exit code 1", () => {
     const r = recordProgram('import torch\ndef f():\n    raise ValueError("boom")\nf()\n');
     expect(r.result.status).toBe(1);
