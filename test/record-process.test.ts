@@ -81,6 +81,15 @@ describe('memlens record runs the program unchanged', () => {
     expect(manifestOf(failing.out).processes[0]).toMatchObject({ torch: '1.13.0a0', cuda: 'cpu-only build' });
   });
 
+  it('sets up at once when torch was imported before the program ran (by a sitecustomize)', () => {
+    const r = recordProgram(
+      'import torch\nopt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)\nopt.step()\nopt.step()\n',
+      { env: { PYTHONPATH: STANDIN_DIR, STANDIN_SITE_IMPORT_TORCH: '1' } },
+    );
+    expect(r.result.status).toBe(0);
+    expect(manifestOf(r.out).processes[0]).toMatchObject({ step_hook: 'Optimizer.step wrapper', steps: 2 });
+  });
+
   it('records multiprocessing children too, each with its rank from RANK', () => {
     const r = recordProgram(
       `import multiprocessing as mp, os, torch

@@ -11,6 +11,9 @@ if os.environ.get("STANDIN_SITE_MARK"):
     with open(os.environ["STANDIN_SITE_MARK"], "a") as f:
         f.write("user sitecustomize ran in pid %d\n" % os.getpid())
 
+if os.environ.get("STANDIN_SITE_IMPORT_TORCH"):
+    import torch  # noqa: F401  (a sitecustomize that imports torch before memlens's hook is in place)
+
 if os.environ.get("STANDIN_SITE_FAIL"):
     raise RuntimeError("the user's sitecustomize fails on purpose")
 
