@@ -1,4 +1,10 @@
-import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { createRequire } from 'node:module';
+import type * as NodeApi from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
+
+// Loaded as CommonJS, which it is: an ESM import has Node scan the package's ~60 re-exported
+// files for their export names first (cjs-module-lexer), ~0.1-0.15 s of every export and sql.
+const { DuckDBInstance } = createRequire(import.meta.url)('@duckdb/node-api') as typeof NodeApi;
 
 /**
  * An embedded, in-memory DuckDB for export and `memlens sql`. Its memory is bounded below the
