@@ -122,22 +122,26 @@ if __name__ == "__main__":
 });
 
 describe('memlens record: signals and exit codes', () => {
-  it('forwards SIGTERM to the command and exits 128 + 15, with run.json written', async () => {
-    const dir = tempDir('sig');
-    const script = join(dir, 'sleep.py');
-    writeFileSync(script, 'import time, torch\nprint("ready", flush=True)\ntime.sleep(60)\n');
-    const out = join(dir, 'out');
-    const child = spawn('node', [...NODE_FLAGS, CLI, 'record', '--out', out, '--', PYTHON, script], {
-      stdio: ['ignore', 'pipe', 'pipe'],
+  for (const [signal, code] of [
+    ['SIGTERM', 143],
+    ['SIGINT', 130],
+  ] as const)
+    it(`forwards ${signal} (not from a terminal) to the command and exits ${code}, with run.json written`, async () => {
+      const dir = tempDir('sig');
+      const script = join(dir, 'sleep.py');
+      writeFileSync(script, 'import time, torch\nprint("ready", flush=True)\ntime.sleep(60)\n');
+      const out = join(dir, 'out');
+      const child = spawn('node', [...NODE_FLAGS, CLI, 'record', '--out', out, '--', PYTHON, script], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      await new Promise<void>((resolve) =>
+        child.stdout.on('data', (d: Buffer) => d.includes('ready') && resolve()),
+      );
+      child.kill(signal);
+      const exit = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+      expect(exit).toBe(code);
+      expect(manifestOf(out)).toMatchObject({ exit_code: code, signal });
     });
-    await new Promise<void>((resolve) =>
-      child.stdout.on('data', (d: Buffer) => d.includes('ready') && resolve()),
-    );
-    child.kill('SIGTERM');
-    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
-    expect(code).toBe(143);
-    expect(manifestOf(out)).toMatchObject({ exit_code: 143, signal: 'SIGTERM' });
-  });
 
   it("keeps the command's exit code when run.json cannot be written, and says why", () => {
     const r = recordProgram(

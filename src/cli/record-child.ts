@@ -1,6 +1,6 @@
 /**
  * Runs the recorded command as `memlens record`'s child: the terminal is the child's (stdio
- * inherited), Ctrl+C and `kill` reach it through memlens too, and its end is memlens's exit code.
+ * inherited), `kill` reaches it through memlens too, and its end is memlens's exit code.
  */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
@@ -15,6 +15,16 @@ export interface ChildEnd {
 /** Signals passed on to the child; memlens waits for the child's own end to write the manifest. */
 const FORWARDED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
 
+/**
+ * Ctrl+C in a terminal signals the whole foreground process group, the command included: passing
+ * it on too would interrupt the program a second time, perhaps in the middle of its own clean-up.
+ * So at a terminal SIGINT is left to the terminal (as `uv run` does, astral-sh/uv#13925), and
+ * passed on otherwise (`kill -INT` from a script or a process manager).
+ */
+function forwards(signal: NodeJS.Signals): boolean {
+  return signal !== 'SIGINT' || process.stdin.isTTY !== true;
+}
+
 /** Shell conventions for a command that could not be started. */
 const NOT_FOUND = 127;
 const NOT_EXECUTABLE = 126;
@@ -23,7 +33,7 @@ export function runChild(command: string[], env: NodeJS.ProcessEnv): Promise<Chi
   return new Promise((resolve) => {
     const child = spawn(command[0]!, command.slice(1), { stdio: 'inherit', env });
     const forward = (signal: NodeJS.Signals) => {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      if (child.exitCode === null && child.signalCode === null && forwards(signal)) child.kill(signal);
     };
     for (const s of FORWARDED) process.on(s, forward);
     let settled = false;
