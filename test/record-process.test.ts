@@ -151,6 +151,23 @@ describe('memlens record: signals and exit codes', () => {
     expect(r.memlensLines).toContain(`memlens record: cannot write ${join(r.out, 'run.json')} (EISDIR)`);
   });
 
+  it('lets Ctrl+C at a terminal reach the command once, so its own clean-up runs', () => {
+    const dir = tempDir('tty');
+    const program = join(dir, 'interruptible.py');
+    writeFileSync(
+      program,
+      'import time, torch\nprint("ready", flush=True)\ntry:\n    time.sleep(30)\nexcept KeyboardInterrupt:\n' +
+        '    try:\n        time.sleep(1.0)\n        print("cleanup done", flush=True)\n' +
+        '    except KeyboardInterrupt:\n        print("cleanup interrupted", flush=True)\n',
+    );
+    const r = spawnSync(PYTHON, ['test/python/record/ctrl_c.py', CLI, join(dir, 'out'), program], {
+      encoding: 'utf8',
+    });
+    expect(r.stdout).toContain('cleanup done');
+    expect(r.stdout).not.toContain('cleanup interrupted');
+    expect(r.stdout.trimEnd().split('\n').at(-1)).toBe('exit 0');
+  });
+
   it('a command that dies of a signal gives 128 + n', () => {
     const r = recordProgram('import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n');
     expect(r.result.status).toBe(137);
