@@ -1,9 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { burstCycles, type CycleCitation } from '../engine/analyses/cycles/burst-cycles.js';
+import { type CycleCitation, citeWindowCycles } from '../engine/analyses/cycles/burst-cycles.js';
 import { type CycleGraph, parseCycleText } from '../engine/analyses/cycles/cycle-file.js';
 import {
-  cycleReport,
   gcCache,
   holdsCudaTensors,
   NO_CUDA_TENSOR,
@@ -18,7 +17,7 @@ import {
   traceSpan,
   windowCycles,
 } from '../engine/analyses/cycles/cycle-windows.js';
-import { type DeviceGc, type GcOptions, gcBurstsOf } from '../engine/analyses/gc/gc-bursts.js';
+import type { DeviceGc, GcOptions } from '../engine/analyses/gc/gc-bursts.js';
 import { SnapshotError } from '../engine/errors.js';
 import type { DeviceModel, Snapshot } from '../engine/model/snapshot.js';
 import { discoverRun, type Run } from '../engine/run/discover.js';
@@ -212,11 +211,5 @@ export function citeCycles(
   per: DeviceGc[],
   gcOpts: GcOptions,
 ): CycleCitation[][][] {
-  const mine = windowGraphs(rc, snapshot, file);
-  const gcOf = (d: DeviceModel) => per.find((r) => r.device === d.device) ?? gcBurstsOf(snapshot, d, gcOpts);
-  const linked = mine.map((g) => ({
-    file: g.file,
-    report: cycleReport(g.graph, { file, by: 'time', snapshot }, gcOf),
-  }));
-  return per.map((r) => burstCycles(linked, r.device, r.bursts.length));
+  return citeWindowCycles(snapshot, file, per, windowGraphs(rc, snapshot, file), gcOpts);
 }

@@ -1,6 +1,6 @@
 import type { DeviceCategories } from '../../../src/engine/analyses/categories/category-curves.js';
+import type { WindowCycle } from '../../../src/engine/analyses/cycles/burst-cycles.js';
 import type { DeviceDiagnosis } from '../../../src/engine/analyses/diagnosis/diagnosis.js';
-import type { WindowCycle } from '../../../src/engine/analyses/diagnosis/gc-finding.js';
 import type { DeviceFragmentation } from '../../../src/engine/analyses/fragmentation/fragmentation.js';
 import type { DeviceGc } from '../../../src/engine/analyses/gc/gc-bursts.js';
 import type { DeviceLeaks } from '../../../src/engine/analyses/leaks/leaks.js';

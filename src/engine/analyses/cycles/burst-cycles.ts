@@ -4,7 +4,16 @@
  * only call "reference cycles, probably" gets the cycle's own path in words.
  */
 import { formatBytes, plural } from '../../format.js';
-import type { CycleReport } from './cycle-report.js';
+import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
+import { type DeviceGc, type GcOptions, gcBurstsOf } from '../gc/gc-bursts.js';
+import type { CycleGraph } from './cycle-file.js';
+import { type CycleReport, cycleReport } from './cycle-report.js';
+
+/** A recorded cycle whose collection the snapshot's trace spans (the shell matches them). */
+export interface WindowCycle {
+  file: string;
+  graph: CycleGraph;
+}
 
 export interface CycleCitation {
   /** The cycle file. */
@@ -18,6 +27,26 @@ export interface CycleCitation {
   /** The cycle's tensors this burst freed, and their bytes. */
   tensors: number;
   bytes: number;
+}
+
+/**
+ * For each device's bursts (`per`, computed with the caller's options; a device not in it gets
+ * bursts by `gcOpts`), the recorded cycles of this snapshot's window whose tensors each burst freed.
+ */
+export function citeWindowCycles(
+  s: Snapshot,
+  file: string,
+  per: DeviceGc[],
+  cycles: WindowCycle[],
+  gcOpts: GcOptions = {},
+): CycleCitation[][][] {
+  if (cycles.length === 0) return per.map((r) => r.bursts.map(() => []));
+  const gcOf = (d: DeviceModel) => per.find((r) => r.device === d.device) ?? gcBurstsOf(s, d, gcOpts);
+  const linked = cycles.map((c) => ({
+    file: c.file,
+    report: cycleReport(c.graph, { file, by: 'time', snapshot: s }, gcOf),
+  }));
+  return per.map((r) => burstCycles(linked, r.device, r.bursts.length));
 }
 
 /** For each of a device's `bursts` bursts (by index), the recorded cycles whose tensors it freed. */

@@ -1,7 +1,8 @@
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
+import type { WindowCycle } from '../cycles/burst-cycles.js';
 import { FINDING_KINDS, type Finding, shellWord } from './finding.js';
 import { fragFinding } from './frag-finding.js';
-import { gcFinding, type WindowCycle } from './gc-finding.js';
+import { gcFinding } from './gc-finding.js';
 import { leakFindings } from './leak-finding.js';
 import { oomFinding } from './oom-finding.js';
 import { peakFinding } from './peak-finding.js';

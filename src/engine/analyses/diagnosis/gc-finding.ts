@@ -1,19 +1,11 @@
 import { formatBytes, formatCount, plural } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
-import { burstCycles, citationText } from '../cycles/burst-cycles.js';
-import type { CycleGraph } from '../cycles/cycle-file.js';
-import { cycleReport } from '../cycles/cycle-report.js';
+import { citationText, citeWindowCycles, type WindowCycle } from '../cycles/burst-cycles.js';
 import { type DeviceGc, type GcBurst, gcBurstsOf } from '../gc/gc-bursts.js';
 import { burstLivedText } from '../gc/gc-words.js';
 import { siteText } from '../leaks/leaks.js';
 import { hasHistory } from '../views/timeline/timeline-axis.js';
 import { type Finding, type Outcome, siteFrames } from './finding.js';
-
-/** A recorded cycle whose collection the snapshot's trace spans (the shell matches them). */
-export interface WindowCycle {
-  file: string;
-  graph: CycleGraph;
-}
 
 /**
  * Bursts of frees of long-lived allocations, when their stacks go through Python's garbage
@@ -47,7 +39,7 @@ export function gcFinding(s: Snapshot, d: DeviceModel, file: string, cycles: Win
     headline,
     evidence: [
       ...patternLines(r, viaGc.length > 0),
-      ...evidenceOf(largest, total, bursts.length, cycleLines(s, d, r, r.bursts.indexOf(largest), cycles)),
+      ...evidenceOf(largest, total, bursts.length, cycleLines(s, file, r, r.bursts.indexOf(largest), cycles)),
     ],
     frames: siteFrames(largest.groups[0]?.frames ?? []),
     figures: {
@@ -80,21 +72,15 @@ function patternLines(r: DeviceGc, viaGc: boolean): string[] {
  */
 function cycleLines(
   s: Snapshot,
-  d: DeviceModel,
+  file: string,
   r: DeviceGc,
   largest: number,
   cycles: WindowCycle[],
 ): string[] {
-  if (cycles.length === 0) return [];
-  const gcOf = (x: DeviceModel) => (x === d ? r : gcBurstsOf(s, x));
-  const linked = cycles.map((c) => ({
-    file: c.file,
-    report: cycleReport(c.graph, { file: c.file, by: 'time', snapshot: s }, gcOf),
-  }));
-  const cited = burstCycles(linked, d.device, r.bursts.length);
-  const others = cited.reduce((n, list, i) => n + (i === largest ? 0 : list.length), 0);
+  const [cited] = citeWindowCycles(s, file, [r], cycles);
+  const others = cited!.reduce((n, list, i) => n + (i === largest ? 0 : list.length), 0);
   return [
-    ...cited[largest]!.map(citationText),
+    ...cited![largest]!.map(citationText),
     ...(others > 0
       ? [`${plural(others, 'recorded cycle')} freed by the other bursts (memlens cycles lists them)`]
       : []),

@@ -1,4 +1,5 @@
 import { useEffect, useMemo, useState } from 'react';
+import type { WindowCycle } from '../../../../src/engine/analyses/cycles/burst-cycles.js';
 import type { CycleGraph } from '../../../../src/engine/analyses/cycles/cycle-file.js';
 import { layoutCycle } from '../../../../src/engine/analyses/cycles/cycle-layout.js';
 import type { CycleTensorReport } from '../../../../src/engine/analyses/cycles/cycle-report.js';
@@ -12,7 +13,6 @@ import {
   wallClockText,
   windowText,
 } from '../../../../src/engine/analyses/cycles/cycle-words.js';
-import type { WindowCycle } from '../../../../src/engine/analyses/diagnosis/gc-finding.js';
 import { formatBytes } from '../../../../src/engine/format.js';
 import type { ServedCycle } from '../../../../src/server/cycle-service.js';
 import { embeddedReport } from '../../embedded-data.js';

@@ -1,5 +1,5 @@
+import type { WindowCycle } from '../../../../src/engine/analyses/cycles/burst-cycles.js';
 import type { DeviceDiagnosis } from '../../../../src/engine/analyses/diagnosis/diagnosis.js';
-import type { WindowCycle } from '../../../../src/engine/analyses/diagnosis/gc-finding.js';
 import type { ViewState } from '../../url-state.js';
 import type { EngineClient } from '../../worker/client.js';
 import { useQuery } from '../analyses/use-query.js';
