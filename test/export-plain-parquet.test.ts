@@ -4,13 +4,20 @@ import { join } from 'node:path';
 import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDuckDb, plainValue } from '../src/cli/duckdb.js';
+import { writeParquetBatch } from '../src/cli/parquet-writer.js';
 import { type StagedColumn, writePlainParquet } from '../src/cli/plain-parquet.js';
+import { TABLES } from '../src/engine/analyses/export/schema.js';
+import { tableBatches } from '../src/engine/analyses/export/table-rows.js';
+import { loadSnapshotBytes } from '../src/engine/load.js';
+import { generateSnapshotBytes } from '../src/engine/synth/index.js';
 
 /**
  * The staging Parquet files the export hands DuckDB (plain, uncompressed, written by memlens
  * itself) read back the same through DuckDB and through hyparquet: doubles with NaN, int32 codes,
  * text with nulls and non-ASCII, more columns than the compact protocol's short list header
- * holds, runs of nulls longer than a varint byte, and no rows at all.
+ * holds, runs of nulls longer than a varint byte, and no rows at all. And the tables written
+ * through them in several parts: a part after the first counts its entries and allocations on
+ * from where the one before it ended (the ids are SQL, not staged), and its totals are the model's.
  */
 const work = mkdtempSync(join(tmpdir(), 'memlens-plain-parquet-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -91,4 +98,51 @@ describe('writePlainParquet', () => {
       ).toEqual(want);
     });
   }
+});
+
+describe('writeParquetBatch over several parts', () => {
+  it("entries and allocation ids count on across parts; totals and sizes are the model's", async () => {
+    const snapshot = loadSnapshotBytes(generateSnapshotBytes({ events: 5000, seed: 3 }).bytes);
+    const src = { snapshot, id: 7, file: 'generated.pickle', kind: null, lastStep: null };
+    const db = await openDuckDb({ threads: 1 });
+    try {
+      for (const table of ['events', 'allocations'] as const) {
+        let k = 0;
+        for (const batch of tableBatches(table, src, 1000)) {
+          const out = join(work, `${table}-${k}.parquet`);
+          await writeParquetBatch(
+            db.con,
+            table,
+            TABLES[table],
+            batch,
+            out,
+            join(work, `stage-${table}-${k++}`),
+          );
+        }
+        expect(k).toBeGreaterThan(1);
+      }
+      const d = snapshot.devices[0]!;
+      const events = await db.con.runAndReadAll(
+        `SELECT snapshot, device, entry, size, allocated_after, reserved_after FROM read_parquet('${work}/events-*.parquet') ORDER BY entry`,
+      );
+      const rows = events.getRows().map((r) => r.map(plainValue));
+      expect(rows.map((r) => r[2])).toEqual(Array.from({ length: d.trace.length }, (_, i) => i));
+      expect(rows.every((r) => r[0] === 7 && r[1] === d.device)).toBe(true);
+      expect(rows.map((r) => r[3])).toEqual(
+        Array.from(d.trace.size.subarray(0, d.trace.length), (v) => (Number.isNaN(v) ? null : v)),
+      );
+      expect(rows.map((r) => r[4])).toEqual(Array.from(d.totals.allocated));
+      expect(rows.map((r) => r[5])).toEqual(Array.from(d.totals.reserved));
+      const ids = await db.con.runAndReadAll(
+        `SELECT allocation, size FROM read_parquet('${work}/allocations-*.parquet') ORDER BY allocation`,
+      );
+      const a = d.allocations;
+      expect(ids.getRows().map((r) => plainValue(r[0]))).toEqual(
+        Array.from({ length: a.count }, (_, i) => i),
+      );
+      expect(ids.getRows().map((r) => plainValue(r[1]))).toEqual(Array.from(a.size.subarray(0, a.count)));
+    } finally {
+      db.close();
+    }
+  });
 });
