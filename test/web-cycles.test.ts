@@ -125,6 +125,18 @@ describe.skipIf(!ready && process.env.CI === undefined)('Cycles page in headless
     await page.screenshot({ path: join(SHOTS, 'cycles-diagnosis.png') });
   });
 
+  it("that snapshot's GC panel names the recorded cycle each burst freed", async () => {
+    await page.getByRole('tab', { name: 'Analyses' }).click();
+    await page.getByRole('tab', { name: 'GC bursts' }).click();
+    await page.waitForSelector('.recorded-cycles', { timeout: 30_000 });
+    const cited = await page.locator('.recorded-cycles').allTextContents();
+    expect(cited).toEqual([
+      'recorded cycle (rank 0, collection 1): AwaitableTensor.value → Tensor 2.00 MiB; freed here: 1 tensor, 2.00 MiB',
+      'recorded cycle (rank 0, collection 2): AwaitableTensor.value → Tensor 2.00 MiB; freed here: 1 tensor, 2.00 MiB',
+    ]);
+    await page.screenshot({ path: join(SHOTS, 'cycles-gc-panel.png'), fullPage: true });
+  });
+
   it('its GC burst link opens the Events table on the burst’s frees', async () => {
     await page.getByRole('tab', { name: 'Cycles' }).click();
     const c = recorded.cycles[2]!;

@@ -206,7 +206,7 @@ export function App() {
         <FlamePage client={client} device={device} view={view} update={update} />
       )}
       {ready && device && view.tab === 'analyses' && (
-        <AnalysesPage client={client} device={device} view={view} update={update} />
+        <AnalysesPage client={client} device={device} view={view} update={update} cycles={fileCycles} />
       )}
       {ready && device && (view.tab === 'events' || view.tab === 'blocks') && (
         <TableView

@@ -1,4 +1,5 @@
 import type { ReactNode } from 'react';
+import type { WindowCycle } from '../../../src/engine/analyses/cycles/burst-cycles.js';
 import { hex } from '../format.js';
 import { PANELS, type Panel, type ViewState } from '../url-state.js';
 import type { EngineClient } from '../worker/client.js';
@@ -19,6 +20,8 @@ interface Props {
   device: DeviceInfo;
   view: ViewState;
   update: (patch: Partial<ViewState>) => void;
+  /** The served run's recorded cycles of this snapshot's window, cited by the GC panel. */
+  cycles?: WindowCycle[];
 }
 
 const TITLES: Record<Panel, string> = {
@@ -35,7 +38,7 @@ const TITLES: Record<Panel, string> = {
  * The CLI's analyses (leaks, gc, frag, oom, categories) as panels, computed in the worker by the
  * same engine calls. An entry a panel names is a link: it selects that entry and opens the timeline.
  */
-export function AnalysesPage({ client, device, view, update }: Props) {
+export function AnalysesPage({ client, device, view, update, cycles = [] }: Props) {
   const select = selectIn(update);
   return (
     <main className="analyses-page">
@@ -60,6 +63,7 @@ export function AnalysesPage({ client, device, view, update }: Props) {
           view={view}
           update={update}
           select={select}
+          cycles={cycles}
         />
       </div>
     </main>
@@ -94,7 +98,7 @@ export function selectIn(update: (patch: Partial<ViewState>) => void): Select {
   };
 }
 
-function PanelBody({ client, device, view, update, select }: Props & { select: Select }) {
+function PanelBody({ client, device, view, update, select, cycles = [] }: Props & { select: Select }) {
   const d = device.device;
   switch (view.panel) {
     case 'leaks':
@@ -104,7 +108,7 @@ function PanelBody({ client, device, view, update, select }: Props & { select: S
         <Query
           client={client}
           q="gc"
-          args={{ device: d }}
+          args={{ device: d, ...(cycles.length > 0 ? { file: view.file ?? '', cycles } : {}) }}
           render={(r) => <GcPanel r={r} select={select} />}
         />
       );

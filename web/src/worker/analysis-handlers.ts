@@ -1,4 +1,5 @@
 import { categoriesOf } from '../../../src/engine/analyses/categories/category-curves.js';
+import { citeWindowCycles } from '../../../src/engine/analyses/cycles/burst-cycles.js';
 import { type DeviceDiagnosis, diagnose } from '../../../src/engine/analyses/diagnosis/diagnosis.js';
 import { liveMemoryProfile } from '../../../src/engine/analyses/export/speedscope.js';
 import { fragmentationOf } from '../../../src/engine/analyses/fragmentation/fragmentation.js';
@@ -57,7 +58,11 @@ export function analysisHandlers(
       with_(device, (s, d) =>
         leaksOf(s, d, { ...(marker ? { marker } : {}), ...(range ? { window: { entries: range } } : {}) }),
       ),
-    gc: ({ device }) => with_(device, gcBurstsOf),
+    gc: ({ device, file = '', cycles = [] }) =>
+      with_(device, (s, d) => {
+        const r = gcBurstsOf(s, d);
+        return { ...r, cycles: citeWindowCycles(s, file, [r], cycles)[0]! };
+      }),
     frag: ({ device, entry }) => with_(device, (s, d) => fragmentationOf(s, d, { at: entry })),
     oom: ({ device, capacity, request }) =>
       with_(device, (s, d) => oomReports(s, d, capacity ?? undefined, request ?? 0)),

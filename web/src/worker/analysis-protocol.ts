@@ -1,5 +1,5 @@
 import type { DeviceCategories } from '../../../src/engine/analyses/categories/category-curves.js';
-import type { WindowCycle } from '../../../src/engine/analyses/cycles/burst-cycles.js';
+import type { CycleCitation, WindowCycle } from '../../../src/engine/analyses/cycles/burst-cycles.js';
 import type { DeviceDiagnosis } from '../../../src/engine/analyses/diagnosis/diagnosis.js';
 import type { DeviceFragmentation } from '../../../src/engine/analyses/fragmentation/fragmentation.js';
 import type { DeviceGc } from '../../../src/engine/analyses/gc/gc-bursts.js';
@@ -36,7 +36,11 @@ export interface AnalysisQueries {
     args: { device: number; marker?: string | null; range?: [number, number] | null };
     result: DeviceLeaks;
   };
-  gc: { args: { device: number }; result: DeviceGc };
+  /** `cycles`: the run's recorded cycles of this window: each burst's are in the result's `cycles`. */
+  gc: {
+    args: { device: number; file?: string; cycles?: WindowCycle[] };
+    result: DeviceGc & { cycles: CycleCitation[][] };
+  };
   frag: { args: { device: number; entry: number }; result: DeviceFragmentation };
   /** `memlens oom`; capacity and request in bytes as --capacity / --request (null: not given). */
   oom: { args: { device: number; capacity?: number | null; request?: number | null }; result: OomReport[] };

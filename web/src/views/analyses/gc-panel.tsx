@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { type CycleCitation, citationText } from '../../../../src/engine/analyses/cycles/burst-cycles.js';
 import { formatFrame } from '../../../../src/engine/analyses/frames/short-path.js';
 import { topUserFrame } from '../../../../src/engine/analyses/frames/user-frames.js';
 import type { BurstPattern } from '../../../../src/engine/analyses/gc/burst-patterns.js';
@@ -24,20 +25,32 @@ const OUTLIERS_SHOWN = 10;
  * `memlens gc`: collections that repeat, once per pattern (a long run makes thousands of the same
  * burst), then the bursts that fit no pattern, each linked to its entries.
  */
-export function GcPanel({ r, select }: { r: DeviceGc; select: Select }) {
+export function GcPanel({ r, select }: { r: DeviceGc & { cycles?: CycleCitation[][] }; select: Select }) {
   const [allOutliers, setAllOutliers] = useState(false);
   const shown = allOutliers ? r.outliers : r.outliers.slice(0, OUTLIERS_SHOWN);
   return (
     <section aria-label="gc bursts">
       <Header iterations={r.iterations} verdict={r.verdict} select={select} />
       {r.patterns.map((p) => (
-        <Pattern key={p.first_entry} r={r} p={p} select={select} />
+        <Pattern
+          key={p.first_entry}
+          r={r}
+          p={p}
+          select={select}
+          cited={p.bursts.flatMap((i) => r.cycles?.[i] ?? [])}
+        />
       ))}
       {r.outliers.length > 0 && r.patterns.length > 0 && (
         <h4 className="outliers">{plural(r.outliers.length, 'burst')} outside these patterns</h4>
       )}
       {shown.map((i) => (
-        <Burst key={r.bursts[i]!.entry} b={r.bursts[i]!} start={r.trace_start_us} select={select} />
+        <Burst
+          key={r.bursts[i]!.entry}
+          b={r.bursts[i]!}
+          start={r.trace_start_us}
+          select={select}
+          cited={r.cycles?.[i] ?? []}
+        />
       ))}
       {shown.length < r.outliers.length && (
         <button type="button" className="link" onClick={() => setAllOutliers(true)}>
@@ -48,7 +61,17 @@ export function GcPanel({ r, select }: { r: DeviceGc; select: Select }) {
   );
 }
 
-function Pattern({ r, p, select }: { r: DeviceGc; p: BurstPattern; select: Select }) {
+function Pattern({
+  r,
+  p,
+  select,
+  cited,
+}: {
+  r: DeviceGc;
+  p: BurstPattern;
+  select: Select;
+  cited: CycleCitation[];
+}) {
   const typical = r.bursts[p.typical]!;
   const first = r.bursts[p.bursts[0]!]!;
   const last = r.bursts[p.bursts[p.bursts.length - 1]!]!;
@@ -69,12 +92,27 @@ function Pattern({ r, p, select }: { r: DeviceGc; p: BurstPattern; select: Selec
         {formatCount(typical.long_lived)} long-lived; they had lived {burstLivedText(typical)}
       </p>
       <FreedAt frames={p.free_frames} throughGc={p.through_gc === p.count} />
+      {cited.length > 0 && (
+        <p className="indent recorded-cycles">
+          {plural(cited.length, 'recorded cycle')} freed by these bursts, the first: {citationText(cited[0]!)}
+        </p>
+      )}
       <Sites b={typical} select={select} />
     </div>
   );
 }
 
-function Burst({ b, start, select }: { b: GcBurst; start: number | null; select: Select }) {
+function Burst({
+  b,
+  start,
+  select,
+  cited,
+}: {
+  b: GcBurst;
+  start: number | null;
+  select: Select;
+  cited: CycleCitation[];
+}) {
   return (
     <div className="burst">
       <p>
@@ -89,6 +127,11 @@ function Burst({ b, start, select }: { b: GcBurst; start: number | null; select:
         {formatCount(b.long_lived)} long-lived; they had lived {burstLivedText(b)}
       </p>
       <FreedAt frames={b.free_frames} throughGc={b.through_gc} />
+      {cited.map((c) => (
+        <p key={c.file} className="indent recorded-cycles">
+          {citationText(c)}
+        </p>
+      ))}
       <Sites b={b} select={select} />
     </div>
   );
