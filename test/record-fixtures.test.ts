@@ -8,9 +8,19 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
-import { CLI, manifestOf, memlens, memlensLines, PYTHON, tempDir } from './helpers/record-run.js';
+import {
+  CLI,
+  manifestOf,
+  memlens,
+  memlensLines,
+  PYTHON,
+  removeTempDirs,
+  tempDir,
+} from './helpers/record-run.js';
+
+afterAll(removeTempDirs);
 
 const ROOT = join(import.meta.dirname, '..');
 const FIXTURES = join(ROOT, 'fixtures', 'record');

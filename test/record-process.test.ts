@@ -8,9 +8,19 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
-import { CLI, manifestOf, PYTHON, recordProgram, STANDIN_DIR, tempDir } from './helpers/record-run.js';
+import {
+  CLI,
+  manifestOf,
+  PYTHON,
+  recordProgram,
+  removeTempDirs,
+  STANDIN_DIR,
+  tempDir,
+} from './helpers/record-run.js';
+
+afterAll(removeTempDirs);
 
 const NOISY = `
 import sys, torch

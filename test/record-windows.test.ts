@@ -7,8 +7,10 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { manifestOf, memlens, recordProgram } from './helpers/record-run.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { manifestOf, memlens, recordProgram, removeTempDirs } from './helpers/record-run.js';
+
+afterAll(removeTempDirs);
 
 const TRAIN = `
 import sys, torch

@@ -3,7 +3,7 @@
  * /usr/bin/python3 (Debian's torch 1.13 CPU build; `python3` on PATH may have no torch).
  */
 import { type SpawnSyncReturns, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NODE_FLAGS } from '../../src/cli/node-flags.js';
@@ -22,8 +22,17 @@ export interface Recorded {
   memlensLines: string[];
 }
 
+const made: string[] = [];
+
+/** A new temporary directory, removed by removeTempDirs (each test file's afterAll). */
 export function tempDir(prefix: string): string {
-  return mkdtempSync(join(tmpdir(), `memlens-${prefix}-`));
+  const dir = mkdtempSync(join(tmpdir(), `memlens-${prefix}-`));
+  made.push(dir);
+  return dir;
+}
+
+export function removeTempDirs(): void {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
 /** `memlens record [recordArgs] -- python program.py [programArgs]` with the stand-in when asked. */
