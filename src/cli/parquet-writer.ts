@@ -46,12 +46,14 @@ export async function writeParquetBatch(
     const coded = isText(c) && c.dictionary.length <= CODED_TEXT ? c : undefined;
     let value: string;
     if (isSeries(c)) {
-      value = c.step === 0 ? literal(c.first) : `(${c.first} + file_row_number)::DOUBLE`;
+      value = c.step === 0 ? literal(c.first) : `(${c.first} + file_row_number)`;
     } else {
       value = `c${i}`;
       staged.push(stagedColumn(value, c, coded !== undefined));
     }
-    return `${finalValue(spec, value, coded)} AS "${spec.name}"`;
+    // Only a column holding NaN needs it turned into NULL (a compare and a select per value).
+    const nullable = isSeries(c) ? Number.isNaN(c.first) : !isText(c) && hasNaN(c);
+    return `${finalValue(spec, value, coded, nullable)} AS "${spec.name}"`;
   });
   try {
     writePlainParquet(stage, batch.rows, staged);
@@ -79,17 +81,28 @@ function literal(v: number): string {
   return Number.isNaN(v) ? "'NaN'::DOUBLE" : `${v}::DOUBLE`;
 }
 
+function hasNaN(c: Float64Array): boolean {
+  for (let i = 0; i < c.length; i++) if (Number.isNaN(c[i]!)) return true;
+  return false;
+}
+
 /** The SQL that turns a staged column (or a literal) into the schema's type. */
-function finalValue(spec: ColumnSpec, name: string, coded: TextColumn | undefined): string {
+function finalValue(
+  spec: ColumnSpec,
+  name: string,
+  coded: TextColumn | undefined,
+  nullable: boolean,
+): string {
+  const number = nullable ? `nullif(${name}, 'NaN'::DOUBLE)` : name;
   switch (spec.type) {
     case 'int64':
-      return `nullif(${name}, 'NaN'::DOUBLE)::BIGINT`;
+      return `${number}::BIGINT`;
     case 'uint64':
-      return `nullif(${name}, 'NaN'::DOUBLE)::UBIGINT`;
+      return `${number}::UBIGINT`;
     case 'int32':
-      return `nullif(${name}, 'NaN'::DOUBLE)::INTEGER`;
+      return `${number}::INTEGER`;
     case 'bool':
-      return `(nullif(${name}, 'NaN'::DOUBLE) = 1)`;
+      return `(${number} = 1)`;
     case 'text': {
       if (!coded) return name;
       // DuckDB lists are 1-based; code -1 (null) indexes position 0, which is NULL. Distinct values
