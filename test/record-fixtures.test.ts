@@ -57,11 +57,11 @@ describe('fixtures/record on CPU under memlens record', () => {
         ['--steps', '4', '--size', '64'],
       );
       expect(r.status, r.stderr).toBe(0);
-      expect(r.stdout).toMatch(stdout);
+      expect(r.stdout, r.stderr).toMatch(stdout);
       expect(lines.filter((l) => l.includes('failed'))).toEqual([]);
       const m = manifestOf(out);
       expect(m.errors).toEqual([]);
-      expect(m.processes.length).toBe(name === 'two_ranks.py' ? 3 : 1);
+      expect(m.processes.length, JSON.stringify(m.processes)).toBe(name === 'two_ranks.py' ? 3 : 1);
       expect(m.processes.every((p) => p.torch === '1.13.0a0' && p.cycles === 'observing')).toBe(true);
       if (name === 'two_ranks.py') expect(m.processes.map((p) => p.rank).sort()).toEqual([0, 0, 1]);
     });
