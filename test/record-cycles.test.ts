@@ -374,6 +374,12 @@ describe("the program's behaviour is unchanged", () => {
     expect(graphs('other_callbacks')).toHaveLength(5);
   });
 
+  it('a collection in another thread: graph written, garbage freed when the main thread runs', () => {
+    const f = quiet('worker_thread');
+    expect(f).toMatchObject({ found: [4], payload_refs_extra: 0 });
+    expect(nodesOf(only('worker_thread'), 'Node')).toHaveLength(2);
+  });
+
   it('a program that set DEBUG_SAVEALL itself keeps its gc.garbage', () => {
     const f = facts.program_saveall as Facts;
     expect(f).toMatchObject({ garbage_len: 4, flags: true, profile_hook_left: false, logs: [] });

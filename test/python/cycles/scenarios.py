@@ -369,6 +369,30 @@ def other_callbacks():
     return finish({"callback_calls": len(seen), "unfreed_after": sys.getrefcount(payload) - base})
 
 
+def worker_thread():
+    """A collection in another thread: the graph is written there, and the garbage is freed once
+    the main thread runs Python code again (the follow-up is a main-thread pending call)."""
+    import threading
+
+    observe("worker_thread")
+    payload = object()
+    before = sys.getrefcount(payload)
+    found = []
+
+    def work():
+        a, b = Node(4), Node(4)
+        a.link, b.link = b, a
+        a.payload = payload
+        del a, b
+        found.append(gc.collect())
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    _ = len([])
+    return finish({"found": found, "payload_refs_extra": sys.getrefcount(payload) - before})
+
+
 def program_saveall():
     """A program that asked for DEBUG_SAVEALL keeps its gc.garbage; the graph is still written."""
     gc.set_debug(gc.DEBUG_SAVEALL)
@@ -457,8 +481,8 @@ def no_program_code():
 SCENARIOS = [
     plain, closure, bound_method, awaitable_closure, awaitable_method, graph_nodes, frame_local,
     views, materialized_dict, no_tensor, other_device, max_graphs, max_nodes, max_nodes_ring,
-    behaviour, automatic, other_callbacks, program_saveall, program_profiler, failure,
-    no_program_code,
+    behaviour, automatic, other_callbacks, worker_thread, program_saveall, program_profiler,
+    failure, no_program_code,
 ]
 
 
