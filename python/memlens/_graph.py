@@ -204,13 +204,13 @@ class _Builder:
         """(label, kind, target index) for each reference object i holds to another garbage
         object, references through a folded part included."""
         obj = self.objects[i]
-        labels = _references(obj)
+        labels = _safe_references(obj)
         out = []
         for j in succ[i]:
             if folded.get(j) == i:
                 part = self.objects[j]
                 closure = type(part) is tuple
-                inner = _references(part, instance_dict=not closure)
+                inner = _safe_references(part, instance_dict=not closure)
                 for k in succ[j]:
                     for label, kind in inner.get(id(self.objects[k]), (("?", "other"),)):
                         if closure:  # the closure tuple's "[0]" is the function's __closure__[0]
@@ -225,7 +225,11 @@ class _Builder:
 
     def _node(self, n, obj):
         kind = type(obj)
-        node = {"id": n, "type": _short(kind.__name__), "label": _short(_label(obj))}
+        try:
+            label = _label(obj)
+        except Exception:
+            label = kind.__name__  # an odd object: its type still says what it is
+        node = {"id": n, "type": _short(kind.__name__), "label": _short(label)}
         if issubclass(kind, self.tensor_type):
             node["tensor"] = _tensor(obj, self.tensor_type)
             node["label"] = _short(_tensor_label(kind, node["tensor"]))
@@ -255,6 +259,14 @@ def _round_trip(start, succ, inside):
 
 
 # -- references held by one object ----------------------------------------------------------
+
+
+def _safe_references(obj, instance_dict=False):
+    """_references, or none named (every edge "?") for an object that cannot be read."""
+    try:
+        return _references(obj, instance_dict)
+    except Exception:
+        return {}
 
 
 def _references(obj, instance_dict=False):
@@ -412,10 +424,10 @@ def _label(obj):
         return "cell"
     if kind is types.FrameType:
         code = obj.f_code
-        return "frame %s (%s:%d)" % (code.co_name, os.path.basename(code.co_filename), obj.f_lineno)
+        return "frame %s (%s:%s)" % (code.co_name, os.path.basename(code.co_filename), obj.f_lineno)
     if kind is types.TracebackType:
         code = obj.tb_frame.f_code
-        return "traceback %s (%s:%d)" % (
+        return "traceback %s (%s:%s)" % (
             code.co_name, os.path.basename(code.co_filename), obj.tb_lineno)
     if kind is types.CodeType:
         return "code %s" % obj.co_name
