@@ -412,6 +412,11 @@ def _key_text(key):
     return "<%s>" % type(key).__name__
 
 
+def _counted(name, n, unit):
+    """'list (1 item)', 'dict (3 keys)'."""
+    return "%s (%d %s%s)" % (name, n, unit, "" if n == 1 else "s")
+
+
 def _label(obj):
     kind = type(obj)
     if kind is types.FunctionType:
@@ -436,15 +441,15 @@ def _label(obj):
     if issubclass(kind, type):
         return "class %s" % type.__dict__["__name__"].__get__(obj)
     if issubclass(kind, dict):
-        return "%s (%d keys)" % (kind.__name__, dict.__len__(obj))
+        return _counted(kind.__name__, dict.__len__(obj), "key")
     if issubclass(kind, list):
-        return "%s (%d items)" % (kind.__name__, list.__len__(obj))
+        return _counted(kind.__name__, list.__len__(obj), "item")
     if issubclass(kind, tuple):
-        return "%s (%d items)" % (kind.__name__, tuple.__len__(obj))
+        return _counted(kind.__name__, tuple.__len__(obj), "item")
     if issubclass(kind, set):
-        return "%s (%d items)" % (kind.__name__, set.__len__(obj))
+        return _counted(kind.__name__, set.__len__(obj), "item")
     if issubclass(kind, frozenset):
-        return "%s (%d items)" % (kind.__name__, frozenset.__len__(obj))
+        return _counted(kind.__name__, frozenset.__len__(obj), "item")
     return kind.__name__
 
 

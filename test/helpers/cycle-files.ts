@@ -90,7 +90,7 @@ class Graph {
 export function awaitableCycle(c: FixtureCycle, tensors: FixtureTensor[]): Record<string, unknown> {
   const g = new Graph();
   const awaitable = g.add('AwaitableTensor');
-  const callbacks = g.add('list', 'list (1 items)');
+  const callbacks = g.add('list', 'list (1 item)');
   const callback = g.add('Callback');
   const method = g.add('method', 'method AwaitableTensor.on_done');
   g.link(awaitable, callbacks, 'callbacks', 'attribute');
@@ -123,7 +123,7 @@ export function graphNodeChain(c: FixtureCycle, depth: number, t: FixtureTensor)
     g.link(at, next, 'next_fn', 'attribute');
     at = next;
   }
-  const saved = g.add('tuple', 'tuple (1 items)');
+  const saved = g.add('tuple', 'tuple (1 item)');
   g.link(at, saved, 'saved_tensors', 'attribute');
   g.link(saved, g.tensor(t), '[0]', 'index');
   return g.file(c);
