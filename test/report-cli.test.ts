@@ -1,11 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
+import { awaitableCycle, writeCycleFiles, writeCycleRun } from './helpers/cycle-files.js';
 import { writeGeneratedRun } from './helpers/generated-run.js';
 
 /**
@@ -141,6 +142,7 @@ describe('memlens report (command)', () => {
         label: 'step 2 · rank 2',
         size: 12,
         reason: expect.stringMatching(/^could not be read: /),
+        kind: 'snapshot',
       },
     ]);
     // Named by an absolute path, the page still says nothing of where the run lives.
@@ -150,6 +152,74 @@ describe('memlens report (command)', () => {
     expect(text).toMatch(
       /^wrote run\.html \(.*\)\n {2}4 snapshots: .* gzipped\n {2}left out \(listed on the page\): 1 snapshot\n {4}run\/step2\/torch_memory_rank2_pid9\.pickle: could not be read: /,
     );
+  });
+
+  it('a run with recorded cycles carries each one as `memlens view` serves it, counted against --max-bytes', () => {
+    const recorded = writeCycleRun(join(dir, 'cyclerun'));
+    const names = [...recorded.cycles.map((c) => c.path), ...recorded.unlinked]
+      .map((p) => p.slice(dir.length + 1))
+      .sort();
+    const r = run('report', join(dir, 'cyclerun'), '-o', 'cycles.html', '--json');
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as {
+      files: { name: string }[];
+      cycles: { name: string; bytes: number; embedded_bytes: number }[];
+      omitted: { name: string; kind: string }[];
+    };
+    expect(out.cycles.map((c) => c.name).sort()).toEqual(names);
+    expect(out.files).toHaveLength(2);
+    expect(out.omitted).toEqual([]);
+    // Each cycle's gzipped JSON, as the page reads it: the graph, its report, its window by the page's name.
+    const html = readFileSync(join(dir, 'cycles.html'), 'utf8');
+    expect(html).not.toContain(dir);
+    const manifest = JSON.parse(
+      /<script id="memlens-report" type="application\/json">([^<]*)<\/script>/.exec(html)![1]!,
+    ) as { cycles: { name: string; size: number; data: string[] }[] };
+    const first = recorded.cycles[0]!;
+    const entry = manifest.cycles.find((c) => first.path.endsWith(c.name.slice('cyclerun'.length)))!;
+    const part = new RegExp(`<script id="${entry.data[0]}" type="application/octet-stream">([^<]*)<`).exec(
+      html,
+    )!;
+    const served = JSON.parse(gunzipSync(Buffer.from(part[1]!, 'base64')).toString('utf8')) as {
+      graph: { rank: number };
+      report: { bytes: number };
+      snapshot: string;
+    };
+    expect(served.report.bytes).toBe(first.bytes);
+    expect(served.snapshot).toBe(recorded.windows[first.window]!.slice(dir.length + 1));
+
+    // A budget that holds the first cycle alone: the rest, and every snapshot, are listed as left out.
+    const budget = String(out.cycles[0]!.embedded_bytes);
+    const small = run('report', 'cyclerun', '-o', 'small-cycles.html', '--max-bytes', budget, '--json');
+    const cut = JSON.parse(small.stdout) as typeof out;
+    expect(cut.cycles.map((c) => c.name)).toEqual([out.cycles[0]!.name]);
+    expect(cut.files).toEqual([]);
+    expect(cut.omitted.filter((o) => o.kind === 'cycle').map((o) => o.name)).toEqual(
+      out.cycles.slice(1).map((c) => c.name),
+    );
+    expect(cut.omitted.filter((o) => o.kind === 'snapshot')).toHaveLength(2);
+    expect(run('report', 'cyclerun', '-o', 'small-cycles.html', '--max-bytes', budget).stdout).toMatch(
+      new RegExp(
+        `\\)\n {2}1 recorded cycle: .* gzipped\n {2}left out \\(listed on the page\\): 2 snapshots, ${out.cycles.length - 1} recorded cycles\n`,
+      ),
+    );
+  });
+
+  it('a run recorded without a GPU (cycles, no snapshot) makes a report', () => {
+    writeCycleFiles(join(dir, 'cpu-run'), [
+      awaitableCycle({ time_us: 1_700_000_000_000_000, step: 3, device: 'cpu' }, [
+        { bytes: 1024, data_ptr: 4096, device: 'cpu' },
+      ]),
+    ]);
+    const r = run('report', 'cpu-run', '-o', 'cpu.html', '--json');
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { files: unknown[]; cycles: { name: string }[] };
+    expect(out.files).toEqual([]);
+    expect(out.cycles.map((c) => c.name)).toEqual(['cpu-run/cycles/rank0_pid4242_gc1.json']);
+    // A directory with neither snapshots nor cycles is still refused in one line.
+    mkdirSync(join(dir, 'empty-run'));
+    const before = readdirSync(dir).sort();
+    expectRefused(run('report', 'empty-run', '-o', 'e.html'), /^memlens: .*empty-run/, before);
   });
 
   it('replaces an earlier page', () => {

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSy
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
@@ -11,7 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
 import { reportChunks } from '../src/cli/report-page.js';
 import { appTemplate } from '../src/cli/report-template.js';
+import { formatBytes } from '../src/engine/format.js';
 import { generateSnapshotBytes } from '../src/engine/synth/index.js';
+import { awaitableCycle, writeCycleFiles, writeCycleRun } from './helpers/cycle-files.js';
 import { PLANTED_RUN, writeGeneratedRun } from './helpers/generated-run.js';
 import { CHROMIUM, CLI, openBrowser } from './helpers/view-server.js';
 
@@ -144,6 +146,10 @@ describe.skipIf(!ready && process.env.CI === undefined)('a memlens report page, 
     if (lead) expect(await page.locator('article.finding').first().getAttribute('class')).toBe(lead);
     // The page's policy still lets the engine compile its WebAssembly entry scanner.
     expect(Number(await page.locator('.load-done').getAttribute('data-scanned-entries'))).toBeGreaterThan(0);
+    // The status line says the snapshot's own size (as the file dropped on the page does), not the gzipped bytes inside.
+    expect(await page.locator('.load-done').textContent()).toContain(
+      `${basename(file)}: ${formatBytes(statSync(resolve(dir, file)).size)} read in`,
+    );
     await page.screenshot({ path: join(SHOTS, `${shot}-diagnosis.png`) });
     await tab(page, 'Timeline & pool state').click();
     await page.waitForSelector('canvas[data-ready="true"]', { timeout: 60_000 });
@@ -178,8 +184,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('a memlens report page, 
     reportChunks(
       appTemplate(join(ROOT, 'dist', 'web')),
       'split',
-      manifest,
-      snapshots,
+      { manifest, snapshots, cycles: [] },
       (c) => chunks.push(c),
       3000,
     );
@@ -282,7 +287,17 @@ describe.skipIf(!ready && process.env.CI === undefined)('a memlens report page, 
     const listed = await notice.locator('li').allTextContents();
     expect(listed).toHaveLength(out.omitted.length);
     for (const [i, o] of out.omitted.entries()) expect(listed[i]).toContain(o.name);
+    // The left-out cells are marked in the heatmap itself: hatched, and their hover text says why.
+    const absent = page.locator('.hm-cell.absent');
+    expect(await absent.count()).toBe(out.omitted.length);
+    for (const o of out.omitted) {
+      const m = /step(\d+)\/torch_memory_rank(\d+)/.exec(o.name)!;
+      const cell = page.locator(`.hm-cell[data-rank="${m[2]}"][data-step="${m[1]}"][data-kind="step"]`);
+      expect(await cell.getAttribute('class')).toContain('absent');
+      expect(await cell.getAttribute('title')).toContain(`not in this report: ${o.reason}`);
+    }
     await page.screenshot({ path: join(SHOTS, 'run.png'), fullPage: true });
+    await page.locator('section.heatmap').screenshot({ path: join(SHOTS, 'run-heatmap.png') });
 
     await page.locator('.hm-cell[data-rank="1"][data-step="3"]').click();
     await page.waitForSelector('main.diagnosis', { timeout: 60_000 });
@@ -293,6 +308,77 @@ describe.skipIf(!ready && process.env.CI === undefined)('a memlens report page, 
     await expect
       .poll(() => page.getByRole('alert').textContent())
       .toBe(`${left}: not in this report: ${out.omitted[0]!.reason}`);
+    expect(attempted).toEqual([]);
+  }, 180_000);
+
+  it('a run with recorded cycles: its Cycles tab works offline as under `memlens view DIR`', async () => {
+    const root = join(dir, 'cyclerun');
+    const recorded = writeCycleRun(root);
+    const listed = (
+      JSON.parse(cli('cycles', root, '--json')) as {
+        cycles: { file: string; tensors: { allocation: { id: number; alloc_entry: number } | null }[] }[];
+      }
+    ).cycles;
+    const shown = (p: string) => join(basename(root), relative(root, p));
+    cli('report', root, '-o', 'cycles.html');
+    await page.goto(pathToFileURL(join(dir, 'cycles.html')).href);
+    await tab(page, 'Cycles').click();
+    await page.waitForSelector('.cycle-list button', { timeout: 60_000 });
+    expect(await page.locator('.cycle-list button').count()).toBe(listed.length);
+    const c = recorded.cycles[1]!;
+    const item = page.locator(`.cycle-list button[data-cycle="${shown(c.path)}"]`);
+    await item.click();
+    expect(await item.textContent()).toContain('AwaitableTensor.value → Tensor 2.00 MiB');
+    const graph = page.locator('.cycle-graph svg');
+    expect(await graph.locator('[data-node]').count()).toBe(5);
+    await page.screenshot({ path: join(SHOTS, 'cycles.png'), fullPage: true });
+    // Its tensor's link opens the window's embedded snapshot on that allocation.
+    const a = listed.find((x) => x.file === c.path)!.tensors[0]!.allocation!;
+    await page.locator(`[data-alloc="${a.id}"]`).click();
+    await page.waitForSelector(`aside.details[data-alloc="${a.id}"]`, { timeout: 60_000 });
+    const hash = new URLSearchParams(new URL(page.url()).hash.slice(1));
+    expect(hash.get('file')).toBe(shown(recorded.windows[c.window]!));
+    expect(hash.get('entry')).toBe(String(a.alloc_entry));
+    // That snapshot's Diagnosis cites the recorded cycle, as under `memlens view`.
+    await tab(page, 'Diagnosis').click();
+    await expect
+      .poll(() => page.locator('main.diagnosis').textContent(), { timeout: 30_000 })
+      .toContain('recorded cycle (rank 0, collection 1): AwaitableTensor.value → Tensor 2.00 MiB');
+    expect(attempted).toEqual([]);
+
+    // Over --max-bytes the cycles left out are named on the page; the rest are listed.
+    const budget = (
+      JSON.parse(cli('report', root, '-o', 'x.html', '--json')) as { cycles: { embedded_bytes: number }[] }
+    ).cycles[0]!.embedded_bytes;
+    const cut = JSON.parse(
+      cli('report', root, '-o', 'cycles-cut.html', '--max-bytes', String(budget), '--json'),
+    ) as { omitted: { name: string; kind: string }[] };
+    const left = cut.omitted.filter((o) => o.kind === 'cycle');
+    await page.goto(pathToFileURL(join(dir, 'cycles-cut.html')).href);
+    await tab(page, 'Cycles').click();
+    await page.waitForSelector('.cycle-list button', { timeout: 60_000 });
+    expect(await page.locator('.cycle-list button').count()).toBe(listed.length - left.length);
+    const notice = page.getByRole('group', { name: 'omitted cycles' });
+    expect(await notice.locator('summary').textContent()).toBe(
+      `${left.length} recorded cycles are not in this report (the Cycles tab lists the rest)`,
+    );
+    expect(await notice.locator('li').count()).toBe(left.length);
+    await page.screenshot({ path: join(SHOTS, 'cycles-cut.png'), fullPage: true });
+    expect(attempted).toEqual([]);
+  }, 180_000);
+
+  it('a run recorded without a GPU (cycles alone): the report opens on its Cycles tab', async () => {
+    writeCycleFiles(join(dir, 'cpu-run'), [
+      awaitableCycle({ time_us: 1_700_000_000_000_000, step: 3, device: 'cpu' }, [
+        { bytes: 1024, data_ptr: 4096, device: 'cpu' },
+      ]),
+    ]);
+    cli('report', 'cpu-run', '-o', 'cpu.html');
+    await page.goto(pathToFileURL(join(dir, 'cpu.html')).href);
+    await page.waitForSelector('.cycle-list button', { timeout: 60_000 });
+    expect(await tab(page, 'Cycles').getAttribute('aria-selected')).toBe('true');
+    expect(await page.locator('.cycle-detail').textContent()).toContain('no CUDA tensor');
+    await page.screenshot({ path: join(SHOTS, 'cycles-cpu-only.png') });
     expect(attempted).toEqual([]);
   }, 180_000);
 });

@@ -13,6 +13,14 @@ export interface ReportManifest {
   files: { name: string; label: string; size: number; data: string[] }[];
   /** A run's report (what `memlens view DIR` serves the Run page), names aligned with its snapshots; null for one file. */
   run: RunState | null;
-  /** Snapshots of the run left out of the page, with why (over the byte budget, or undecodable). */
-  omitted: { name: string; label: string; size: number; reason: string }[];
+  /**
+   * The run's recorded reference cycles (memlens record --cycles): each one's JSON as `memlens
+   * view DIR` serves it (GET api/cycles), gzipped in the elements `data` lists; [] for one file.
+   */
+  cycles: { name: string; size: number; data: string[] }[];
+  /**
+   * What of the run was left out of the page, with why (over the byte budget, or undecodable):
+   * snapshots, and recorded cycles (`kind`).
+   */
+  omitted: { name: string; label: string; size: number; reason: string; kind: 'snapshot' | 'cycle' }[];
 }

@@ -11,24 +11,41 @@ export interface EmbeddedSnapshot {
   gzipped: Uint8Array;
 }
 
+/** One recorded cycle of the run (what `memlens view DIR` serves at api/cycles), its JSON gzipped. */
+export interface EmbeddedCycle {
+  name: string;
+  /** Its JSON's bytes. */
+  size: number;
+  gzipped: Uint8Array;
+}
+
+/** What a report carries: the manifest (less the lists of data elements) and the gzipped bytes. */
+export interface ReportContents {
+  manifest: Omit<ReportManifest, 'files' | 'cycles'>;
+  snapshots: EmbeddedSnapshot[];
+  cycles: EmbeddedCycle[];
+}
+
 /**
  * The report as chunks of one HTML document: the app's page up to </body>, the manifest as JSON,
- * each snapshot's gzipped bytes in base64 in its own inert <script type="application/octet-stream">
- * (the browser neither runs nor fetches it), then the app's script. Chunks, so a large snapshot's
- * text is never joined into one string with the rest.
+ * each snapshot's (and recorded cycle's) gzipped bytes in base64 in its own inert
+ * <script type="application/octet-stream"> (the browser neither runs nor fetches it), then the
+ * app's script. Chunks, so a large snapshot's text is never joined into one string with the rest.
  */
 export function reportChunks(
   app: AppTemplate,
   title: string,
-  manifest: Omit<ReportManifest, 'files'>,
-  snapshots: EmbeddedSnapshot[],
+  { manifest, snapshots, cycles }: ReportContents,
   write: (chunk: Uint8Array) => void,
   partBytes = PART_BYTES,
 ): void {
   const text = (s: string) => write(Buffer.from(s, 'utf8'));
-  const parts = snapshots.map((s, i) =>
-    partsOf(s.gzipped, partBytes).map((bytes, k) => ({ id: `memlens-data-${i}-${k}`, bytes })),
-  );
+  const partsFor = (prefix: string, list: { gzipped: Uint8Array }[]) =>
+    list.map((s, i) =>
+      partsOf(s.gzipped, partBytes).map((bytes, k) => ({ id: `${prefix}-${i}-${k}`, bytes })),
+    );
+  const parts = partsFor('memlens-data', snapshots);
+  const cycleParts = partsFor('memlens-cycle', cycles);
   const full: ReportManifest = {
     ...manifest,
     files: snapshots.map((s, i) => ({
@@ -37,13 +54,14 @@ export function reportChunks(
       size: s.size,
       data: parts[i]!.map((p) => p.id),
     })),
+    cycles: cycles.map((c, i) => ({ name: c.name, size: c.size, data: cycleParts[i]!.map((p) => p.id) })),
   };
   const head = app.before
     .replace(/<title>[^<]*<\/title>/, `<title>${escapeHtml(title)}</title>`)
     .replace(/<head>/i, `<head>\n    <meta http-equiv="Content-Security-Policy" content="${policy(app)}" />`);
   text(head);
   text(`<script id="memlens-report" type="application/json">${jsonInScript(full)}</script>\n`);
-  for (const part of parts.flat()) {
+  for (const part of [...parts.flat(), ...cycleParts.flat()]) {
     text(`<script id="${part.id}" type="application/octet-stream">`);
     write(base64(part.bytes));
     text('</script>\n');

@@ -1,23 +1,17 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, realpathSync } from 'node:fs';
 import { basename, join, resolve, sep } from 'node:path';
-import { createGzip } from 'node:zlib';
+import { createGzip, gzipSync } from 'node:zlib';
 import type { RunReport } from '../engine/analyses/run/run-report.js';
 import { asSnapshotError, SnapshotError } from '../engine/errors.js';
 import { formatBytes } from '../engine/format.js';
+import { CycleService, type ServedCycle } from '../server/cycle-service.js';
 import { RunService } from '../server/run-service.js';
-import type { RunState } from '../server/run-state.js';
 import { collectFiles } from '../server/snapshot-files.js';
 import { openSnapshot } from './open-snapshot.js';
 import { fileSize } from './read-file.js';
 import type { ReportManifest } from './report-manifest.js';
-import type { EmbeddedSnapshot } from './report-page.js';
+import type { EmbeddedCycle, EmbeddedSnapshot, ReportContents } from './report-page.js';
 import { VERSION } from './version.js';
-
-/** What a report carries: the manifest (less the file list) and the snapshots' gzipped bytes. */
-export interface ReportContents {
-  manifest: Omit<ReportManifest, 'files'>;
-  snapshots: EmbeddedSnapshot[];
-}
 
 /**
  * One snapshot file: decoded here first (so a file that is not a snapshot is a one-line error,
@@ -42,19 +36,26 @@ export async function fileContents(path: string, maxBytes: number): Promise<Repo
   return {
     manifest: { memlens: VERSION, source: name, run: null, omitted: [] },
     snapshots: [{ name, label: '', size, gzipped }],
+    cycles: [],
   };
 }
 
 /**
  * A run directory: decoded as `memlens view DIR` decodes it (the result cache, worker threads),
- * its Run page's report embedded whole, and its snapshots while they fit in `maxBytes` gzipped,
- * the ones its findings name first (priorities). Each one left out is listed with why, on the page too.
+ * its Run page's report embedded whole, and its recorded cycles and snapshots while they fit in
+ * `maxBytes` gzipped: the cycles first (a few KiB each, and a run recorded without a GPU has
+ * nothing else), then the snapshots its findings name (priorities). Each one left out is listed
+ * with why, on the page too.
  */
 export async function runContents(dir: string, maxBytes: number): Promise<ReportContents> {
-  await collectFiles([dir]); // a directory without snapshots: its one-line error
+  await collectFiles([dir]); // a directory with neither snapshots nor cycle files: its one-line error
   const service = new RunService([dir], [], []);
   await service.start();
   const run = withoutLocalPaths(service.state(), dir);
+  const served = withoutLocalPaths(await new CycleService([dir], service.files).state(), dir);
+  const over = `gzipped, it would take the report over --max-bytes ${formatBytes(maxBytes)}`;
+  const { cycles, omitted } = cyclesWithin(served.cycles, maxBytes, over);
+  let left = maxBytes - cycles.reduce((t, c) => t + c.gzipped.length, 0);
   const report = run.report!;
   const rank = priorities(report);
   const order = report.snapshots.map((_, i) => i);
@@ -62,22 +63,17 @@ export async function runContents(dir: string, maxBytes: number): Promise<Report
     (a, b) => (rank.get(report.snapshots[b]!.file) ?? 0) - (rank.get(report.snapshots[a]!.file) ?? 0),
   );
   const embedded: { index: number; snapshot: EmbeddedSnapshot }[] = [];
-  const omitted: ReportManifest['omitted'] = [];
-  let left = maxBytes;
   for (const i of order) {
     const s = report.snapshots[i]!;
-    const served = service.files.find((f) => f.name === run.names[i])!;
-    const base = { name: served.name, label: served.label, size: served.size };
+    const file = service.files.find((f) => f.name === run.names[i])!;
+    const base = { name: file.name, label: file.label, size: file.size };
     if (s.error !== undefined) {
-      omitted.push({ ...base, reason: `could not be read: ${s.error}` });
+      omitted.push({ ...base, reason: `could not be read: ${s.error}`, kind: 'snapshot' });
       continue;
     }
-    const gzipped = await gzipFile(served.path, left);
+    const gzipped = await gzipFile(file.path, left);
     if (gzipped === null) {
-      omitted.push({
-        ...base,
-        reason: `gzipped, it would take the report over --max-bytes ${formatBytes(maxBytes)}`,
-      });
+      omitted.push({ ...base, reason: over, kind: 'snapshot' });
       continue;
     }
     left -= gzipped.length;
@@ -87,22 +83,49 @@ export async function runContents(dir: string, maxBytes: number): Promise<Report
   return {
     manifest: { memlens: VERSION, source: basename(resolve(dir)), run, omitted },
     snapshots: embedded.map((e) => e.snapshot),
+    cycles,
   };
 }
 
+/** Each recorded cycle's JSON gzipped, while they fit in `budget` together; the rest listed as omitted. */
+function cyclesWithin(
+  served: ServedCycle[],
+  budget: number,
+  over: string,
+): { cycles: EmbeddedCycle[]; omitted: ReportManifest['omitted'] } {
+  const cycles: EmbeddedCycle[] = [];
+  const omitted: ReportManifest['omitted'] = [];
+  let left = budget;
+  for (const c of served) {
+    const json = Buffer.from(JSON.stringify(c), 'utf8');
+    const gzipped = gzipSync(json, { level: 6 });
+    if (gzipped.length > left) {
+      omitted.push({ name: c.name, label: '', size: json.length, reason: over, kind: 'cycle' });
+      continue;
+    }
+    left -= gzipped.length;
+    cycles.push({ name: c.name, size: json.length, gzipped });
+  }
+  return { cycles, omitted };
+}
+
 /**
- * The run's report names its files by the paths they were read from, which may say where on this
- * machine the run lives (/home/alice/…): in a page meant to be shared, each becomes its path from
- * the run directory's own name (`run/step3/…`, the name the page lists it by).
+ * The run's report and its cycles name files by the paths they were read from, which may say
+ * where on this machine the run lives (/home/alice/…): in a page meant to be shared, each becomes
+ * its path from the run directory's own name (`run/step3/…`, the name the page lists it by).
+ * The directory as given, absolute and resolved (the cycles' windows are real paths).
  */
-function withoutLocalPaths(run: RunState, dir: string): RunState {
+function withoutLocalPaths<T>(value: T, dir: string): T {
   const name = basename(resolve(dir));
-  const prefix = dir.endsWith(sep) ? dir : dir + sep;
-  return JSON.parse(JSON.stringify(run), (_key, v: unknown) => {
+  const roots = [...new Set([dir, resolve(dir), realpathSync(dir)].map((d) => d.replace(/[\\/]+$/, '')))];
+  return JSON.parse(JSON.stringify(value), (_key, v: unknown) => {
     if (typeof v !== 'string') return v;
-    if (v === dir) return name;
-    return v.startsWith(prefix) ? join(name, v.slice(prefix.length)) : v;
-  }) as RunState;
+    for (const root of roots) {
+      if (v === root) return name;
+      if (v.startsWith(root + sep)) return join(name, v.slice(root.length + 1));
+    }
+    return v;
+  }) as T;
 }
 
 /**

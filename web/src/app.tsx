@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { omittedReason } from './embedded-data.js';
+import { embeddedSize, omittedReason } from './embedded-data.js';
 import { EmbeddedNotice } from './embedded-notice.js';
 import { type ServedFile, servedFiles, sourceOf } from './served-files.js';
 import { readUrlState, type Tab, type ViewState, writeUrlState } from './url-state.js';
@@ -67,7 +67,9 @@ export function App() {
         });
         if (seq !== loadSeq.current) return;
         const seconds = (performance.now() - started) / 1000;
-        const bytes = Math.max(read, 'file' in source ? source.file.size : 0);
+        // A report's snapshot is held gzipped: its size is the file's, as when that file is dropped.
+        const file = 'file' in source ? source.file : null;
+        const bytes = (file && embeddedSize(file)) ?? Math.max(read, file?.size ?? 0);
         setLoad({ status: 'ready', name: source.name, loaded, bytes, seconds });
         setView((v) => ({
           ...v,
@@ -139,6 +141,8 @@ export function App() {
     const f = files.find((x) => x.name === name);
     if (ready && view.file === name) update(patch);
     else if (f) open(sourceOf(f), patch);
+    // A report left that snapshot out: open says why.
+    else if (omittedReason(name) !== null) open({ file: new File([], name), name }, patch);
   };
 
   return (

@@ -1,4 +1,5 @@
 import type { ReportManifest } from '../../src/cli/report-manifest.js';
+import type { ServedCycle } from '../../src/server/cycle-service.js';
 import type { ServedFile } from './served-files.js';
 import type { RunData } from './views/run/run-data.js';
 
@@ -33,6 +34,30 @@ export function embeddedReport(): { manifest: ReportManifest; files: ServedFile[
 export function omittedReason(name: string): string | null {
   const o = embeddedReport()?.manifest.omitted.find((x) => x.name === name);
   return o === undefined ? null : `not in this report: ${o.reason}`;
+}
+
+/**
+ * The embedded run's recorded cycles, as `memlens view DIR` serves them (GET api/cycles): each
+ * one's gzipped JSON ungzipped by the browser (DecompressionStream); [] when the page has none.
+ */
+export async function embeddedCycles(): Promise<ServedCycle[]> {
+  const cycles = embeddedReport()?.manifest.cycles ?? [];
+  return Promise.all(
+    cycles.map((c) => {
+      const gzipped = new Blob(c.data.map(bytesOf)).stream();
+      return new Response(
+        gzipped.pipeThrough(new DecompressionStream('gzip')),
+      ).json() as Promise<ServedCycle>;
+    }),
+  );
+}
+
+/**
+ * The size of the snapshot file an embedded File holds gzipped (what the worker reads once it is
+ * ungzipped, and what a dropped file of it says), or null for any other file.
+ */
+export function embeddedSize(file: File): number | null {
+  return embeddedReport()?.files.find((f) => f.file === file)?.size ?? null;
 }
 
 function bytesOf(id: string): Uint8Array<ArrayBuffer> {

@@ -4,8 +4,8 @@ import type { Command } from 'commander';
 import { SnapshotError } from '../../engine/errors.js';
 import { formatBytes, formatCount, plural } from '../../engine/format.js';
 import { isDirectory } from '../expand-paths.js';
-import { reportChunks } from '../report-page.js';
-import { fileContents, type ReportContents, runContents } from '../report-snapshots.js';
+import { type ReportContents, reportChunks } from '../report-page.js';
+import { fileContents, runContents } from '../report-snapshots.js';
 import { appTemplate } from '../report-template.js';
 import { EXIT_BAD_INPUT, parseBytes } from '../run-files.js';
 import { writeStreamAtomically } from '../write-file.js';
@@ -38,7 +38,7 @@ export function reportCommand(program: Command): void {
     )
     .option(
       '--json',
-      'print what was written as JSON: {"output", "output_bytes", "files": [...], "omitted": [...]}',
+      'print what was written as JSON: {"output", "output_bytes", "files": [...], "cycles": [...], "omitted": [...]}',
     )
     .action((path: string, opts: ReportOptions) => report(path, opts));
 }
@@ -53,7 +53,7 @@ async function report(path: string, opts: ReportOptions): Promise<void> {
     contents = isDirectory(path) ? await runContents(path, max) : await fileContents(path, max);
     const title = `memlens report: ${contents.manifest.source}`;
     const produce = (write: (chunk: Uint8Array) => void) =>
-      reportChunks(app, title, contents.manifest, contents.snapshots, (chunk) => {
+      reportChunks(app, title, contents, (chunk) => {
         written += chunk.length;
         write(chunk);
       });
@@ -70,22 +70,33 @@ async function report(path: string, opts: ReportOptions): Promise<void> {
     bytes: s.size,
     embedded_bytes: s.gzipped.length,
   }));
+  const cycles = contents.cycles.map((c) => ({
+    name: c.name,
+    bytes: c.size,
+    embedded_bytes: c.gzipped.length,
+  }));
+  const omitted = contents.manifest.omitted;
   if (opts.json) {
-    const omitted = contents.manifest.omitted;
-    process.stdout.write(
-      `${JSON.stringify({ output: opts.output, output_bytes: written, files, omitted }, null, 1)}\n`,
-    );
+    const out = { output: opts.output, output_bytes: written, files, cycles, omitted };
+    process.stdout.write(`${JSON.stringify(out, null, 1)}\n`);
     return;
   }
   const lines = [`wrote ${opts.output} (${formatBytes(written)}, ${formatCount(written)} bytes)`];
-  const sum = (f: (x: (typeof files)[number]) => number) => files.reduce((t, x) => t + f(x), 0);
-  const what = files.length === 1 ? files[0]!.name : plural(files.length, 'snapshot');
-  lines.push(
-    `  ${what}: ${formatBytes(sum((f) => f.bytes))}, ${formatBytes(sum((f) => f.embedded_bytes))} gzipped`,
-  );
-  const omitted = contents.manifest.omitted;
-  if (omitted.length > 0)
-    lines.push(`  left out (listed on the page): ${plural(omitted.length, 'snapshot')}`);
+  const sizes = (list: typeof files) =>
+    `${formatBytes(list.reduce((t, x) => t + x.bytes, 0))}, ${formatBytes(list.reduce((t, x) => t + x.embedded_bytes, 0))} gzipped`;
+  if (files.length > 0 || cycles.length === 0)
+    lines.push(
+      `  ${files.length === 1 ? files[0]!.name : plural(files.length, 'snapshot')}: ${sizes(files)}`,
+    );
+  if (cycles.length > 0) lines.push(`  ${plural(cycles.length, 'recorded cycle')}: ${sizes(cycles)}`);
+  if (omitted.length > 0) {
+    const count = (kind: string) => omitted.filter((o) => o.kind === kind).length;
+    const what = [
+      count('snapshot') > 0 ? plural(count('snapshot'), 'snapshot') : '',
+      count('cycle') > 0 ? plural(count('cycle'), 'recorded cycle') : '',
+    ];
+    lines.push(`  left out (listed on the page): ${what.filter(Boolean).join(', ')}`);
+  }
   for (const o of omitted) lines.push(`    ${o.name}: ${o.reason}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -15,7 +15,7 @@ import {
 } from '../../../../src/engine/analyses/cycles/cycle-words.js';
 import { formatBytes } from '../../../../src/engine/format.js';
 import type { ServedCycle } from '../../../../src/server/cycle-service.js';
-import { embeddedReport } from '../../embedded-data.js';
+import { embeddedCycles, embeddedReport } from '../../embedded-data.js';
 import type { ViewState } from '../../url-state.js';
 import { EMPTY_FORM } from '../table-filters.js';
 import './cycles.css';
@@ -24,18 +24,21 @@ type Listed = Extract<ServedCycle, { graph: CycleGraph }>;
 
 /**
  * The served run's recorded cycles (GET api/cycles), asked only of a server that serves a run
- * (`hasRun`: useServedRun's; a report page or a plain static host is never asked): null while
- * asked, [] when none.
+ * (`hasRun`: useServedRun's; a plain static host is never asked), or those a report page
+ * carries: null while asked, [] when none.
  */
 export function useServedCycles(hasRun: boolean | undefined): ServedCycle[] | null {
   const [cycles, setCycles] = useState<ServedCycle[] | null>(null);
   useEffect(() => {
-    if (hasRun !== true || embeddedReport() !== null) return setCycles(hasRun === undefined ? null : []);
+    if (hasRun !== true) return setCycles(hasRun === undefined ? null : []);
     let live = true;
-    fetch('api/cycles')
-      .then((res) => (res.ok ? (res.json() as Promise<{ cycles: ServedCycle[] }>) : { cycles: [] }))
-      .then((body) => live && setCycles(body.cycles))
-      .catch(() => live && setCycles([]));
+    const asked =
+      embeddedReport() !== null
+        ? embeddedCycles().then((list) => ({ cycles: list }))
+        : fetch('api/cycles').then((res) =>
+            res.ok ? (res.json() as Promise<{ cycles: ServedCycle[] }>) : { cycles: [] },
+          );
+    asked.then((body) => live && setCycles(body.cycles)).catch(() => live && setCycles([]));
     return () => {
       live = false;
     };

@@ -12,6 +12,8 @@ interface Props {
   onOpen: (cell: GridCell) => void;
   /** Shift-click: choose the cell for a comparison. */
   onPick: (cell: GridCell) => void;
+  /** Why snapshot `index` cannot be opened (a report left it out), or null: its cell is hatched. */
+  absent?: (index: number) => string | null;
 }
 
 /** Columns narrower than this show no value in the cell (it is in the hover text). */
@@ -22,7 +24,7 @@ const TEXT_COLUMNS = 24;
  * names outlined in red, OOM dumps red: the rank and step that went wrong stand out. A DOM grid
  * (one element per cell, one click handler for all): 64 × 100 cells draw in a few milliseconds.
  */
-export function Heatmap({ grid, figure, picked, onOpen, onPick }: Props) {
+export function Heatmap({ grid, figure, picked, onOpen, onPick, absent = () => null }: Props) {
   const [lo, hi] = grid.range;
   const cols = grid.columns.length;
   const showText = cols <= TEXT_COLUMNS;
@@ -61,6 +63,7 @@ export function Heatmap({ grid, figure, picked, onOpen, onPick }: Props) {
           hi={hi}
           showText={showText}
           picked={picked}
+          absent={absent}
           onClick={click}
           columns={grid.columns.map((c) => c.label)}
         />
@@ -79,6 +82,7 @@ function Line(p: {
   hi: number;
   showText: boolean;
   picked: number[];
+  absent: (index: number) => string | null;
   onClick: (e: MouseEvent<HTMLButtonElement>) => void;
   columns: string[];
 }) {
@@ -91,12 +95,14 @@ function Line(p: {
         const v = cell.row.figures[p.figure];
         const oom = cell.row.kind === 'oom';
         const share = v === null || p.hi <= p.lo ? 0 : (v - p.lo) / (p.hi - p.lo);
+        const missing = p.absent(cell.snapshot);
         const classes = [
           'hm-cell',
           cell.flags.length > 0 ? 'flagged' : '',
           oom ? 'oom' : '',
           p.picked.includes(cell.snapshot) ? 'picked' : '',
           share > 0.55 ? 'dark' : '',
+          missing !== null ? 'absent' : '',
         ];
         return (
           <button
@@ -113,7 +119,7 @@ function Line(p: {
             data-value={v ?? ''}
             style={oom ? undefined : { background: shade(v === null ? null : share) }}
             onClick={p.onClick}
-            title={hoverText(cell, p.figure, p.label, p.columns[j]!)}
+            title={hoverText(cell, p.figure, p.label, p.columns[j]!, missing)}
           >
             {p.showText
               ? oom
@@ -150,12 +156,19 @@ export function shortBytes(n: number): string {
   return `${(n / 1024).toFixed(0)}K`;
 }
 
-function hoverText(cell: GridCell, figure: RunFigure, rank: string, column: string): string {
+function hoverText(
+  cell: GridCell,
+  figure: RunFigure,
+  rank: string,
+  column: string,
+  missing: string | null,
+): string {
   const v = cell.row.figures[figure];
   const where = cell.row.kind === 'oom' ? `${rank}, OOM dump` : `${rank}, step ${column}`;
   const lines = [where, `${FIGURE_WORDS[figure]}: ${v === null ? 'no trace in the window' : formatBytes(v)}`];
   for (const o of cell.flags)
     lines.push(`stands out: +${formatBytes(o.delta)} over ${formatBytes(o.expected)} expected`);
-  lines.push(cell.row.file, 'click: open this snapshot · shift-click two cells: compare them');
+  lines.push(cell.row.file);
+  lines.push(missing ?? 'click: open this snapshot · shift-click two cells: compare them');
   return lines.join('\n');
 }

@@ -12,6 +12,7 @@ import {
   oomHeadline,
   outlierHeadline,
 } from '../../../../src/engine/analyses/run/run-words.js';
+import { omittedReason } from '../../embedded-data.js';
 import type { ViewState } from '../../url-state.js';
 import type { EngineClient } from '../../worker/client.js';
 import { SiteDiff } from '../analyses/compare-panel.js';
@@ -118,6 +119,7 @@ export function RunPage({ client, data, progress, view, update, onOpen, onCompar
         picked={[pending, pairA, pairB].filter((i): i is number => i !== null && i >= 0)}
         onOpen={(c) => onOpen(c.snapshot)}
         onPick={(c) => pick(c.snapshot)}
+        absent={(i) => omittedReason(names[i] ?? '')}
       />
       <RankLines grid={grid} figure={view.figure} marked={marked} />
       {report.unplaced.length > 0 && (
