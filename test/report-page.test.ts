@@ -346,13 +346,16 @@ describe.skipIf(!ready && process.env.CI === undefined)('a memlens report page, 
       .toContain('recorded cycle (rank 0, collection 1): AwaitableTensor.value → Tensor 2.00 MiB');
     expect(attempted).toEqual([]);
 
-    // Over --max-bytes the cycles left out are named on the page; the rest are listed.
-    const budget = (
-      JSON.parse(cli('report', root, '-o', 'x.html', '--json')) as { cycles: { embedded_bytes: number }[] }
-    ).cycles[0]!.embedded_bytes;
+    // Over --max-bytes (room for the first two cycles, no snapshot) the cycles left out are named
+    // on the page, the rest listed, and a link to a snapshot left out says so.
+    const whole = JSON.parse(cli('report', root, '-o', 'x.html', '--json')) as {
+      cycles: { name: string; embedded_bytes: number }[];
+    };
+    const budget = whole.cycles[0]!.embedded_bytes + whole.cycles[1]!.embedded_bytes;
     const cut = JSON.parse(
       cli('report', root, '-o', 'cycles-cut.html', '--max-bytes', String(budget), '--json'),
-    ) as { omitted: { name: string; kind: string }[] };
+    ) as { cycles: { name: string }[]; omitted: { name: string; kind: string; reason: string }[] };
+    expect(cut.cycles.map((x) => x.name)).toEqual(whole.cycles.slice(0, 2).map((x) => x.name));
     const left = cut.omitted.filter((o) => o.kind === 'cycle');
     await page.goto(pathToFileURL(join(dir, 'cycles-cut.html')).href);
     await tab(page, 'Cycles').click();
@@ -364,6 +367,15 @@ describe.skipIf(!ready && process.env.CI === undefined)('a memlens report page, 
     );
     expect(await notice.locator('li').count()).toBe(left.length);
     await page.screenshot({ path: join(SHOTS, 'cycles-cut.png'), fullPage: true });
+    const kept = recorded.cycles.find((x) => cut.cycles.some((k) => k.name === shown(x.path)))!;
+    await page.locator(`.cycle-list button[data-cycle="${shown(kept.path)}"]`).click();
+    const id = listed.find((x) => x.file === kept.path)!.tensors[0]!.allocation!.id;
+    await page.locator(`[data-alloc="${id}"]`).click();
+    const window = shown(recorded.windows[kept.window]!);
+    const why = cut.omitted.find((o) => o.name === window)!.reason;
+    await expect
+      .poll(() => page.getByRole('alert').textContent())
+      .toBe(`${window}: not in this report: ${why}`);
     expect(attempted).toEqual([]);
   }, 180_000);
 
