@@ -33,7 +33,7 @@ export function reportCommand(program: Command): void {
     )
     .option(
       '--max-bytes <size>',
-      `the most snapshot bytes the page may carry, gzipped (default ${formatBytes(DEFAULT_MAX_BYTES)}): a file over it is refused, a run's snapshots over it are listed as left out`,
+      `the most snapshot (and recorded cycle) bytes the page may carry, gzipped (default ${formatBytes(DEFAULT_MAX_BYTES)}): a file over it is refused, a run's snapshots and cycles over it are listed as left out`,
       parseBytes,
     )
     .option(
