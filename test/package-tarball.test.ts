@@ -1,8 +1,8 @@
 /**
  * The package as a user installs it: `npm pack`, then the tarball installed into an empty prefix
  * with production dependencies only, and the installed `memlens` run from there (not from this
- * checkout): --version, summary on the bundled example, record with the shipped Python helper, and
- * view serving its page and assets.
+ * checkout): --version, summary on the bundled example, record with the shipped Python helper,
+ * report with the built app inlined, and view serving its page and assets.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -76,9 +76,21 @@ describe('the package installed from its tarball', () => {
       { encoding: 'utf8', cwd: work, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     expect(printed.trim()).toBe(join(installed, 'python', 'memlens', '__init__.py'));
+    const torch = execFileSync('/usr/bin/python3', ['-c', 'import torch; print(torch.__version__)'], {
+      encoding: 'utf8',
+    }).trim();
     expect((JSON.parse(readFileSync(join(out, 'run.json'), 'utf8')) as { torch: string[] }).torch).toEqual([
-      '1.13.0a0',
+      torch,
     ]);
+  });
+
+  it('writes a one-file report with the app built into the package', () => {
+    const page = join(work, 'report.html');
+    memlens('report', join(installed, 'examples', 'example_snapshot.pickle'), '-o', page);
+    const html = readFileSync(page, 'utf8');
+    // The app inlined (no file beside it to load) and the snapshot inside.
+    expect(/(?:src|href)="[^"#]+\.(?:js|css)"/.test(html)).toBe(false);
+    expect(/<script id="[^"]+" type="application\/octet-stream">/.test(html)).toBe(true);
   });
 
   it('serves the web app and its assets from the installed package', async () => {
