@@ -74,29 +74,40 @@ function pageBody(c: StagedColumn, rows: number): Uint8Array[] {
   }
   // Definition levels (1: a value, 0: null) as RLE runs, after their byte length; then the values.
   const levels = new Compact();
-  let present = 0;
   for (let r = 0; r < rows; ) {
     const level = c.values[r] === null ? 0 : 1;
     let end = r + 1;
     while (end < rows && (c.values[end] === null ? 0 : 1) === level) end++;
     levels.varint((end - r) * 2);
     levels.byte(level);
-    if (level) present += end - r;
     r = end;
   }
   const runs = levels.bytes();
   const runLength = Buffer.alloc(4);
   runLength.writeUInt32LE(runs.length, 0);
-  const values: Buffer[] = [];
-  for (let r = 0; r < rows && present > 0; r++) {
-    const v = c.values[r];
-    if (v === null || v === undefined) continue;
-    const text = Buffer.from(v, 'utf8');
-    const length = Buffer.alloc(4);
-    length.writeUInt32LE(text.length, 0);
-    values.push(length, text);
+  return [runLength, runs, textValues(c.values, rows)];
+}
+
+/**
+ * PLAIN byte arrays (a 4-byte length, then the UTF-8 bytes) of the non-null values, in one buffer:
+ * a buffer and a write for each value cost ~0.25 s for the annotations of the 1 GB synthetic file.
+ */
+function textValues(values: readonly (string | null)[], rows: number): Buffer {
+  let size = 0;
+  for (let r = 0; r < rows; r++) {
+    const v = values[r];
+    if (v !== null && v !== undefined) size += 4 + Buffer.byteLength(v, 'utf8');
   }
-  return [runLength, runs, ...values];
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (let r = 0; r < rows; r++) {
+    const v = values[r];
+    if (v === null || v === undefined) continue;
+    const n = out.write(v, at + 4, 'utf8');
+    out.writeUInt32LE(n, at);
+    at += 4 + n;
+  }
+  return out;
 }
 
 function fileMetadata(
