@@ -10,7 +10,8 @@ import { TABLES, type TableName } from './schema.js';
  * a writer hands on in bulk, never an object per row, so a 10M-entry trace streams out in batches
  * of bounded size. Numbers are doubles with NaN for null; text is dictionary-coded (code -1: null);
  * a column that counts (entry, allocation ids) or repeats one value (snapshot, device) is only its
- * rule, which a writer turns into SQL instead of staging millions of copies.
+ * rule, which a writer turns into SQL instead of staging millions of copies. A batch's arrays are
+ * valid until the next batch is asked for: the large tables fill the same arrays for every batch.
  */
 export interface TextColumn {
   codes: Int32Array;
@@ -113,11 +114,17 @@ function eventBatches(src: ExportSource, d: DeviceModel, maxRows: number): Gener
   const totals = d.totals;
   // One stream throughout (the common case) is a constant, not a column of copies.
   const oneStream = streamCode.subarray(0, t.length).every((c) => c === streamCode[0]);
+  const size = Math.min(maxRows, t.length);
+  const [codesOf, streamOf, stackOf] = [
+    reused(Int32Array, size),
+    reused(Float64Array, size),
+    reused(Float64Array, size),
+  ];
   return batched(t.length, maxRows, (from, n) => {
     const to = from + n;
-    const codes = new Int32Array(n);
-    const stream = oneStream ? constant(streams[streamCode[0] ?? 0]!) : new Float64Array(n);
-    const stack = new Float64Array(n);
+    const codes = codesOf(n);
+    const stream = oneStream ? constant(streams[streamCode[0] ?? 0]!) : streamOf(n);
+    const stack = stackOf(n);
     for (let i = 0; i < n; i++) {
       const a = action[from + i]!;
       codes[i] = a < known ? a : missing;
@@ -162,10 +169,13 @@ function allocationBatches(src: ExportSource, d: DeviceModel, maxRows: number): 
     stack: stackOf,
   } = a;
   const inWindow = (e: number): number => (e >= 0 && e < entries ? e : Number.NaN);
+  const size = Math.min(maxRows, a.count);
+  const columns = Array.from({ length: 6 }, () => reused(Float64Array, size));
+  const stateOf = reused(Int32Array, size);
   return batched(a.count, maxRows, (from, n) => {
-    const c = Array.from({ length: 7 }, () => new Float64Array(n));
+    const c = columns.map((column) => column(n));
     const [block, start, freeRequested, end, stream, stack] = c as [Float64Array, ...Float64Array[]];
-    const state = new Int32Array(n);
+    const state = stateOf(n);
     for (let i = 0; i < n; i++) {
       const id = from + i;
       const r = requested[id]!;
@@ -195,6 +205,22 @@ function allocationBatches(src: ExportSource, d: DeviceModel, maxRows: number): 
       stack!,
     ];
   });
+}
+
+/**
+ * An array for a column that each batch fills anew, allocated once at the largest batch's size and
+ * lent as its first `n` values: fresh arrays for each batch cost a page fault every 4 KB (~0.2 GB
+ * of them in the 1 GB synthetic file's export), and their garbage collection.
+ */
+function reused<T extends Float64Array | Int32Array>(
+  type: { new (size: number): T },
+  size: number,
+): (n: number) => T {
+  let array: T | undefined;
+  return (n) => {
+    array ??= new type(size);
+    return array.subarray(0, n) as T;
+  };
 }
 
 function* batched(
