@@ -146,3 +146,34 @@ describe('writeParquetBatch over several parts', () => {
     }
   });
 });
+
+describe('writeParquetBatch and NaN', () => {
+  it('a NaN in any position of a number column is NULL, wherever it falls in the check', async () => {
+    const db = await openDuckDb({ threads: 1 });
+    try {
+      // 1003 rows: positions 0-999 in four lanes of four, 1000-1002 after them.
+      for (const at of [0, 1, 2, 3, 501, 1000, 1002]) {
+        const rows = 1003;
+        const size = Float64Array.from({ length: rows }, (_, i) => (i === at ? Number.NaN : i * 8));
+        const batch = {
+          rows,
+          columns: TABLES.blocks.map((spec, i) =>
+            spec.type === 'text'
+              ? { codes: new Int32Array(rows), dictionary: ['active_allocated'] }
+              : i === 4
+                ? size
+                : new Float64Array(rows).fill(i),
+          ),
+        };
+        const out = join(work, `nan-${at}.parquet`);
+        await writeParquetBatch(db.con, 'blocks', TABLES.blocks, batch, out, join(work, `nan-stage-${at}`));
+        const read = await db.con.runAndReadAll(`SELECT size FROM read_parquet('${out}')`);
+        expect(read.getRows().map((r) => plainValue(r[0]))).toEqual(
+          Array.from(size, (v) => (Number.isNaN(v) ? null : v)),
+        );
+      }
+    } finally {
+      db.close();
+    }
+  });
+});
