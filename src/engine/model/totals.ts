@@ -26,6 +26,11 @@ export interface RunningTotals {
    * (a trace that allocates more than the dump holds: an impossible file). 0 for a possible one.
    */
   lift: { allocated: number; active: number; reserved: number };
+  /**
+   * The curves after entries `from` .. `to` - 1, as views. Only the entries up to `to` are walked
+   * (forward from the start), so an export writes its first rows before the whole trace is walked.
+   */
+  curvesBetween(from: number, to: number): Curves;
 }
 
 export interface Figures {
@@ -71,7 +76,7 @@ export function runningTotals(trace: DeviceTrace, end: Figures): RunningTotals {
 }
 
 /** The three per-entry curves. */
-interface Curves {
+export interface Curves {
   allocated: Float64Array;
   active: Float64Array;
   reserved: Float64Array;
@@ -80,7 +85,9 @@ interface Curves {
 /**
  * Start, peaks and their moments come from one walk that stores nothing; the per-entry curves
  * (24 bytes an entry: 180 MB for a 7.5M-entry trace) are walked on first use, so a summary,
- * which reads only the peaks, never pays for them.
+ * which reads only the peaks, never pays for them. They are walked forward from the (lifted)
+ * start, as far as asked: byte counts are integers below 2^53, so the sums are exact and equal
+ * to undoing the trace from the dump.
  */
 class LazyTotals implements RunningTotals {
   readonly start: Figures;
@@ -89,12 +96,16 @@ class LazyTotals implements RunningTotals {
   readonly peakReservedAt: number;
   readonly lift: { allocated: number; active: number; reserved: number };
   private curves: Curves | undefined;
+  /** The forward walk so far: curves filled before entry `at`, and the figures there. */
+  private walk:
+    | { curves: Curves; at: number; allocated: number; active: number; reserved: number }
+    | undefined;
 
   constructor(
     private readonly trace: DeviceTrace,
     readonly end: Figures,
   ) {
-    const w = walkBack(trace, end, undefined);
+    const w = walkBack(trace, end);
     // No memory figure is below zero: a curve the trace takes there is raised as a whole, by the
     // least that keeps it at or above zero (its shape, peaks' moments and differences unchanged).
     this.lift = {
@@ -106,6 +117,15 @@ class LazyTotals implements RunningTotals {
     this.peak = lifted(w.peak, this.lift);
     this.peakAllocatedAt = w.peakAllocatedAt;
     this.peakReservedAt = w.peakReservedAt;
+  }
+
+  curvesBetween(from: number, to: number): Curves {
+    const c = this.curves ?? this.walkTo(to);
+    return {
+      allocated: c.allocated.subarray(from, to),
+      active: c.active.subarray(from, to),
+      reserved: c.reserved.subarray(from, to),
+    };
   }
 
   get allocated(): Float64Array {
@@ -121,18 +141,50 @@ class LazyTotals implements RunningTotals {
   }
 
   private curvesOf(): Curves {
-    if (this.curves) return this.curves;
+    return this.curves ?? this.walkTo(this.trace.length);
+  }
+
+  /** Walks the curves forward up to entry `to`; the arrays, filled that far. */
+  private walkTo(to: number): Curves {
     const n = this.trace.length;
-    const curves = {
-      allocated: new Float64Array(n),
-      active: new Float64Array(n),
-      reserved: new Float64Array(n),
-    };
-    walkBack(this.trace, this.end, curves);
-    for (const k of ['allocated', 'active', 'reserved'] as const)
-      if (this.lift[k] > 0) for (let i = 0; i < n; i++) curves[k][i]! += this.lift[k];
-    this.curves = curves;
-    return curves;
+    const w = (this.walk ??= {
+      curves: { allocated: new Float64Array(n), active: new Float64Array(n), reserved: new Float64Array(n) },
+      at: 0,
+      allocated: this.start.allocated,
+      active: this.start.active,
+      reserved: this.start.reserved,
+    });
+    const { action, size } = this.trace;
+    const out = w.curves;
+    let { allocated, active, reserved } = w;
+    const end = Math.min(to, n);
+    for (let i = w.at; i < end; i++) {
+      const a = action[i]!;
+      const v = size[i]!;
+      const bytes = Number.isNaN(v) ? 0 : v; // as walkBack: a size the entry lacks counts 0
+      if (a === Action.alloc) {
+        allocated += bytes;
+        active += bytes;
+      } else if (a === Action.free_requested || a === Action.free) {
+        allocated -= bytes;
+        if (a === Action.free) active -= bytes;
+      } else if (a === Action.free_completed) {
+        active -= bytes;
+      } else if (a === Action.segment_alloc || a === Action.segment_map) {
+        reserved += bytes;
+      } else if (a === Action.segment_free || a === Action.segment_unmap) {
+        reserved -= bytes;
+      }
+      out.allocated[i] = allocated;
+      out.active[i] = active;
+      out.reserved[i] = reserved;
+    }
+    if (end > w.at) Object.assign(w, { at: end, allocated, active, reserved });
+    if (w.at === n) {
+      this.curves = out;
+      this.walk = undefined;
+    }
+    return out;
   }
 }
 
@@ -146,12 +198,12 @@ function lifted(f: Figures, lift: LazyTotals['lift']): Figures {
 }
 
 /**
- * Undoes the trace from the dump-time figures; writes the figures after each entry into `out`.
+ * Undoes the trace from the dump-time figures: the start, the peaks and their moments, the lows.
  * The figures live in locals, not in a Figures object: byte counts outgrow small integers
  * mid-walk, and each such field change gave the object a new map and deoptimized the loop
  * (measured: 3-4x slower on a second walk of a 7.5M-entry trace).
  */
-function walkBack(trace: DeviceTrace, end: Figures, out: Curves | undefined) {
+function walkBack(trace: DeviceTrace, end: Figures) {
   const n = trace.length;
   let { allocated, active, reserved, allocations, activeAllocations, segments } = end;
   let [pAllocated, pActive, pReserved] = [allocated, active, reserved];
@@ -161,11 +213,6 @@ function walkBack(trace: DeviceTrace, end: Figures, out: Curves | undefined) {
   let [mAllocated, mActive, mReserved] = [allocated, active, reserved];
   const { action, size } = trace;
   for (let i = n - 1; i >= 0; i--) {
-    if (out !== undefined) {
-      out.allocated[i] = allocated;
-      out.active[i] = active;
-      out.reserved[i] = reserved;
-    }
     const a = action[i]!;
     const v = size[i]!;
     const bytes = Number.isNaN(v) ? 0 : v; // NaN: a size the entry lacks
