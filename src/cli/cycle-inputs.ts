@@ -46,20 +46,22 @@ export interface CycleInputs {
  */
 export function gatherCycleInputs(args: string[]): CycleInputs {
   const cycles: string[] = [];
-  const snapshots: string[] = [];
+  const roots: string[] = [];
+  const files: string[] = [];
   for (const arg of args) {
     if (isDirectory(arg)) {
       const isCycles = path.basename(path.resolve(arg)) === CYCLES_DIR;
-      const root = isCycles ? path.dirname(arg) : arg;
+      roots.push(isCycles ? path.dirname(arg) : arg);
       cycles.push(...cycleFilesIn(isCycles ? arg : path.join(arg, CYCLES_DIR)));
-      snapshots.push(...snapshotsUnder(root));
     } else if (isCycleFile(arg)) cycles.push(arg);
-    else snapshots.push(arg);
+    else files.push(arg);
   }
-  const unique = [...new Set(snapshots)];
+  // gc and diagnose ask on every run directory: without a cycle file, its walk would be wasted
+  // (the command walks it again to decode it).
+  const snapshots = cycles.length === 0 ? [] : [...new Set([...files, ...roots.flatMap(snapshotsUnder)])];
   return {
     cycles: [...new Set(cycles)],
-    run: discoverRun(unique.map((p) => ({ path: p, mtimeMs: mtime(p) }))),
+    run: discoverRun(snapshots.map((p) => ({ path: p, mtimeMs: mtime(p) }))),
   };
 }
 
