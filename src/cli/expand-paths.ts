@@ -1,6 +1,6 @@
 import fs from 'node:fs';
-import path from 'node:path';
-import { discoverRun, holdsSnapshots, isSnapshotName, type Run } from '../engine/run/discover.js';
+import { discoverRun, type Run } from '../engine/run/discover.js';
+import { type RunScan, scanRun } from './scan-run.js';
 
 export interface ExpandedPaths {
   /** Files in the order given; a directory's snapshots in run order in its place. */
@@ -9,15 +9,13 @@ export interface ExpandedPaths {
   runs: { root: string; run: Run }[];
 }
 
-/** Deeper than any producer's layout; guards against symlink loops and home-directory mistakes. */
-const MAX_DEPTH = 6;
-
 /**
  * Every command that takes snapshot files also takes directories: each directory becomes its
- * snapshot files (found by name, at most MAX_DEPTH levels down) in run order. Files are passed
+ * snapshot files (found by name and, for JSON, by content, at any depth) in run order; what was
+ * left out is said in one line on stderr (leftOutLines). Files are passed
  * through as given, so a bad file still gets its own one-line error.
  */
-export function expandPaths(args: string[]): ExpandedPaths {
+export function expandPaths(args: string[], say = true): ExpandedPaths {
   const files: string[] = [];
   const runs: ExpandedPaths['runs'] = [];
   for (const arg of args) {
@@ -25,10 +23,8 @@ export function expandPaths(args: string[]): ExpandedPaths {
       files.push(arg);
       continue;
     }
-    const found = snapshotsUnder(arg);
-    if (found.length === 0)
-      throw new Error(`${arg}: no snapshot files (.pickle, .pkl, .json, optionally .gz) in this directory`);
-    const run = discoverRun(found.map((f) => ({ path: f, mtimeMs: mtime(f) })));
+    const run = runOfScan(arg, scanRun(arg));
+    if (say) for (const line of leftOutLines(arg, run)) process.stderr.write(`${line}\n`);
     runs.push({ root: arg, run });
     files.push(...run.cells.map((c) => c.path));
   }
@@ -53,23 +49,33 @@ export function mtime(p: string): number | undefined {
   }
 }
 
-/** Snapshot files below `root`, skipping hidden entries, cycle graphs and files still being written. */
+/** Snapshot files below `root` (see scanRun), for callers that need only the files. */
 export function snapshotsUnder(root: string): string[] {
-  const out: string[] = [];
-  const walk = (dir: string, depth: number) => {
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      if (e.name.startsWith('.')) continue;
-      const p = path.join(dir, e.name);
-      if (e.isDirectory() && depth < MAX_DEPTH && holdsSnapshots(e.name)) walk(p, depth + 1);
-      else if (e.isFile() && isSnapshotName(e.name)) out.push(p);
-    }
-  };
-  walk(root, 0);
-  return out;
+  return scanRun(root).files;
+}
+
+/** A scanned directory as a run; a directory with no snapshot (and nothing unreadable) is bad input. */
+export function runOfScan(root: string, scan: RunScan): Run {
+  if (scan.files.length === 0 && scan.notRead.length === 0) {
+    const others = scan.skipped.length > 0 ? ` (${scan.skipped.length} other files skipped)` : '';
+    throw new Error(`${root}: no snapshot files (.pickle, .pkl, .json, optionally .gz) in this directory${others}`);
+  }
+  return discoverRun(
+    scan.files.map((f) => ({ path: f, mtimeMs: mtime(f) })),
+    { skipped: scan.skipped, notRead: scan.notRead },
+  );
+}
+
+/**
+ * What `run`, `view` and `report` say on stderr about a run's directory: each part that could not
+ * be read, and in one line how many files were left out as not snapshots.
+ */
+export function leftOutLines(root: string, run: Run, listed = '--json lists them'): string[] {
+  const lines = run.notRead.map((n) => `memlens: ${n.path}: not read: ${n.reason}`);
+  const n = run.skipped.length;
+  if (n > 0)
+    lines.push(
+      `memlens: ${root}: skipped ${n} ${n === 1 ? 'file' : 'files'} that ${n === 1 ? 'is' : 'are'} not snapshots (${listed})`,
+    );
+  return lines;
 }

@@ -29,8 +29,10 @@ export async function runFiles(
   ) => { json: Record<string, unknown>; text: string },
 ): Promise<void> {
   const reports: Record<string, unknown>[] = [];
-  let failed = false;
-  for (const file of expandPaths(files).files) {
+  const expanded = expandPaths(files);
+  // A directory part of which could not be read (said on stderr): not every snapshot was read.
+  let failed = expanded.runs.some((r) => r.run.notRead.length > 0);
+  for (const file of expanded.files) {
     try {
       const snapshot = await openSnapshot(file, { progress: !opts.json });
       warnImpossible(file, snapshot);

@@ -6,10 +6,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { decodeRun } from '../cli/decode-run.js';
-import { snapshotsUnder } from '../cli/expand-paths.js';
+import { leftOutLines } from '../cli/expand-paths.js';
+import { scanRun } from '../cli/scan-run.js';
 import { type RunReport, runReport } from '../engine/analyses/run/run-report.js';
-import { type RunSnapshot, stepLabel } from '../engine/analyses/run/run-table.js';
-import { discoverRun, type Run, type RunCell } from '../engine/run/discover.js';
+import { columnLabel, type RunSnapshot, stepLabel } from '../engine/analyses/run/run-table.js';
+import { discoverRun, type LeftOut, type Run, type RunCell } from '../engine/run/discover.js';
 import type { RunState } from './run-state.js';
 import type { ServedFile } from './snapshot-files.js';
 
@@ -41,6 +42,9 @@ export class RunService {
   private timer: NodeJS.Timeout | null = null;
   private busy: Promise<void> = Promise.resolve();
   private closed = false;
+  /** What the last read of the directories left out (not snapshots) or could not read. */
+  private skipped: LeftOut[] = [];
+  private notRead: LeftOut[] = [];
 
   /**
    * @param dirs run directories, polled when watching
@@ -57,9 +61,28 @@ export class RunService {
     return this.dirs.length === 1 ? this.dirs[0]! : '.';
   }
 
-  /** Decodes every snapshot there now. */
+  /** Decodes every snapshot there now; says on stderr, as `memlens run` does, what was left out. */
   start(): Promise<void> {
-    return this.add([...this.loose, ...this.dirs.flatMap(snapshotsUnder)]);
+    const found = this.scan();
+    for (const dir of this.dirs) {
+      const mine = (l: LeftOut) => !path.relative(dir, l.path).startsWith('..');
+      const run = { notRead: this.notRead.filter(mine), skipped: this.skipped.filter(mine) } as Run;
+      for (const line of leftOutLines(dir, run, 'the Run page lists them')) process.stderr.write(`${line}\n`);
+    }
+    return this.add([...this.loose, ...found]);
+  }
+
+  /** Whether every part of the run's directories could be read. */
+  get complete(): boolean {
+    return this.notRead.length === 0;
+  }
+
+  /** The snapshot files in the directories now, keeping what was left out for the report. */
+  private scan(): string[] {
+    const scans = this.dirs.map((d) => scanRun(d));
+    this.skipped = scans.flatMap((s) => s.skipped);
+    this.notRead = scans.flatMap((s) => s.notRead);
+    return scans.flatMap((s) => s.files);
   }
 
   /** Polls the directories every `ms`; files must be stable across two polls to be taken. */
@@ -101,7 +124,7 @@ export class RunService {
   private async poll(): Promise<void> {
     if (this.closed) return;
     const ready: string[] = [];
-    const found = this.dirs.flatMap(snapshotsUnder).filter((p) => !TEMPORARY.test(path.basename(p)));
+    const found = this.scan().filter((p) => !TEMPORARY.test(path.basename(p)));
     for (const p of found) {
       const sig = signature(p);
       if (sig === null || this.known.get(p)?.signature === sig) continue;
@@ -162,7 +185,10 @@ export class RunService {
   }
 
   private refresh(): void {
-    const run: Run = discoverRun([...this.known.keys()].map((p) => ({ path: p, mtimeMs: mtime(p) })));
+    const run: Run = discoverRun(
+      [...this.known.keys()].map((p) => ({ path: p, mtimeMs: mtime(p) })),
+      { skipped: this.skipped, notRead: this.notRead },
+    );
     const snapshots = run.cells.map((cell) => ({ ...this.known.get(cell.path)!.snapshot, cell }));
     for (const cell of run.cells) {
       const f = this.files[this.known.get(cell.path)!.served]!;
@@ -174,15 +200,21 @@ export class RunService {
   }
 }
 
-/** "step 3 · rank 1", "steps 3-4 · rank 1", "OOM · rank 2": how the file list names a cell. */
+/** "step 3 · rank 1", "post 3 · rank 1", "OOM · replica 1 · rank 2": how the file list names a cell. */
 export function cellLabel(cell: RunCell): string {
   const where =
-    cell.kind === 'oom'
-      ? 'OOM'
-      : cell.steps === null
+    cell.kind === 'step'
+      ? cell.steps === null
         ? ''
-        : `${cell.steps.first === cell.steps.last ? 'step' : 'steps'} ${stepLabel(cell.steps)}`;
-  return [where, cell.rank === null ? '' : `rank ${cell.rank}`].filter(Boolean).join(' · ');
+        : `${cell.steps.first === cell.steps.last ? 'step' : 'steps'} ${stepLabel(cell.steps)}`
+      : columnLabel(cell);
+  return [
+    where,
+    cell.replica === null ? '' : `replica ${cell.replica}`,
+    cell.rank === null ? '' : `rank ${cell.rank}`,
+  ]
+    .filter(Boolean)
+    .join(' · ');
 }
 
 function signature(p: string): string | null {

@@ -1,6 +1,7 @@
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
 import { fileSize } from '../cli/read-file.js';
+import { scanRun } from '../cli/scan-run.js';
 import { SnapshotError } from '../engine/errors.js';
 
 /** A snapshot file `memlens view` may serve, and nothing else. */
@@ -12,8 +13,6 @@ export interface ServedFile {
   path: string;
   size: number;
 }
-
-const SNAPSHOT_NAME = /\.(pickle|pkl|json)(\.gz)?$/i;
 
 /**
  * The files behind `memlens view PATH...`: each file as given, and for a directory (a run's
@@ -33,8 +32,10 @@ export async function collectFiles(paths: string[]): Promise<ServedFile[]> {
       out.push(await served(p, p));
       continue;
     }
-    const found = (await walk(p)).filter((f) => SNAPSHOT_NAME.test(f)).sort(byStepAndRank);
-    if (found.length === 0)
+    // The run's own scan (scan-run.ts): links followed, any depth, an unreadable part named, not fatal.
+    const scan = scanRun(p);
+    const found = scan.files.sort(byStepAndRank);
+    if (found.length === 0 && scan.notRead.length === 0)
       throw new SnapshotError(`${p}: no snapshot files (.pickle, .json, .gz) in this directory`);
     for (const f of found) out.push(await served(f, join(basename(p), relative(p, f))));
   }
@@ -47,18 +48,6 @@ async function served(path: string, name: string): Promise<ServedFile> {
   } catch (e) {
     throw new SnapshotError(`${path}: ${(e as Error).message}`);
   }
-}
-
-async function walk(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  const nested = await Promise.all(
-    entries.map((e) => {
-      const p = join(dir, e.name);
-      if (e.isDirectory()) return walk(p);
-      return Promise.resolve(e.isFile() ? [p] : []);
-    }),
-  );
-  return nested.flat();
 }
 
 function labelOf(path: string): string {

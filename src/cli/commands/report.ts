@@ -59,6 +59,8 @@ async function report(path: string, opts: ReportOptions): Promise<void> {
       });
     if (opts.output === '-') produce((chunk) => process.stdout.write(chunk));
     else writeStreamAtomically(opts.output, produce);
+    // Written with the unreadable parts named on the page and on stderr; as for `run`, not a clean exit.
+    if ((contents.manifest.run?.report?.not_read.length ?? 0) > 0) process.exitCode = EXIT_BAD_INPUT;
   } catch (e) {
     process.stderr.write(`memlens: ${(e as Error).message.split('\n')[0]}\n`);
     process.exitCode = EXIT_BAD_INPUT;

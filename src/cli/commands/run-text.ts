@@ -1,9 +1,10 @@
 import type { RunReport } from '../../engine/analyses/run/run-report.js';
 import {
+  columnOrder,
+  laneOrder,
   type RunFigure,
   type RunRow,
   runComparable,
-  stepLabel,
   windowRows,
 } from '../../engine/analyses/run/run-table.js';
 import {
@@ -21,17 +22,10 @@ const CELL = 10;
 const LABEL = 10;
 
 export function renderRun(r: RunReport, width: number): string {
-  const windows = windowRows(r.rows);
-  const ranks = [...new Set(windows.map((w) => w.rank))].sort((a, b) => a - b);
-  const steps = [...new Set(windows.map((w) => stepLabel(w.steps)))];
-  const ooms = r.snapshots.filter((s) => s.kind === 'oom').length;
-  const lines = [
-    pc.bold(r.root),
-    `  ${r.layout} layout: ${plural(ranks.length, 'rank')} × ${plural(steps.length, 'step window')}` +
-      (ooms > 0 ? `, ${plural(ooms, 'OOM dump')}` : '') +
-      `, ${plural(r.snapshots.length, 'file')}`,
-  ];
-  for (const figure of TABLES) lines.push('', ...table(r, windows, ranks, steps, figure, width));
+  const lanes = laneOrder(r.rows);
+  const columns = columnOrder(r.rows);
+  const lines = [pc.bold(r.root), `  ${r.layout} layout: ${shape(r)}`];
+  for (const figure of TABLES) lines.push('', ...table(r, lanes, columns, figure, width));
   // "Nothing stands out" is a verdict only where something was compared.
   const none = (what: string) =>
     runComparable(r.rows) ? what : 'not judged: a step needs 3 ranks, or a rank 3 windows, to compare them';
@@ -53,17 +47,41 @@ export function renderRun(r: RunReport, width: number): string {
       'no OOM',
     ),
   );
-  const failed = r.snapshots.filter((s) => s.error !== undefined);
-  if (failed.length > 0)
-    lines.push(
-      ...section(
-        'not read',
-        failed.map((s) => `${s.file}: ${s.error}`),
-        '',
-      ),
-    );
+  lines.push(...section('several dumps in one cell', r.shared.map(sharedText), ''));
+  const failed = [
+    ...r.not_read.map((n) => `${n.path}: ${n.reason}`),
+    ...r.snapshots.filter((s) => s.error !== undefined).map((s) => `${s.file}: ${s.error}`),
+  ];
+  lines.push(...section('not read', failed, ''));
   if (r.unplaced.length > 0) lines.push(...section('no rank or step in the name', r.unplaced, ''));
+  if (r.skipped.length > 0)
+    lines.push(`  ${pc.dim(`${plural(r.skipped.length, 'other file')} skipped: not snapshots (--verbose lists them)`)}`);
   return lines.join('\n');
+}
+
+/** "4 ranks × 3 step windows, 2 other dumps, 1 OOM dump, 13 files": what the tables hold. */
+function shape(r: RunReport): string {
+  const windows = windowRows(r.rows);
+  const ranks = new Set(r.rows.map((w) => `${w.replica ?? ''}:${w.rank}`)).size;
+  const steps = new Set(windows.map((w) => w.column)).size;
+  const oomFiles = r.snapshots.filter((s) => s.kind === 'oom').length;
+  const others = r.snapshots.filter((s) => s.kind !== 'oom' && !(s.kind === 'step' && s.step !== null)).length;
+  return (
+    plural(ranks, 'rank') +
+    (steps > 0 ? ` × ${plural(steps, 'step window')}` : '') +
+    (others > 0 ? `, ${plural(others, 'dump')} outside step windows` : '') +
+    (oomFiles > 0 ? `, ${plural(oomFiles, 'OOM dump')}` : '') +
+    `, ${plural(r.snapshots.length, 'file')}`
+  );
+}
+
+function sharedText(s: RunReport['shared'][number]): string {
+  return `${s.where} holds ${s.files.length} dumps: ${s.files.map((f) => `${f.file} (${f.lane})`).join(', ')}`;
+}
+
+/** Each file left out of the run as not a snapshot, with why (memlens run --verbose). */
+export function skippedText(r: RunReport): string[] {
+  return r.skipped.map((s) => `  skipped ${s.path}: ${s.reason}`);
 }
 
 function section(title: string, items: string[], none: string): string[] {
@@ -72,45 +90,46 @@ function section(title: string, items: string[], none: string): string[] {
 }
 
 /**
- * One figure as ranks × steps, the cells that stand out marked with *. Steps that do not fit the
- * width are left out from the middle, and the line says which.
+ * One figure as lanes × columns (step windows, then each other dump where it falls), the cells
+ * that stand out marked with *. Columns that do not fit the width are left out from the middle,
+ * and the line says which.
  */
 function table(
   r: RunReport,
-  windows: RunRow[],
-  ranks: number[],
-  steps: string[],
+  lanes: { lane: string; label: string }[],
+  columns: string[],
   figure: RunFigure,
   width: number,
 ): string[] {
   const fit = Math.max(2, Math.floor((width - 4 - LABEL) / CELL));
   const shown =
-    steps.length <= fit
-      ? steps
-      : [...steps.slice(0, Math.ceil(fit / 2)), ...steps.slice(-Math.floor(fit / 2))];
-  const hidden = steps.length - shown.length;
+    columns.length <= fit
+      ? columns
+      : [...columns.slice(0, Math.ceil(fit / 2)), ...columns.slice(-Math.floor(fit / 2))];
+  const hidden = columns.length - shown.length;
   const flagged = new Set(
     r.outliers
       .filter((o) => o.figure === figure)
       .flatMap((o) =>
-        windows.filter(
-          (w) => w.rank === o.rank && w.steps!.first >= o.steps.first && w.steps!.last <= o.steps.last,
+        windowRows(r.rows).filter(
+          (w) => w.lane === o.lane && w.steps!.first >= o.steps.first && w.steps!.last <= o.steps.last,
         ),
       ),
   );
-  const head = `    ${'step'.padEnd(LABEL)}${shown.map((s) => s.padStart(CELL)).join('')}`;
+  const label = Math.max(LABEL, ...lanes.map((l) => l.label.length + 1));
+  const head = `    ${'step'.padEnd(label)}${shown.map((s) => s.slice(0, CELL - 1).padStart(CELL)).join('')}`;
   const out = [
-    `  ${FIGURE_WORDS[figure]}${hidden > 0 ? pc.dim(` (${plural(hidden, 'middle step')} not shown: see --json)`) : ''}`,
+    `  ${FIGURE_WORDS[figure]}${hidden > 0 ? pc.dim(` (${plural(hidden, 'middle column')} not shown: see --json)`) : ''}`,
     pc.dim(head),
   ];
-  for (const rank of ranks) {
+  for (const { lane, label: name } of lanes) {
     const cells = shown.map((s) => {
-      const row = windows.find((w) => w.rank === rank && stepLabel(w.steps) === s);
+      const row: RunRow | undefined = r.rows.find((w) => w.lane === lane && w.column === s);
       const v = row?.figures[figure];
       const text = v === undefined || v === null ? '—' : formatBytes(v);
       return row && flagged.has(row) ? pc.yellow(`${text}*`.padStart(CELL)) : `${text} `.padStart(CELL);
     });
-    out.push(`    ${`rank ${rank}`.padEnd(LABEL)}${cells.join('')}`);
+    out.push(`    ${name.padEnd(label)}${cells.join('')}`);
   }
   return out;
 }

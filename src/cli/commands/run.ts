@@ -2,14 +2,15 @@ import type { Command } from 'commander';
 import { type RunReport, runReport } from '../../engine/analyses/run/run-report.js';
 import { discoverRun, type Run } from '../../engine/run/discover.js';
 import { decodeRun } from '../decode-run.js';
-import { expandPaths, isDirectory } from '../expand-paths.js';
+import { expandPaths, isDirectory, leftOutLines } from '../expand-paths.js';
 import { EXIT_BAD_INPUT, parseCount } from '../run-files.js';
-import { renderRun } from './run-text.js';
+import { renderRun, skippedText } from './run-text.js';
 
 interface RunCliOptions {
   jobs?: number;
   cache: boolean;
   json?: boolean;
+  verbose?: boolean;
 }
 
 /** `memlens run`: a training run at a glance (ranks × steps), what stands out, what grows, its OOMs. */
@@ -25,18 +26,25 @@ export function runCommand(program: Command): void {
     )
     .option('--jobs <n>', 'decode at most n files at once (default: the number of cores)', parseCount)
     .option('--no-cache', 'decode every file: neither read nor write the result cache (~/.cache/memlens)')
+    .option('--verbose', 'list each file left out as not a snapshot, with why')
     .option(
       '--json',
-      'print JSON: {"runs": [{"root", "layout", "snapshots": [{"file", "step", "rank", "pid", "kind", "devices"}], "outliers", "growth", "ooms"}]}',
+      'print JSON: {"runs": [{"root", "layout", "snapshots": [{"file", "step", "rank", "replica", "pid", "kind", "devices"}], "outliers", "growth", "ooms", "shared", "skipped", "not_read"}]}',
     )
     .action(async (args: string[], opts: RunCliOptions) => {
       const reports: RunReport[] = [];
       for (const { root, run } of runsOf(args)) {
+        const listed = opts.json ? '--json lists them' : opts.verbose ? 'listed below' : '--verbose lists them';
+        for (const line of leftOutLines(root, run, listed)) process.stderr.write(`${line}\n`);
         const snapshots = await decodeRun(run, opts);
         const report = runReport(root, run, snapshots);
         if (opts.json) reports.push(report);
-        else process.stdout.write(`${renderRun(report, process.stdout.columns || 100)}\n`);
-        if (snapshots.some((s) => s.result === null)) process.exitCode = EXIT_BAD_INPUT;
+        else {
+          process.stdout.write(`${renderRun(report, process.stdout.columns || 100)}\n`);
+          if (opts.verbose && report.skipped.length > 0) process.stdout.write(`${skippedText(report).join('\n')}\n`);
+        }
+        // Exit 0 says every snapshot of the run was read.
+        if (snapshots.some((s) => s.result === null) || run.notRead.length > 0) process.exitCode = EXIT_BAD_INPUT;
       }
       if (opts.json) process.stdout.write(`${JSON.stringify({ runs: reports.map(jsonRun) }, null, 1)}\n`);
     });
@@ -46,7 +54,7 @@ export function runCommand(program: Command): void {
 function runsOf(args: string[]): { root: string; run: Run }[] {
   const dirs = args.filter(isDirectory);
   const files = args.filter((a) => !isDirectory(a));
-  const runs = expandPaths(dirs).runs;
+  const runs = expandPaths(dirs, false).runs;
   if (files.length > 0) runs.push({ root: '.', run: discoverRun(files) });
   return runs;
 }

@@ -6,35 +6,41 @@
  * The layouts are those their producers write (see each rule); anything else is placed by the
  * rank and step numbers its names carry, and what cannot be placed is said, never guessed.
  */
+import {
+  type CellKind,
+  composer,
+  type LayoutName,
+  lmmsEngine,
+  megatronBridge,
+  type Placement,
+  placement,
+  type Rule,
+  replicaOf,
+  type StepWindow,
+  stepWindow,
+  torchNpu,
+  torchtitan,
+  verl,
+} from './layouts.js';
 import { naturalCompare } from './natural-order.js';
 
-export type CellKind = 'step' | 'oom' | 'other';
+export type { CellKind, LayoutName, StepWindow };
 
-export type LayoutName = 'verl' | 'torchtitan' | 'composer' | 'lmms-engine' | 'megatron-bridge' | 'names';
-
-export interface StepWindow {
-  first: number;
-  last: number;
-}
-
-export interface RunCell {
+export interface RunCell extends Placement {
   /** The path as given. */
   path: string;
-  rank: number | null;
-  pid: number | null;
-  /** The steps the file's trace covers (a single step has first === last), when the names say. */
-  steps: StepWindow | null;
-  kind: CellKind;
-  /** The layout whose rule placed the file. */
-  layout: LayoutName;
-  /** An OOM dump's own time stamp as its directory names it (verl's oom_<YYYYmmdd-HHMMSS-ffffff>). */
-  stamp: string | null;
 }
 
 export interface RunInput {
   path: string;
   /** Modification time, used to place an OOM dump after the window it follows. */
   mtimeMs?: number;
+}
+
+/** A file found in a run's directories and left out, or a directory that could not be read, and why. */
+export interface LeftOut {
+  path: string;
+  reason: string;
 }
 
 export interface Run {
@@ -44,6 +50,10 @@ export interface Run {
   cells: RunCell[];
   /** Files whose names carry neither a rank nor a step (still cells, of kind 'other'). */
   unplaced: string[];
+  /** Files found beside the snapshots that are not snapshots (configs, Chrome traces, plots). */
+  skipped: LeftOut[];
+  /** Directories and entries of the run that could not be read (their snapshots are missing). */
+  notRead: LeftOut[];
 }
 
 /** Snapshot files by name: pickles and JSON, optionally gzipped. */
@@ -65,61 +75,6 @@ export function isSnapshotName(name: string): boolean {
   return SNAPSHOT_NAME.test(base) && !NOT_SNAPSHOTS.has(base.toLowerCase());
 }
 
-type Placement = Omit<RunCell, 'path'>;
-type Rule = (file: string, dirs: string[]) => Placement | null;
-
-const num = (s: string | undefined): number | null => (s === undefined ? null : Number(s));
-
-function cell(layout: LayoutName, kind: CellKind, rank: number | null, steps: StepWindow | null): Placement {
-  return { layout, kind, rank, pid: null, steps, stamp: null };
-}
-
-function stepWindow(first: string | undefined, last?: string): StepWindow | null {
-  if (first === undefined) return null;
-  return { first: Number(first), last: Number(last ?? first) };
-}
-
-/** verl's torch_memory profiler: step<N>/ or steps<A>-<B>/, and oom_<stamp>/ on OOM. */
-const verl: Rule = (file, dirs) => {
-  const m = /^torch_memory_(oom_)?rank(\d+)_pid(\d+)\.pickle$/.exec(file);
-  if (m === null) return null;
-  const dir = dirs.at(-1) ?? '';
-  const placed = cell('verl', m[1] ? 'oom' : 'step', num(m[2]), null);
-  placed.pid = num(m[3]);
-  const oom = /^oom_(.+)$/.exec(dir);
-  if (m[1] && oom) placed.stamp = oom[1]!;
-  const step = /^steps?(\d+)(?:-(\d+))?$/.exec(dir);
-  if (step) placed.steps = stepWindow(step[1], step[2]);
-  if (!m[1] && step === null) placed.kind = 'other';
-  return placed;
-};
-
-/** torchtitan: memory_snapshot/iteration_<N>/rank<R>_memory_snapshot.pickle, iteration_<N>_exit/ on OOM. */
-const torchtitan: Rule = (file, dirs) => {
-  const m = /^rank(\d+)_memory_snapshot\.pickle$/.exec(file);
-  const dir = /^iteration_(\d+)(_exit)?$/.exec(dirs.at(-1) ?? '');
-  if (m === null || dir === null) return null;
-  return cell('torchtitan', dir[2] ? 'oom' : 'step', num(m[1]), stepWindow(dir[1]));
-};
-
-/** composer: rank<R>.<batch>.memory_snapshot.pickle; its OOMObserver writes rank<R>.oom_snapshot.pickle. */
-const composer: Rule = (file) => {
-  const m = /^rank(\d+)\.(?:(\d+)\.memory_snapshot|(oom)_snapshot)\.pickle$/.exec(file);
-  if (m === null) return null;
-  return cell('composer', m[3] ? 'oom' : 'step', num(m[1]), stepWindow(m[2]));
-};
-
-/** lmms-engine dumps oom_rank<N>.pickle; Megatron-Bridge memory_trace_<rank>.pickle. */
-const lmmsEngine: Rule = (file) => {
-  const m = /^oom_rank(\d+)\.pickle$/.exec(file);
-  return m && cell('lmms-engine', 'oom', num(m[1]), null);
-};
-
-const megatronBridge: Rule = (file) => {
-  const m = /^memory_trace_(\d+)\.pickle$/.exec(file);
-  return m && cell('megatron-bridge', 'other', num(m[1]), null);
-};
-
 const RANK = /(?:^|[^a-z])rank[_-]?(\d+)/i;
 const STEP = /(?:^|[^a-z])(?:global_step|steps?|iter(?:ation)?s?|it|batch|epoch)[_-]?(\d+)(?:-(\d+))?/i;
 const OOM = /(?:^|[^a-z])oom(?:[^a-z]|$)/i;
@@ -136,10 +91,10 @@ const byNames: Rule = (file, dirs) => {
     if (s) steps = stepWindow(s[1], s[2]);
   }
   const oom = names.some((n) => OOM.test(n));
-  return cell('names', oom ? 'oom' : steps ? 'step' : 'other', rank, steps);
+  return placement('names', oom ? 'oom' : steps ? 'step' : 'other', rank, steps);
 };
 
-const RULES: Rule[] = [verl, torchtitan, composer, lmmsEngine, megatronBridge, byNames];
+const RULES: Rule[] = [torchNpu, verl, torchtitan, composer, lmmsEngine, megatronBridge, byNames];
 
 function components(path: string): string[] {
   return path.split(/[\\/]+/).filter((c) => c !== '' && c !== '.');
@@ -149,20 +104,34 @@ function baseName(path: string): string {
   return components(path).at(-1) ?? path;
 }
 
+/** The rank a directory above names (a per-rank OOM_SNAPSHOT_PATH), for rules whose names have none. */
+function rankOfDirs(dirs: string[]): number | null {
+  for (const d of [...dirs].reverse()) {
+    const r = RANK.exec(d);
+    if (r) return Number(r[1]);
+  }
+  return null;
+}
+
 function place(path: string): RunCell {
   const parts = components(path);
-  const file = parts.at(-1) ?? path;
+  const file = (parts.at(-1) ?? path).replace(/\.gz$/i, '');
   const dirs = parts.slice(0, -1);
-  const lower = file.replace(/\.gz$/i, '');
   for (const rule of RULES) {
-    const placed = rule(lower, dirs);
-    if (placed) return { path, ...placed };
+    const placed = rule(file, dirs);
+    if (placed === null) continue;
+    placed.replica ??= replicaOf(dirs);
+    placed.rank ??= rankOfDirs(dirs);
+    return { path, ...placed };
   }
   throw new Error('unreachable: the names rule places every file');
 }
 
 /** Places each snapshot file of a run and puts them in run order. */
-export function discoverRun(inputs: (RunInput | string)[]): Run {
+export function discoverRun(
+  inputs: (RunInput | string)[],
+  leftOut: { skipped?: LeftOut[]; notRead?: LeftOut[] } = {},
+): Run {
   const entries = inputs.map((i) => (typeof i === 'string' ? { path: i } : i));
   const mtimes = new Map(entries.map((e) => [e.path, e.mtimeMs]));
   const cells = entries.map((e) => place(e.path));
@@ -171,6 +140,8 @@ export function discoverRun(inputs: (RunInput | string)[]): Run {
     layout: mainLayout(cells),
     cells: ordered,
     unplaced: ordered.filter((c) => c.rank === null && c.steps === null).map((c) => c.path),
+    skipped: leftOut.skipped ?? [],
+    notRead: leftOut.notRead ?? [],
   };
 }
 
@@ -193,6 +164,8 @@ function runOrder(cells: RunCell[], mtimes: Map<string, number | undefined>): Ru
     (a.steps?.first ?? 0) - (b.steps?.first ?? 0) ||
     (a.steps?.last ?? 0) - (b.steps?.last ?? 0) ||
     kindOrder(a) - kindOrder(b) ||
+    naturalCompare(a.tag ?? '', b.tag ?? '') ||
+    (a.replica ?? -1) - (b.replica ?? -1) ||
     (a.rank ?? -1) - (b.rank ?? -1) ||
     (a.pid ?? -1) - (b.pid ?? -1) ||
     naturalCompare(a.stamp ?? '', b.stamp ?? '') ||
@@ -228,7 +201,20 @@ function insertionPoint(
   return at;
 }
 
-/** Within one step window, regular dumps before the OOM dump that ended it. */
+/**
+ * Within one step: the periodic window, the dump after the update, named and end-of-training
+ * dumps, and last the OOM dump that ended it.
+ */
+const KIND_ORDER: Record<CellKind, number> = {
+  step: 0,
+  'post-update': 1,
+  manual: 2,
+  end: 3,
+  exit: 4,
+  other: 5,
+  oom: 6,
+};
+
 function kindOrder(c: RunCell): number {
-  return c.kind === 'step' ? 0 : c.kind === 'other' ? 1 : 2;
+  return KIND_ORDER[c.kind];
 }

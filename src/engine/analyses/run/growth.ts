@@ -9,8 +9,12 @@ import type { CellResult } from './cell-result.js';
 import { type RunRow, windowRows } from './run-table.js';
 
 export interface RankGrowth {
+  replica: number | null;
   rank: number;
   device: number;
+  /** The run table's lane (run-table.ts), and how it is named. */
+  lane: string;
+  lane_label: string;
   /** The first window whose dump holds the site. */
   first_step: number;
   /** Live bytes at each dump, in window order (0 where absent), and the windows' first steps. */
@@ -50,7 +54,7 @@ export function runGrowth(rows: RunRow[], results: Map<string, CellResult>): Gro
 
 function byRank(rows: RunRow[]): RunRow[][] {
   const m = new Map<string, RunRow[]>();
-  for (const r of rows) m.set(`${r.rank}:${r.device}`, [...(m.get(`${r.rank}:${r.device}`) ?? []), r]);
+  for (const r of rows) m.set(r.lane, [...(m.get(r.lane) ?? []), r]);
   return [...m.values()].map((list) => list.sort((a, b) => a.steps!.first - b.steps!.first));
 }
 
@@ -106,8 +110,11 @@ function growthOf(windows: RunRow[], s: Series): RankGrowth | null {
   if (!(kept || regrown) || bytes.at(-1)! <= bytes[0]!) return null;
   const row = windows[from]!;
   return {
+    replica: row.replica,
     rank: row.rank,
     device: row.device,
+    lane: row.lane,
+    lane_label: row.lane_label,
     first_step: steps[0]!,
     steps,
     bytes,

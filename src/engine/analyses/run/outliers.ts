@@ -14,6 +14,7 @@ import { median, scaledMad, standOutThreshold } from './robust.js';
 import {
   RUN_FIGURES,
   type RunFigure,
+  laneOrder,
   type RunRow,
   stepLabel,
   WINDOW_FIGURES,
@@ -22,8 +23,12 @@ import {
 
 export interface Outlier {
   axis: 'ranks' | 'steps';
+  replica: number | null;
   rank: number;
   device: number;
+  /** The table's lane of the cell (run-table.ts), and how the table names it. */
+  lane: string;
+  lane_label: string;
   figure: RunFigure;
   /** The consecutive windows of the rank where the figure stands out. */
   steps: StepWindow;
@@ -36,6 +41,8 @@ export interface Outlier {
   max_delta: number;
   /** ranks: the rank nearest the median at the first window, compared with by site; null on the steps axis. */
   against_rank: number | null;
+  /** How the table names the lane compared with (it may be a second dump of a rank, or a device). */
+  against_lane: string | null;
   /** Sites whose live bytes differ most from `against_rank` (at the peak for a peak, else at the dump). */
   blame: SiteDiff[];
 }
@@ -115,6 +122,7 @@ function withBlame({ outlier, first }: Merged, results: Map<string, CellResult>)
   return {
     ...outlier,
     against_rank: against.rank,
+    against_lane: against.lane_label,
     blame: diff ? (atPeak ? diff.at_peak : diff.at_dump).sites : [],
   };
 }
@@ -122,7 +130,7 @@ function withBlame({ outlier, first }: Merged, results: Map<string, CellResult>)
 /** Per rank, in step order: windows whose allocated memory at the dump rose by more than usual. */
 function acrossSteps(rows: RunRow[]): Outlier[] {
   const flags: Flag[] = [];
-  for (const mine of groupBy(rows, (r) => `${r.rank}:${r.device}`).values()) {
+  for (const mine of groupBy(rows, (r) => r.lane).values()) {
     if (mine.length < 3) continue;
     mine.sort((a, b) => a.steps!.first - b.steps!.first);
     const v = mine.map((r) => r.figures.allocated!);
@@ -154,7 +162,8 @@ type Merged = { outlier: Outlier; first: Flag };
 function merge(flags: Flag[], axis: Outlier['axis'], rows: RunRow[]): Merged[] {
   const position = rankPositions(rows);
   const out: Merged[] = [];
-  const order = (f: Flag) => [f.row.rank, f.row.device, FIGURES.indexOf(f.figure), f.row.steps!.first];
+  const lanes = new Map(laneOrder(rows).map((l, i) => [l.lane, i]));
+  const order = (f: Flag) => [lanes.get(f.row.lane)!, FIGURES.indexOf(f.figure), f.row.steps!.first];
   const sorted = [...flags].sort((a, b) => {
     const x = order(a);
     const y = order(b);
@@ -169,8 +178,7 @@ function merge(flags: Flag[], axis: Outlier['axis'], rows: RunRow[]): Merged[] {
       axis === 'ranks' &&
       last !== undefined &&
       prev !== null &&
-      prev.row.rank === f.row.rank &&
-      prev.row.device === f.row.device &&
+      prev.row.lane === f.row.lane &&
       prev.figure === f.figure &&
       position.get(f.row) === position.get(prev.row)! + 1;
     if (continues) {
@@ -181,8 +189,11 @@ function merge(flags: Flag[], axis: Outlier['axis'], rows: RunRow[]): Merged[] {
         first: f,
         outlier: {
           axis,
+          replica: f.row.replica,
           rank: f.row.rank,
           device: f.row.device,
+          lane: f.row.lane,
+          lane_label: f.row.lane_label,
           figure: f.figure,
           steps: { first: f.row.steps!.first, last: f.row.steps!.last },
           value: f.value,
@@ -190,6 +201,7 @@ function merge(flags: Flag[], axis: Outlier['axis'], rows: RunRow[]): Merged[] {
           delta,
           max_delta: delta,
           against_rank: null,
+          against_lane: null,
           blame: [],
         },
       });
@@ -201,7 +213,7 @@ function merge(flags: Flag[], axis: Outlier['axis'], rows: RunRow[]): Merged[] {
 /** Each window's index among its rank's windows, in step order. */
 function rankPositions(rows: RunRow[]): Map<RunRow, number> {
   const position = new Map<RunRow, number>();
-  for (const mine of groupBy(rows, (r) => `${r.rank}:${r.device}`).values())
+  for (const mine of groupBy(rows, (r) => r.lane).values())
     for (const [i, r] of mine.sort((a, b) => a.steps!.first - b.steps!.first).entries()) position.set(r, i);
   return position;
 }

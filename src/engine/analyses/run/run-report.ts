@@ -2,13 +2,13 @@
  * The run at a glance: its snapshots with their figures, the cells that stand out, the sites that
  * grow, and each OOM dump placed after the window it follows.
  */
-import type { LayoutName, Run, RunCell } from '../../run/discover.js';
+import type { LayoutName, LeftOut, Run, RunCell } from '../../run/discover.js';
 import type { OomReport } from '../oom/oom.js';
 import type { DeviceSummary } from '../summary/summary.js';
 import type { CellResult } from './cell-result.js';
 import { type GrowingSite, runGrowth } from './growth.js';
 import { type Outlier, runOutliers } from './outliers.js';
-import { type RunRow, type RunSnapshot, runRows } from './run-table.js';
+import { type RunRow, type RunSnapshot, runRows, sharedCells } from './run-table.js';
 
 export interface RunSnapshotReport {
   file: string;
@@ -16,7 +16,13 @@ export interface RunSnapshotReport {
   last_step: number | null;
   rank: number | null;
   pid: number | null;
+  /** torchft's replica group (the rank is within it); null elsewhere. */
+  replica: number | null;
   kind: RunCell['kind'];
+  /** The producer's tag for a dump that is not periodic (post_update_step3, train_end, a dump's name). */
+  tag: string | null;
+  /** The rule that placed the file (the producer's layout). */
+  layout: RunCell['layout'];
   /** The same device objects as `summary --json` of the file alone (the devices the rank used). */
   devices: DeviceSummary[];
   error?: string;
@@ -38,10 +44,22 @@ export interface RunReport {
   snapshots: RunSnapshotReport[];
   /** Files whose names carry neither a rank nor a step. */
   unplaced: string[];
+  /** Files found in the run's directories that are not snapshots, and why. */
+  skipped: LeftOut[];
+  /** Directories and links of the run that could not be read, and why. */
+  not_read: LeftOut[];
+  /** Cells (a rank's step, or dump of one kind) holding more than one dump: each is a lane of its own. */
+  shared: SharedCell[];
   rows: RunRow[];
   outliers: Outlier[];
   growth: GrowingSite[];
   ooms: RunOom[];
+}
+
+export interface SharedCell {
+  /** "rank 0, 3": the first dump's lane and the column. */
+  where: string;
+  files: { file: string; lane: string }[];
 }
 
 export function runReport(root: string, run: Run, snapshots: RunSnapshot[]): RunReport {
@@ -53,6 +71,12 @@ export function runReport(root: string, run: Run, snapshots: RunSnapshot[]): Run
     layout: run.layout,
     snapshots: snapshots.map(snapshotReport),
     unplaced: run.unplaced,
+    skipped: run.skipped,
+    not_read: run.notRead,
+    shared: sharedCells(rows).map(({ column, rows: list }) => ({
+      where: `${list[0]!.lane_label}, ${/^\d/.test(column) ? `step ${column}` : column}`,
+      files: list.map((r) => ({ file: r.file, lane: r.lane_label })),
+    })),
     rows,
     outliers: runOutliers(rows, results),
     growth: runGrowth(rows, results),
@@ -67,7 +91,10 @@ function snapshotReport({ cell, result, error }: RunSnapshot): RunSnapshotReport
     last_step: cell.steps?.last ?? null,
     rank: cell.rank,
     pid: cell.pid,
+    replica: cell.replica,
     kind: cell.kind,
+    tag: cell.tag,
+    layout: cell.layout,
     devices: result?.devices ?? [],
     ...(error !== undefined ? { error } : {}),
   };

@@ -2,6 +2,11 @@
  * The run as a table: one row per snapshot and device, with the figures a run is compared by.
  * Ranks come from the file names; a file whose name has no rank counts its devices as ranks
  * (one process driving several GPUs).
+ *
+ * Each row belongs to a lane (a line of the table: a replica's rank on one device) and a column
+ * (a step window, or a dump of another kind). The text table, the web heatmap and the findings
+ * all name a row by its lane, so where one cell holds two dumps (two processes of one rank, a
+ * copy of a file) each gets its own lane (`rank 0 #2`) and every figure is shown and named once.
  */
 import type { RunCell, StepWindow } from '../../run/discover.js';
 import type { CellResult } from './cell-result.js';
@@ -31,9 +36,16 @@ export interface RunSnapshot {
 export interface RunRow {
   file: string;
   kind: RunCell['kind'];
+  replica: number | null;
   rank: number;
   device: number;
   steps: StepWindow | null;
+  /** The row's line: its replica, rank, device and, for a second dump in one cell, its place. */
+  lane: string;
+  /** How the table and the findings name the lane: "rank 0", "r1 rank 0", "rank 0 dev 1", "rank 0 #2". */
+  lane_label: string;
+  /** The row's column: a step window ("3"), or a dump of another kind ("post 3", "end", "OOM"). */
+  column: string;
   /** Peaks are null when the window has no trace. */
   figures: Record<RunFigure, number | null>;
   ooms: number;
@@ -51,15 +63,88 @@ export function runRows(snapshots: RunSnapshot[]): RunRow[] {
       rows.push({
         file: cell.path,
         kind: cell.kind,
+        replica: cell.replica,
         rank: cell.rank ?? d.device,
         device: d.device,
         steps: cell.steps,
+        lane: '',
+        lane_label: '',
+        column: columnLabel(cell),
         figures,
         ooms: d.ooms,
       });
     }
   }
+  assignLanes(rows);
   return rows;
+}
+
+const KIND_WORDS: Record<RunCell['kind'], string> = {
+  step: '',
+  'post-update': 'post',
+  manual: 'manual',
+  end: 'end',
+  exit: 'exit',
+  oom: 'OOM',
+  other: 'dump',
+};
+
+/** A column's name: the window ("3", "3-4"), else the kind and the step it was written at, if any. */
+export function columnLabel(cell: Pick<RunCell, 'kind' | 'steps' | 'tag'>): string {
+  if (cell.kind === 'step' && cell.steps !== null) return stepLabel(cell.steps);
+  const named = cell.kind === 'manual' || cell.kind === 'end' ? (cell.tag ?? KIND_WORDS[cell.kind]) : KIND_WORDS[cell.kind];
+  return cell.steps === null ? named : `${named} ${stepLabel(cell.steps)}`;
+}
+
+/**
+ * Lanes: a replica's rank on one device (the device named where a rank's files hold several);
+ * the second dump of a lane in one column goes to a lane of its own, `#2`.
+ */
+function assignLanes(rows: RunRow[]): void {
+  const base = (r: RunRow) => `${r.replica ?? ''}:${r.rank}`;
+  const devices = new Map<string, Set<number>>();
+  for (const r of rows) devices.set(base(r), (devices.get(base(r)) ?? new Set()).add(r.device));
+  const taken = new Map<string, number>();
+  for (const r of rows) {
+    const where = `${base(r)}:${r.device}|${r.column}`;
+    const slot = taken.get(where) ?? 0;
+    taken.set(where, slot + 1);
+    r.lane = `${base(r)}:${r.device}:${slot}`;
+    r.lane_label = [
+      r.replica === null ? '' : `r${r.replica} `,
+      `rank ${r.rank}`,
+      devices.get(base(r))!.size > 1 ? ` dev ${r.device}` : '',
+      slot > 0 ? ` #${slot + 1}` : '',
+    ].join('');
+  }
+}
+
+/** Lanes in table order: replica, rank, device, then the second dumps of a cell. */
+export function laneOrder(rows: RunRow[]): { lane: string; label: string }[] {
+  const first = new Map<string, RunRow>();
+  for (const r of rows) if (!first.has(r.lane)) first.set(r.lane, r);
+  const slot = (r: RunRow) => Number(r.lane.split(':').at(-1));
+  return [...first.values()]
+    .sort(
+      (a, b) =>
+        (a.replica ?? -1) - (b.replica ?? -1) || a.rank - b.rank || a.device - b.device || slot(a) - slot(b),
+    )
+    .map((r) => ({ lane: r.lane, label: r.lane_label }));
+}
+
+/** Columns in run order (the order rows come in): step windows, each other dump after its step. */
+export function columnOrder(rows: RunRow[]): string[] {
+  return [...new Set(rows.map((r) => r.column))];
+}
+
+/** Cells holding more than one dump: the lanes that share a (replica, rank, device, column). */
+export function sharedCells(rows: RunRow[]): { column: string; rows: RunRow[] }[] {
+  const byCell = new Map<string, RunRow[]>();
+  for (const r of rows) {
+    const key = `${r.lane.split(':').slice(0, -1).join(':')}|${r.column}`;
+    byCell.set(key, [...(byCell.get(key) ?? []), r]);
+  }
+  return [...byCell.values()].filter((list) => list.length > 1).map((list) => ({ column: list[0]!.column, rows: list }));
 }
 
 /** "3" or "3-4": how the run names a window. */
@@ -84,5 +169,5 @@ export function runComparable(rows: RunRow[]): boolean {
     for (const r of windowRows(rows)) n.set(key(r), (n.get(key(r)) ?? 0) + 1);
     return Math.max(0, ...n.values());
   };
-  return most((r) => stepLabel(r.steps)) >= 3 || most((r) => `${r.rank}:${r.device}`) >= 3;
+  return most((r) => stepLabel(r.steps)) >= 3 || most((r) => r.lane) >= 3;
 }

@@ -19,12 +19,12 @@ function stepsText(first: number, last: number): string {
 }
 
 export function outlierHeadline(o: Outlier): string {
-  const where = `rank ${o.rank}, ${stepsText(o.steps.first, o.steps.last)}`;
+  const where = `${o.lane_label}, ${stepsText(o.steps.first, o.steps.last)}`;
   const what = FIGURE_WORDS[o.figure];
   const figures = `${formatBytes(o.value)} vs ${formatBytes(o.expected)}`;
   if (o.axis === 'steps')
     return `${where}: ${what} rose ${formatBytes(o.delta)} more than the rank's usual change from the previous window (${figures} expected)`;
-  const than = o.against_rank === null ? "the step's median rank" : `the median rank, rank ${o.against_rank}`;
+  const than = o.against_lane === null ? "the step's median rank" : `the median rank, ${o.against_lane}`;
   const most = o.max_delta > o.delta * 1.05 ? `, up to ${formatBytes(o.max_delta)}` : '';
   const site = o.blame.find((s) => s.delta_bytes > 0);
   const blame = site ? `; by site: +${formatBytes(site.delta_bytes)} at ${siteText(site.frames)}` : '';
@@ -35,7 +35,7 @@ export function growthHeadline(g: GrowingSite): string {
   const ranks = g.ranks
     .map(
       (r) =>
-        `rank ${r.rank} from step ${r.first_step} (${formatBytes(r.bytes[0]!)} → ${formatBytes(r.bytes.at(-1)!)})`,
+        `${r.lane_label} from step ${r.first_step} (${formatBytes(r.bytes[0]!)} → ${formatBytes(r.bytes.at(-1)!)})`,
     )
     .join(', ');
   return `${siteText(g.frames)} grows ${formatBytes(g.bytes_per_step)} per step: ${ranks}`;

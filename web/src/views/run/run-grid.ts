@@ -1,8 +1,11 @@
 import type { Outlier } from '../../../../src/engine/analyses/run/outliers.js';
 import type { RunReport } from '../../../../src/engine/analyses/run/run-report.js';
-import { type RunFigure, type RunRow, stepLabel } from '../../../../src/engine/analyses/run/run-table.js';
+import { laneOrder, type RunFigure, type RunRow } from '../../../../src/engine/analyses/run/run-table.js';
 
-/** One rank's line of the heatmap (a rank with several devices has a line per device). */
+/**
+ * One lane of the heatmap (run-table.ts): a replica's rank on one device, and a line of its own for
+ * a second dump in one cell, named as the findings name it.
+ */
 export interface GridRank {
   key: string;
   rank: number;
@@ -10,11 +13,11 @@ export interface GridRank {
   label: string;
 }
 
-/** A column: a step window, or the dumps outside them (OOM dumps, dumps without a step). */
+/** A column: a step window, or a kind of dump outside them (post-update, end, OOM...), as the text table has. */
 export interface GridColumn {
   key: string;
   label: string;
-  /** First step of a window; null for the OOM and other-dump columns. */
+  /** The step of a window or of a dump written at a step; null for dumps with none. */
   step: number | null;
   kind: 'step' | 'oom' | 'other';
 }
@@ -36,13 +39,9 @@ export interface RunGrid {
   range: [number, number];
 }
 
-const rankKey = (r: { rank: number; device: number }) => `${r.rank}:${r.device}`;
-
 function columnOf(r: RunRow): GridColumn {
-  if (r.kind === 'oom') return { key: 'oom', label: 'OOM', step: null, kind: 'oom' };
-  if (r.kind === 'step' && r.steps !== null)
-    return { key: stepLabel(r.steps), label: stepLabel(r.steps), step: r.steps.first, kind: 'step' };
-  return { key: 'other', label: 'dump', step: null, kind: 'other' };
+  const kind = r.kind === 'oom' ? 'oom' : r.kind === 'step' && r.steps !== null ? 'step' : 'other';
+  return { key: r.column, label: r.column, step: r.steps?.first ?? null, kind };
 }
 
 const KIND_ORDER = { step: 0, other: 1, oom: 2 } as const;
@@ -53,14 +52,11 @@ export function runGrid(report: RunReport, figure: RunFigure): RunGrid {
   const ranks = new Map<string, GridRank>();
   const columns = new Map<string, GridColumn>();
   for (const r of report.rows) {
-    ranks.set(rankKey(r), { key: rankKey(r), rank: r.rank, device: r.device, label: `rank ${r.rank}` });
+    if (!ranks.has(r.lane)) ranks.set(r.lane, { key: r.lane, rank: r.rank, device: r.device, label: r.lane_label });
     const c = columnOf(r);
     columns.set(c.key, c);
   }
-  const rankList = [...ranks.values()].sort((a, b) => a.rank - b.rank || a.device - b.device);
-  const devicesOf = new Map<number, number>();
-  for (const r of rankList) devicesOf.set(r.rank, (devicesOf.get(r.rank) ?? 0) + 1);
-  for (const r of rankList) if (devicesOf.get(r.rank)! > 1) r.label = `rank ${r.rank} · cuda:${r.device}`;
+  const rankList = laneOrder(report.rows).map((l) => ranks.get(l.lane)!);
   const columnList = [...columns.values()].sort(
     (a, b) =>
       KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || (a.step ?? 0) - (b.step ?? 0) || (a.key < b.key ? -1 : 1),
@@ -71,10 +67,8 @@ export function runGrid(report: RunReport, figure: RunFigure): RunGrid {
   let lo = Number.POSITIVE_INFINITY;
   let hi = Number.NEGATIVE_INFINITY;
   for (const row of report.rows) {
-    const i = rankIndex.get(rankKey(row))!;
-    const j = columnIndex.get(columnOf(row).key)!;
-    // The first snapshot of a rank in a column is drawn (a second OOM dump of a rank is listed, not drawn).
-    if (cells[i]![j] !== null) continue;
+    const i = rankIndex.get(row.lane)!;
+    const j = columnIndex.get(row.column)!;
     const flags = report.outliers.filter((o) => o.figure === figure && covers(o, row));
     cells[i]![j] = { row, snapshot: snapshotOf.get(row.file) ?? -1, flags };
     const v = row.figures[figure];
@@ -95,13 +89,12 @@ export function shownRange(lo: number, hi: number): [number, number] {
   return [Math.max(0, Math.min(lo, hi - 0.1 * hi)), hi];
 }
 
-/** Whether an outlier finding names this row (its rank and device, within its windows). */
+/** Whether an outlier finding names this row (its lane, within its windows). */
 export function covers(o: Outlier, r: RunRow): boolean {
   return (
     r.kind === 'step' &&
     r.steps !== null &&
-    o.rank === r.rank &&
-    o.device === r.device &&
+    o.lane === r.lane &&
     r.steps.first >= o.steps.first &&
     r.steps.last <= o.steps.last
   );

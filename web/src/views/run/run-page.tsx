@@ -70,8 +70,8 @@ export function RunPage({ client, data, progress, view, update, onOpen, onCompar
   const pairB = view.compare === null ? -1 : names.indexOf(view.compare);
   const windows = new Set(report.rows.filter((r) => r.kind === 'step').map((r) => r.steps?.first)).size;
   const marked = new Set([
-    ...report.outliers.map((o) => `${o.rank}:${o.device}`),
-    ...report.growth.flatMap((g) => g.ranks.map((r) => `${r.rank}:${r.device}`)),
+    ...report.outliers.map((o) => o.lane),
+    ...report.growth.flatMap((g) => g.ranks.map((r) => r.lane)),
   ]);
   return (
     <main className="run-page" aria-label="run">
@@ -129,6 +129,17 @@ export function RunPage({ client, data, progress, view, update, onOpen, onCompar
           {report.unplaced.length > 3 ? ', …' : ''}
         </p>
       )}
+      {report.shared.map((c) => (
+        <p key={c.where} className="hint">
+          {c.where} holds {c.files.length} dumps, each a line of its own:{' '}
+          {c.files.map((f) => `${f.file} (${f.lane})`).join(', ')}
+        </p>
+      ))}
+      {report.not_read.map((n) => (
+        <p key={n.path} className="error">
+          {n.path}: not read: {n.reason}
+        </p>
+      ))}
       {report.snapshots
         .filter((s) => s.error !== undefined)
         .map((s) => (
@@ -136,6 +147,18 @@ export function RunPage({ client, data, progress, view, update, onOpen, onCompar
             {s.file}: {s.error}
           </p>
         ))}
+      {report.skipped.length > 0 && (
+        <details className="hint">
+          <summary>{plural(report.skipped.length, 'other file')} skipped: not snapshots</summary>
+          <ul>
+            {report.skipped.map((s) => (
+              <li key={s.path}>
+                {s.path}: {s.reason}
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
       {pairA >= 0 && pairB >= 0 && (
         <Pair client={client} data={data} a={pairA} b={pairB} view={view} update={update} loaded={loaded} />
       )}
@@ -157,18 +180,14 @@ function Findings({
   onOpen: (i: number) => void;
   onCompare: (a: number, b: number) => void;
 }) {
-  /** The rank's window at `step`: on `device` when it has one there, else on any (another rank's GPU). */
-  const cellAt = (rank: number, device: number, step: number): number => {
-    const there = rowsOf.filter((r) => r.kind === 'step' && r.rank === rank && r.steps?.first === step);
-    const row = there.find((r) => r.device === device) ?? there[0];
+  /** The window at `step` of the lane the table and the finding name (`rank 0`, `rank 0 #2`). */
+  const cellAt = (label: string, step: number): number => {
+    const row = rowsOf.find((r) => r.kind === 'step' && r.lane_label === label && r.steps?.first === step);
     return row === undefined ? -1 : indexOf(row.file);
   };
   const previousStep = (o: Outlier): number | undefined =>
     rowsOf
-      .filter(
-        (r) =>
-          r.kind === 'step' && r.rank === o.rank && r.device === o.device && r.steps!.first < o.steps.first,
-      )
+      .filter((r) => r.kind === 'step' && r.lane === o.lane && r.steps!.first < o.steps.first)
       .map((r) => r.steps!.first)
       .sort((x, y) => y - x)[0];
   const nothing = report.outliers.length === 0 && report.growth.length === 0 && report.ooms.length === 0;
@@ -190,19 +209,19 @@ function Findings({
           </li>
         ))}
         {report.outliers.map((o) => {
-          const here = cellAt(o.rank, o.device, o.steps.first);
+          const here = cellAt(o.lane_label, o.steps.first);
           const other =
-            o.against_rank !== null
-              ? cellAt(o.against_rank, o.device, o.steps.first)
-              : cellAt(o.rank, o.device, previousStep(o) ?? Number.NaN);
+            o.against_lane !== null
+              ? cellAt(o.against_lane, o.steps.first)
+              : cellAt(o.lane_label, previousStep(o) ?? Number.NaN);
           return (
-            <li key={`${o.axis}:${o.rank}:${o.device}:${o.figure}:${o.steps.first}`} className="outlier">
+            <li key={`${o.axis}:${o.lane}:${o.figure}:${o.steps.first}`} className="outlier">
               {outlierHeadline(o)} <Link onClick={() => onOpen(here)}>open</Link>
               {other >= 0 && (
                 <>
                   {' '}
                   <Link onClick={() => onCompare(other, here)}>
-                    compare with {o.against_rank !== null ? `rank ${o.against_rank}` : 'the window before'}
+                    compare with {o.against_lane ?? 'the window before'}
                   </Link>
                 </>
               )}
@@ -211,14 +230,14 @@ function Findings({
         })}
         {report.growth.map((g) => {
           const r = g.ranks[0]!;
-          const first = cellAt(r.rank, r.device, r.steps[0]!);
-          const last = cellAt(r.rank, r.device, r.steps.at(-1)!);
+          const first = cellAt(r.lane_label, r.steps[0]!);
+          const last = cellAt(r.lane_label, r.steps.at(-1)!);
           return (
             <li key={g.frames.map((f) => `${f.filename}:${f.line}`).join('|')} className="growth">
               {growthHeadline(g)}{' '}
               {first >= 0 && last >= 0 && (
                 <Link onClick={() => onCompare(first, last)}>
-                  compare rank {r.rank}'s first and last window
+                  compare {r.lane_label}'s first and last window
                 </Link>
               )}
             </li>
