@@ -27,14 +27,16 @@ describe('commands take run directories', () => {
       files: { file: string; devices: unknown }[];
     };
     const rel = run.files.map((f) => f.file.slice(root.length + 1));
+    const dir = (step: number) => `profiling/memory_snapshot/step_${String(step).padStart(12, '0')}`;
+    const oomStep = files.find((f) => f.kind === 'oom')!.steps[1];
     expect(rel).toEqual([
-      'memory_snapshot/iteration_1/rank0_memory_snapshot.pickle',
-      'memory_snapshot/iteration_1/rank1_memory_snapshot.pickle',
-      'memory_snapshot/iteration_2/rank0_memory_snapshot.pickle',
-      'memory_snapshot/iteration_2/rank1_memory_snapshot.pickle',
-      'memory_snapshot/iteration_3/rank0_memory_snapshot.pickle',
-      'memory_snapshot/iteration_3/rank1_memory_snapshot.pickle',
-      `memory_snapshot/iteration_${files.find((f) => f.kind === 'oom')!.steps[1]}_exit/rank1_memory_snapshot.pickle`,
+      `${dir(1)}/000000_step_1.pickle`,
+      `${dir(1)}/000001_step_1.pickle`,
+      `${dir(2)}/000000_step_2.pickle`,
+      `${dir(2)}/000001_step_2.pickle`,
+      `${dir(3)}/000000_step_3.pickle`,
+      `${dir(3)}/000001_step_3.pickle`,
+      `${dir(oomStep)}_exit/000001_step_${oomStep}.pickle`,
     ]);
     const one = JSON.parse(memlens('summary', run.files[3]!.file, '--json')) as {
       files: { devices: unknown }[];

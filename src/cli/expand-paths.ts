@@ -58,7 +58,9 @@ export function snapshotsUnder(root: string): string[] {
 export function runOfScan(root: string, scan: RunScan): Run {
   if (scan.files.length === 0 && scan.notRead.length === 0) {
     const others = scan.skipped.length > 0 ? ` (${scan.skipped.length} other files skipped)` : '';
-    throw new Error(`${root}: no snapshot files (.pickle, .pkl, .json, optionally .gz) in this directory${others}`);
+    throw new Error(
+      `${root}: no snapshot files (.pickle, .pkl, .json, optionally .gz) in this directory${others}`,
+    );
   }
   return discoverRun(
     scan.files.map((f) => ({ path: f, mtimeMs: mtime(f) })),
@@ -75,7 +77,7 @@ export function leftOutLines(root: string, run: Run, listed = '--json lists them
   const n = run.skipped.length;
   if (n > 0)
     lines.push(
-      `memlens: ${root}: skipped ${n} ${n === 1 ? 'file' : 'files'} that ${n === 1 ? 'is' : 'are'} not snapshots (${listed})`,
+      `memlens: ${root}: skipped ${n === 1 ? '1 file that is not a snapshot' : `${n} files that are not snapshots`} (${listed})`,
     );
   return lines;
 }

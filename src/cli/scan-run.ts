@@ -34,7 +34,7 @@ const nodeFs: ScanFs = {
 export function scanRun(root: string, io: ScanFs = nodeFs): RunScan {
   const out: RunScan = { files: [], skipped: [], notRead: [] };
   const seenDirs = new Set<string>();
-  const seenFiles = new Map<string, string>();
+  const seenFiles = new Map<string, Found[]>();
   const pending = [root];
   const realOf = (p: string): string | null => {
     try {
@@ -67,33 +67,47 @@ export function scanRun(root: string, io: ScanFs = nodeFs): RunScan {
           seenDirs.add(real);
           pending.push(p);
         }
-      } else if (kind === 'file') fileFound(p, out, seenFiles, realOf);
+      } else if (kind === 'file') fileFound({ path: p, link: e.isSymbolicLink() }, out, seenFiles, realOf);
     }
   }
+  for (const [real, names] of seenFiles) keepOne(real, names, out);
   return out;
 }
 
+interface Found {
+  path: string;
+  link: boolean;
+}
+
+/**
+ * One file reached by several names (a link beside its target) is one snapshot: kept under the
+ * name that is not a link (else the first by name), the others listed as the same file.
+ */
+function keepOne(real: string, names: Found[], out: RunScan): void {
+  const [kept, ...others] = [...names].sort(
+    (a, b) => Number(a.link) - Number(b.link) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0),
+  );
+  for (const o of others) out.skipped.push({ path: o.path, reason: `the same file as ${kept!.path}` });
+  const why = notSnapshotReason(real);
+  if (why === null) out.files.push(kept!.path);
+  else out.skipped.push({ path: kept!.path, reason: why });
+}
+
 function fileFound(
-  p: string,
+  f: Found,
   out: RunScan,
-  seen: Map<string, string>,
+  seen: Map<string, Found[]>,
   realOf: (p: string) => string | null,
 ): void {
-  if (!isSnapshotName(p)) {
-    out.skipped.push({ path: p, reason: 'not a snapshot file name (.pickle, .pkl, .json, optionally .gz)' });
+  if (!isSnapshotName(f.path)) {
+    out.skipped.push({
+      path: f.path,
+      reason: 'not a snapshot file name (.pickle, .pkl, .json, optionally .gz)',
+    });
     return;
   }
-  const real = realOf(p);
-  if (real === null) return;
-  const first = seen.get(real);
-  if (first !== undefined) {
-    out.skipped.push({ path: p, reason: `the same file as ${first}` });
-    return;
-  }
-  seen.set(real, p);
-  const why = notSnapshotReason(real);
-  if (why === null) out.files.push(p);
-  else out.skipped.push({ path: p, reason: why });
+  const real = realOf(f.path);
+  if (real !== null) seen.set(real, [...(seen.get(real) ?? []), f]);
 }
 
 /** A directory entry's type, through a symbolic link; a link that cannot be followed is noted. */

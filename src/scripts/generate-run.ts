@@ -72,7 +72,7 @@ function program(): Command {
     .option('--steps-per-window <n>', "steps per window (verl's steps<A>-<B>/ when more than 1)", count, 1)
     .addOption(
       new Option('--layout <name>', 'directory layout')
-        .choices(['verl', 'torchtitan', 'composer'])
+        .choices(['verl', 'torchtitan', 'torchtitan-2025', 'composer'])
         .default('verl'),
     )
     .option('--seed <n>', 'random seed', count, 1)

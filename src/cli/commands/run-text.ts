@@ -55,7 +55,9 @@ export function renderRun(r: RunReport, width: number): string {
   lines.push(...section('not read', failed, ''));
   if (r.unplaced.length > 0) lines.push(...section('no rank or step in the name', r.unplaced, ''));
   if (r.skipped.length > 0)
-    lines.push(`  ${pc.dim(`${plural(r.skipped.length, 'other file')} skipped: not snapshots (--verbose lists them)`)}`);
+    lines.push(
+      `  ${pc.dim(`${plural(r.skipped.length, 'other file')} skipped: not snapshots (--verbose lists them)`)}`,
+    );
   return lines.join('\n');
 }
 
@@ -65,7 +67,9 @@ function shape(r: RunReport): string {
   const ranks = new Set(r.rows.map((w) => `${w.replica ?? ''}:${w.rank}`)).size;
   const steps = new Set(windows.map((w) => w.column)).size;
   const oomFiles = r.snapshots.filter((s) => s.kind === 'oom').length;
-  const others = r.snapshots.filter((s) => s.kind !== 'oom' && !(s.kind === 'step' && s.step !== null)).length;
+  const others = r.snapshots.filter(
+    (s) => s.kind !== 'oom' && !(s.kind === 'step' && s.step !== null),
+  ).length;
   return (
     plural(ranks, 'rank') +
     (steps > 0 ? ` × ${plural(steps, 'step window')}` : '') +

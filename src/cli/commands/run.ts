@@ -34,17 +34,23 @@ export function runCommand(program: Command): void {
     .action(async (args: string[], opts: RunCliOptions) => {
       const reports: RunReport[] = [];
       for (const { root, run } of runsOf(args)) {
-        const listed = opts.json ? '--json lists them' : opts.verbose ? 'listed below' : '--verbose lists them';
+        const listed = opts.json
+          ? '--json lists them'
+          : opts.verbose
+            ? 'listed below'
+            : '--verbose lists them';
         for (const line of leftOutLines(root, run, listed)) process.stderr.write(`${line}\n`);
         const snapshots = await decodeRun(run, opts);
         const report = runReport(root, run, snapshots);
         if (opts.json) reports.push(report);
         else {
           process.stdout.write(`${renderRun(report, process.stdout.columns || 100)}\n`);
-          if (opts.verbose && report.skipped.length > 0) process.stdout.write(`${skippedText(report).join('\n')}\n`);
+          if (opts.verbose && report.skipped.length > 0)
+            process.stdout.write(`${skippedText(report).join('\n')}\n`);
         }
         // Exit 0 says every snapshot of the run was read.
-        if (snapshots.some((s) => s.result === null) || run.notRead.length > 0) process.exitCode = EXIT_BAD_INPUT;
+        if (snapshots.some((s) => s.result === null) || run.notRead.length > 0)
+          process.exitCode = EXIT_BAD_INPUT;
       }
       if (opts.json) process.stdout.write(`${JSON.stringify({ runs: reports.map(jsonRun) }, null, 1)}\n`);
     });

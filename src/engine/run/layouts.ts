@@ -87,7 +87,8 @@ export const verl: Rule = (file, dirs) => {
   const step = VERL_STEP_DIR.exec(dir);
   const steps = step ? stepWindow(step[1], step[2]) : null;
   const post = /^post_update_step(\d+)$/.exec(tag!);
-  if (post) return placement('verl', 'post-update', num(rank), steps ?? stepWindow(post[1]), { ...more, tag: tag! });
+  if (post)
+    return placement('verl', 'post-update', num(rank), steps ?? stepWindow(post[1]), { ...more, tag: tag! });
   if (tag === 'manual')
     return placement('verl', 'manual', num(rank), steps, { ...more, tag, stamp: stampOf(dir) });
   if (tag === 'torch_memory_oom') {

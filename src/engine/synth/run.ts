@@ -17,7 +17,8 @@ import { generateSnapshotBytes } from './generate.js';
 import type { OomCause } from './oom-plant.js';
 import type { DevicePlants } from './options.js';
 
-export type RunLayout = 'verl' | 'torchtitan' | 'composer';
+/** The producers' layouts (src/engine/run/layouts.ts cites each one's source); torchtitan-2025: its iteration_<N>/ form. */
+export type RunLayout = 'verl' | 'torchtitan' | 'torchtitan-2025' | 'composer';
 
 export interface RunOptions {
   ranks: number;
@@ -149,6 +150,8 @@ function stepPath(o: RunOptions, rank: number, first: number, last: number): str
     case 'verl':
       return `${first === last ? `step${first}` : `steps${first}-${last}`}/torch_memory_rank${rank}_pid${pid(rank)}.pickle`;
     case 'torchtitan':
+      return `profiling/memory_snapshot/${titanStepDir(last)}/${titanFile(rank, last)}`;
+    case 'torchtitan-2025':
       return `memory_snapshot/iteration_${last}/rank${rank}_memory_snapshot.pickle`;
     case 'composer':
       return `torch_traces/rank${rank}.${last}.memory_snapshot.pickle`;
@@ -160,8 +163,14 @@ function oomPath(o: RunOptions, rank: number, step: number): string {
     case 'verl':
       return `oom_20251125-120000-${String(step).padStart(6, '0')}/torch_memory_oom_rank${rank}_pid${pid(rank)}.pickle`;
     case 'torchtitan':
+      return `profiling/memory_snapshot/${titanStepDir(step)}_exit/${titanFile(rank, step)}`;
+    case 'torchtitan-2025':
       return `memory_snapshot/iteration_${step}_exit/rank${rank}_memory_snapshot.pickle`;
     case 'composer':
-      return `torch_traces/rank${rank}.oom_snapshot.pickle`;
+      return `torch_traces/rank${rank}_oom_snapshot.pickle`;
   }
 }
+
+/** torchtitan's MEMORY_STEP_DIR "step_{step:012d}" and MEMORY_FILE "{rank:06d}_step_{step}.pickle". */
+const titanStepDir = (step: number) => `step_${String(step).padStart(12, '0')}`;
+const titanFile = (rank: number, step: number) => `${String(rank).padStart(6, '0')}_step_${step}.pickle`;

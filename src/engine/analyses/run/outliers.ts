@@ -12,9 +12,9 @@ import { diffSides, type SiteDiff } from '../diff/diff.js';
 import type { CellResult } from './cell-result.js';
 import { median, scaledMad, standOutThreshold } from './robust.js';
 import {
+  laneOrder,
   RUN_FIGURES,
   type RunFigure,
-  laneOrder,
   type RunRow,
   stepLabel,
   WINDOW_FIGURES,

@@ -73,10 +73,13 @@ export function runReport(root: string, run: Run, snapshots: RunSnapshot[]): Run
     unplaced: run.unplaced,
     skipped: run.skipped,
     not_read: run.notRead,
-    shared: sharedCells(rows).map(({ column, rows: list }) => ({
-      where: `${list[0]!.lane_label}, ${/^\d/.test(column) ? `step ${column}` : column}`,
-      files: list.map((r) => ({ file: r.file, lane: r.lane_label })),
-    })),
+    shared: sharedCells(rows).map(({ column, rows: list }) => {
+      const lanes = [...list].sort((a, b) => (a.lane < b.lane ? -1 : a.lane > b.lane ? 1 : 0));
+      return {
+        where: `${lanes[0]!.lane_label}, ${/^\d/.test(column) ? `step ${column}` : column}`,
+        files: lanes.map((r) => ({ file: r.file, lane: r.lane_label })),
+      };
+    }),
     rows,
     outliers: runOutliers(rows, results),
     growth: runGrowth(rows, results),

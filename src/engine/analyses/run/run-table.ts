@@ -39,6 +39,7 @@ export interface RunRow {
   replica: number | null;
   rank: number;
   device: number;
+  pid: number | null;
   steps: StepWindow | null;
   /** The row's line: its replica, rank, device and, for a second dump in one cell, its place. */
   lane: string;
@@ -66,6 +67,7 @@ export function runRows(snapshots: RunSnapshot[]): RunRow[] {
         replica: cell.replica,
         rank: cell.rank ?? d.device,
         device: d.device,
+        pid: cell.pid,
         steps: cell.steps,
         lane: '',
         lane_label: '',
@@ -92,30 +94,45 @@ const KIND_WORDS: Record<RunCell['kind'], string> = {
 /** A column's name: the window ("3", "3-4"), else the kind and the step it was written at, if any. */
 export function columnLabel(cell: Pick<RunCell, 'kind' | 'steps' | 'tag'>): string {
   if (cell.kind === 'step' && cell.steps !== null) return stepLabel(cell.steps);
-  const named = cell.kind === 'manual' || cell.kind === 'end' ? (cell.tag ?? KIND_WORDS[cell.kind]) : KIND_WORDS[cell.kind];
+  const named =
+    cell.kind === 'manual' || cell.kind === 'end'
+      ? (cell.tag ?? KIND_WORDS[cell.kind])
+      : KIND_WORDS[cell.kind];
   return cell.steps === null ? named : `${named} ${stepLabel(cell.steps)}`;
 }
 
 /**
- * Lanes: a replica's rank on one device (the device named where a rank's files hold several);
- * the second dump of a lane in one column goes to a lane of its own, `#2`.
+ * Lanes: a replica's rank on one device (the device named where a rank's files hold several).
+ * A second dump of a lane in one column goes to a lane of its own, `#2`; the dump of the process
+ * the lane's other columns come from (its most frequent pid) keeps the lane, so a lane is one
+ * process's series across steps.
  */
 function assignLanes(rows: RunRow[]): void {
   const base = (r: RunRow) => `${r.replica ?? ''}:${r.rank}`;
   const devices = new Map<string, Set<number>>();
-  for (const r of rows) devices.set(base(r), (devices.get(base(r)) ?? new Set()).add(r.device));
-  const taken = new Map<string, number>();
+  const pids = new Map<string, Map<number | null, number>>();
+  for (const r of rows) {
+    devices.set(base(r), (devices.get(base(r)) ?? new Set()).add(r.device));
+    const mine = pids.get(`${base(r)}:${r.device}`) ?? new Map<number | null, number>();
+    pids.set(`${base(r)}:${r.device}`, mine.set(r.pid, (mine.get(r.pid) ?? 0) + 1));
+  }
+  const cells = new Map<string, RunRow[]>();
   for (const r of rows) {
     const where = `${base(r)}:${r.device}|${r.column}`;
-    const slot = taken.get(where) ?? 0;
-    taken.set(where, slot + 1);
-    r.lane = `${base(r)}:${r.device}:${slot}`;
-    r.lane_label = [
-      r.replica === null ? '' : `r${r.replica} `,
-      `rank ${r.rank}`,
-      devices.get(base(r))!.size > 1 ? ` dev ${r.device}` : '',
-      slot > 0 ? ` #${slot + 1}` : '',
-    ].join('');
+    cells.set(where, [...(cells.get(where) ?? []), r]);
+  }
+  for (const list of cells.values()) {
+    const count = pids.get(`${base(list[0]!)}:${list[0]!.device}`)!;
+    const ordered = [...list].sort((a, b) => count.get(b.pid)! - count.get(a.pid)!);
+    ordered.forEach((r, slot) => {
+      r.lane = `${base(r)}:${r.device}:${slot}`;
+      r.lane_label = [
+        r.replica === null ? '' : `r${r.replica} `,
+        `rank ${r.rank}`,
+        devices.get(base(r))!.size > 1 ? ` dev ${r.device}` : '',
+        slot > 0 ? ` #${slot + 1}` : '',
+      ].join('');
+    });
   }
 }
 
@@ -137,14 +154,20 @@ export function columnOrder(rows: RunRow[]): string[] {
   return [...new Set(rows.map((r) => r.column))];
 }
 
-/** Cells holding more than one dump: the lanes that share a (replica, rank, device, column). */
+/**
+ * Cells (a replica's rank in one column) holding more than one dump file: two processes of one
+ * rank, or a copy. Each dump is a lane of its own (a `#2`, or its device); this names them together.
+ */
 export function sharedCells(rows: RunRow[]): { column: string; rows: RunRow[] }[] {
   const byCell = new Map<string, RunRow[]>();
   for (const r of rows) {
-    const key = `${r.lane.split(':').slice(0, -1).join(':')}|${r.column}`;
+    const key = `${r.replica ?? ''}:${r.rank}|${r.column}`;
     byCell.set(key, [...(byCell.get(key) ?? []), r]);
   }
-  return [...byCell.values()].filter((list) => list.length > 1).map((list) => ({ column: list[0]!.column, rows: list }));
+  return [...byCell.values()]
+    .map((list) => list.filter((r, i) => list.findIndex((x) => x.file === r.file) === i))
+    .filter((list) => list.length > 1)
+    .map((list) => ({ column: list[0]!.column, rows: list }));
 }
 
 /** "3" or "3-4": how the run names a window. */

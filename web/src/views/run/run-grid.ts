@@ -52,7 +52,8 @@ export function runGrid(report: RunReport, figure: RunFigure): RunGrid {
   const ranks = new Map<string, GridRank>();
   const columns = new Map<string, GridColumn>();
   for (const r of report.rows) {
-    if (!ranks.has(r.lane)) ranks.set(r.lane, { key: r.lane, rank: r.rank, device: r.device, label: r.lane_label });
+    if (!ranks.has(r.lane))
+      ranks.set(r.lane, { key: r.lane, rank: r.rank, device: r.device, label: r.lane_label });
     const c = columnOf(r);
     columns.set(c.key, c);
   }
