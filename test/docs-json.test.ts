@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -150,6 +150,12 @@ describe('docs/json.md matches the real --json output', () => {
         .bytes,
     );
     writeGeneratedRun(file('run'), PLANTED_RUN);
+    // What run folders hold beside their snapshots (skipped[]), and a second dump in a cell (shared[]).
+    writeFileSync(join(file('run'), 'training_config.json'), '{"lr": 0.0001}');
+    copyFileSync(
+      join(file('run'), 'step2', 'torch_memory_rank0_pid40000.pickle'),
+      join(file('run'), 'step2', 'torch_memory_rank0_pid40009.pickle'),
+    );
     writeCycleRun(file('cycle-run'));
     // Optimizer steps on CPU tensors, each leaving a reference cycle that holds a tensor.
     writeFileSync(

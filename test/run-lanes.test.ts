@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { renderRun } from '../src/cli/commands/run-text.js';
 import type { CellResult } from '../src/engine/analyses/run/cell-result.js';
 import { runReport } from '../src/engine/analyses/run/run-report.js';
-import { discoverRun } from '../src/engine/run/discover.js';
 import { formatBytes } from '../src/engine/format.js';
+import { discoverRun } from '../src/engine/run/discover.js';
 
 const GiB = 2 ** 30;
 
@@ -38,6 +38,8 @@ describe('run lanes: a file holding two devices', () => {
     const table = lines.slice(lines.findIndex((l) => l.trim() === 'allocated at the dump'));
     expect(table.find((l) => l.trim().startsWith('rank 0 dev 1'))).toContain(`${formatBytes(5 * GiB)}*`);
     expect(table.find((l) => l.trim().startsWith('rank 0 dev 0'))).toContain(formatBytes(1 * GiB));
-    expect(lines.find((l) => l.includes('allocated at the dump 4.00 GiB above'))).toMatch(/^ {4}rank 0 dev 1, step 1:/);
+    expect(lines.find((l) => l.includes('allocated at the dump 4.00 GiB above'))).toMatch(
+      /^ {4}rank 0 dev 1, step 1:/,
+    );
   });
 });
