@@ -73,10 +73,13 @@ describe('memlens record with the CUDA stand-in', () => {
     expect(run.snapshots.map((s) => [rel(r.out, s.file), s.kind, s.step, s.rank, s.pid])).toEqual([
       [`step2/torch_memory_rank0_pid${pid}.pickle`, 'step', 2, 0, pid],
       [`step4/torch_memory_rank0_pid${pid}.pickle`, 'step', 4, 0, pid],
-      [`exit_step5/torch_memory_rank0_pid${pid}.pickle`, 'other', null, 0, pid],
+      // The exit dump: a column of its own at the step its folder names (docs/producers.md).
+      [`exit_step5/torch_memory_rank0_pid${pid}.pickle`, 'exit', 5, 0, pid],
     ]);
     // The run at a glance, then how to open it.
-    expect(r.result.stderr).toContain('verl layout: 1 rank × 2 step windows, 3 files');
+    expect(r.result.stderr).toContain(
+      'verl layout: 1 rank × 2 step windows, 1 dump outside step windows, 3 files',
+    );
     expect(r.memlensLines.at(-1)).toBe(`memlens record: open it: memlens view ${r.out}`);
   });
 

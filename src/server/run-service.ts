@@ -202,12 +202,13 @@ export class RunService {
 
 /** "step 3 · rank 1", "post 3 · rank 1", "OOM · replica 1 · rank 2": how the file list names a cell. */
 export function cellLabel(cell: RunCell): string {
-  const where =
-    cell.kind === 'step'
-      ? cell.steps === null
-        ? ''
-        : `${cell.steps.first === cell.steps.last ? 'step' : 'steps'} ${stepLabel(cell.steps)}`
-      : columnLabel(cell);
+  // A file its names say nothing about keeps an empty label (as a file named on its own).
+  const plain = cell.kind === 'step' || (cell.kind === 'other' && cell.tag === null);
+  const where = plain
+    ? cell.steps === null
+      ? ''
+      : `${cell.steps.first === cell.steps.last ? 'step' : 'steps'} ${stepLabel(cell.steps)}`
+    : columnLabel(cell);
   return [
     where,
     cell.replica === null ? '' : `replica ${cell.replica}`,

@@ -1,6 +1,7 @@
 import { realpath, stat } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
 import { fileSize } from '../cli/read-file.js';
+import { gatherCycleInputs } from '../cli/cycle-inputs.js';
 import { scanRun } from '../cli/scan-run.js';
 import { SnapshotError } from '../engine/errors.js';
 
@@ -35,7 +36,8 @@ export async function collectFiles(paths: string[]): Promise<ServedFile[]> {
     // The run's own scan (scan-run.ts): links followed, any depth, an unreadable part named, not fatal.
     const scan = scanRun(p);
     const found = scan.files.sort(byStepAndRank);
-    if (found.length === 0 && scan.notRead.length === 0)
+    // A run recorded without a GPU holds only cycle graphs: its page is their Cycles tab.
+    if (found.length === 0 && scan.notRead.length === 0 && gatherCycleInputs([p]).cycles.length === 0)
       throw new SnapshotError(`${p}: no snapshot files (.pickle, .json, .gz) in this directory`);
     for (const f of found) out.push(await served(f, join(basename(p), relative(p, f))));
   }
