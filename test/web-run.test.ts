@@ -175,13 +175,40 @@ describe.skipIf(!ready && process.env.CI === undefined)('Run page in headless Ch
           peak_reserved: allocated + 4 * GiB,
           non_releasable: 100 * MiB,
         };
-        rows.push({ file, kind: 'step', rank: r, device: r, steps: { first: s, last: s }, figures, ooms: 0 });
-        snapshots.push({ file, step: s, last_step: s, rank: r, pid: r, kind: 'step', devices: [] });
+        rows.push({
+          file,
+          kind: 'step',
+          replica: null,
+          rank: r,
+          device: r,
+          pid: r,
+          steps: { first: s, last: s },
+          lane: `:${r}:${r}:0`,
+          lane_label: `rank ${r}`,
+          column: String(s),
+          figures,
+          ooms: 0,
+        });
+        snapshots.push({
+          file,
+          step: s,
+          last_step: s,
+          rank: r,
+          pid: r,
+          replica: null,
+          kind: 'step',
+          tag: null,
+          layout: 'verl',
+          devices: [],
+        });
       }
     const outlier = {
       axis: 'ranks',
+      replica: null,
       rank: 17,
       device: 17,
+      lane: ':17:17:0',
+      lane_label: 'rank 17',
       figure: 'allocated',
       steps: { first: 60, last: 100 },
       value: 3 * GiB,
@@ -189,6 +216,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('Run page in headless Ch
       delta: GiB,
       max_delta: GiB,
       against_rank: 0,
+      against_lane: 'rank 0',
       blame: [],
     };
     const body = JSON.stringify({
@@ -200,6 +228,9 @@ describe.skipIf(!ready && process.env.CI === undefined)('Run page in headless Ch
         layout: 'verl',
         snapshots,
         unplaced: [],
+        skipped: [],
+        not_read: [],
+        shared: [],
         rows,
         outliers: [outlier],
         growth: [],
