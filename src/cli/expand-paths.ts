@@ -72,7 +72,7 @@ export function runOfScan(root: string, scan: RunScan): Run {
  * What `run`, `view` and `report` say on stderr about a run's directory: each part that could not
  * be read, and in one line how many files were left out as not snapshots.
  */
-export function leftOutLines(root: string, run: Run, listed = '--json lists them'): string[] {
+export function leftOutLines(root: string, run: Run, listed = 'memlens run --verbose lists them'): string[] {
   const lines = run.notRead.map((n) => `memlens: ${n.path}: not read: ${n.reason}`);
   const n = run.skipped.length;
   if (n > 0)

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'react';
 import { type RunReport, runReport } from '../../../../src/engine/analyses/run/run-report.js';
 import type { RunSnapshot } from '../../../../src/engine/analyses/run/run-table.js';
 import { discoverRun } from '../../../../src/engine/run/discover.js';
+import { notSnapshotJson } from '../../../../src/engine/run/not-snapshot.js';
 import type { RunState } from '../../../../src/server/run-state.js';
 import { embeddedRun } from '../../embedded-data.js';
 import type { EngineClient } from '../../worker/client.js';
@@ -85,9 +86,18 @@ export async function droppedRun(
   files: File[],
   onProgress: (done: number, total: number) => void,
 ): Promise<RunData> {
-  const paths = files.map((f) => f.webkitRelativePath || f.name);
-  const byPath = new Map(files.map((f, i) => [paths[i]!, f]));
-  const run = discoverRun(files.map((f, i) => ({ path: paths[i]!, mtimeMs: f.lastModified })));
+  const named = files.map((f) => ({ file: f, path: f.webkitRelativePath || f.name }));
+  // Configs and Chrome traces dropped with the snapshots are left out, as `memlens run` leaves them.
+  const reasons = await Promise.all(named.map(({ file, path }) => notSnapshotDropped(file, path)));
+  const skipped = named.flatMap((n, i) =>
+    reasons[i] === null ? [] : [{ path: n.path, reason: reasons[i]! }],
+  );
+  const kept = named.filter((_, i) => reasons[i] === null);
+  const byPath = new Map(kept.map((n) => [n.path, n.file]));
+  const run = discoverRun(
+    kept.map((n) => ({ path: n.path, mtimeMs: n.file.lastModified })),
+    { skipped },
+  );
   const snapshots: RunSnapshot[] = [];
   for (const [i, cell] of run.cells.entries()) {
     onProgress(i, run.cells.length);
@@ -100,4 +110,10 @@ export async function droppedRun(
   }
   const sources = run.cells.map((c) => ({ file: byPath.get(c.path)!, name: c.path }));
   return { report: runReport('dropped files', run, snapshots), sources, watching: false };
+}
+
+/** A plain .json file's head says whether it is a snapshot (gzipped ones are left to the decoder). */
+async function notSnapshotDropped(file: File, path: string): Promise<string | null> {
+  if (!/\.json$/i.test(path)) return null;
+  return notSnapshotJson(path, await file.slice(0, 64 * 1024).text());
 }
