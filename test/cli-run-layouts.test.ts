@@ -4,7 +4,7 @@
  * folders, copies. Every snapshot is placed with its rank, step and kind; exit 0 when every
  * snapshot was read; what is left out is said.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -234,7 +234,20 @@ describe('run folders as their producers write them', () => {
     const report = memlens('report', dir, '-o', join(root, 'unreadable.html'));
     expect(report.status).toBe(2);
     expect(report.stderr.split('\n')).toContain(line);
-    // `memlens view DIR` reads the run through RunService, which says it as it starts.
+    // `memlens view DIR` serves the run and says it as it starts reading it.
+    const view = spawn('node', [...NODE_FLAGS, CLI, 'view', dir, '--json'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let viewErr = '';
+    view.stderr.on('data', (d: Buffer) => {
+      viewErr += d.toString();
+    });
+    try {
+      await vi.waitFor(() => expect(viewErr.split('\n')).toContain(line), { timeout: 20_000, interval: 100 });
+    } finally {
+      view.kill();
+    }
+    // The same service behind it, in this process: the page's report names it too.
     const said: string[] = [];
     const spy = vi.spyOn(process.stderr, 'write').mockImplementation((s) => {
       said.push(String(s));

@@ -192,7 +192,7 @@ export const megatronBridge: Rule = (file) => {
   const oom = MEGATRON_OOM.exec(file);
   if (oom) return placement('megatron-bridge', 'oom', num(oom[2]), null, { tag: oom[1]! });
   const end = MEGATRON_END.exec(file);
-  return end && placement('megatron-bridge', 'end', num(end[1]), null, { tag: 'profile_step_end' });
+  return end && placement('megatron-bridge', 'end', num(end[1]), null);
 };
 
 /**
