@@ -33,7 +33,8 @@ const nodeFs: ScanFs = {
  */
 export function scanRun(root: string, io: ScanFs = nodeFs): RunScan {
   const out: RunScan = { files: [], skipped: [], notRead: [] };
-  const seenDirs = new Set<string>();
+  /** Each folder read, by its real path, with the name it was read under. */
+  const seenDirs = new Map<string, string>();
   const seenFiles = new Map<string, Found[]>();
   const pending = [root];
   const realOf = (p: string): string | null => {
@@ -45,16 +46,17 @@ export function scanRun(root: string, io: ScanFs = nodeFs): RunScan {
     }
   };
   const rootReal = realOf(root);
-  if (rootReal !== null) seenDirs.add(rootReal);
+  if (rootReal !== null) seenDirs.set(rootReal, root);
   while (pending.length > 0) {
     const dir = pending.pop()!;
     let entries: fs.Dirent[];
     try {
-      entries = io.readdir(dir).sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0));
+      entries = io.readdir(dir).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     } catch (e) {
       out.notRead.push({ path: dir, reason: errorText(e) });
       continue;
     }
+    const below: string[] = [];
     for (const e of entries) {
       if (e.name.startsWith('.')) continue;
       const p = path.join(dir, e.name);
@@ -62,13 +64,16 @@ export function scanRun(root: string, io: ScanFs = nodeFs): RunScan {
       if (kind === 'dir' && holdsSnapshots(e.name)) {
         const real = realOf(p);
         if (real === null) continue;
-        if (seenDirs.has(real)) out.skipped.push({ path: p, reason: `a link to ${real}, read once already` });
+        const first = seenDirs.get(real);
+        if (first !== undefined) out.skipped.push({ path: p, reason: `the same folder as ${first}, read once` });
         else {
-          seenDirs.add(real);
-          pending.push(p);
+          seenDirs.set(real, p);
+          below.push(p);
         }
       } else if (kind === 'file') fileFound({ path: p, link: e.isSymbolicLink() }, out, seenFiles, realOf);
     }
+    // Depth first, in name order: what is listed comes in the order a person reads the tree.
+    pending.push(...below.reverse());
   }
   for (const [real, names] of seenFiles) keepOne(real, names, out);
   return out;
