@@ -130,14 +130,14 @@ function withoutLocalPaths<T>(value: T, dir: string): T {
 
 /**
  * Which snapshots a run's report most needs, when not all fit: OOM dumps (2), then the cells the
- * findings open and compare with (1): each outlier's first window on its rank and on the rank it
- * is compared with. The rest (0) follow in run order.
+ * findings open and compare with (1): each outlier's first window on its lane and on the lane it
+ * is compared with (run-table.ts). The rest (0) follow in run order.
  */
 function priorities(report: RunReport): Map<string, number> {
   const out = new Map<string, number>();
   for (const o of report.outliers)
     for (const row of report.rows)
-      if (row.steps?.first === o.steps.first && (row.rank === o.rank || row.rank === o.against_rank))
+      if (row.steps?.first === o.steps.first && (row.lane === o.lane || row.lane_label === o.against_lane))
         out.set(row.file, 1);
   for (const o of report.ooms) out.set(o.file, 2);
   return out;
