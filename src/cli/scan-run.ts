@@ -65,7 +65,8 @@ export function scanRun(root: string, io: ScanFs = nodeFs): RunScan {
         const real = realOf(p);
         if (real === null) continue;
         const first = seenDirs.get(real);
-        if (first !== undefined) out.skipped.push({ path: p, reason: `the same folder as ${first}, read once` });
+        if (first !== undefined)
+          out.skipped.push({ path: p, reason: `the same folder as ${first}, read once` });
         else {
           seenDirs.set(real, p);
           below.push(p);

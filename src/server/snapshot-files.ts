@@ -1,7 +1,7 @@
 import { realpath, stat } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
-import { fileSize } from '../cli/read-file.js';
 import { gatherCycleInputs } from '../cli/cycle-inputs.js';
+import { fileSize } from '../cli/read-file.js';
 import { scanRun } from '../cli/scan-run.js';
 import { SnapshotError } from '../engine/errors.js';
 
