@@ -63,6 +63,7 @@ export function renderRun(r: RunReport, width: number): string {
 
 /** "4 ranks × 3 step windows, 2 other dumps, 1 OOM dump, 13 files": what the tables hold. */
 function shape(r: RunReport): string {
+  if (r.snapshots.length === 0) return 'no snapshot could be read';
   const windows = windowRows(r.rows);
   const ranks = new Set(r.rows.map((w) => `${w.replica ?? ''}:${w.rank}`)).size;
   const steps = new Set(windows.map((w) => w.column)).size;
