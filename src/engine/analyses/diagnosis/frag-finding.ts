@@ -51,6 +51,8 @@ export function fragFinding(s: Snapshot, d: DeviceModel, file: string): Outcome 
     },
     command: `memlens frag ${file} --at ${formatCount(worst.entry - 1)}`,
     show: { view: 'pool', entry: worst.entry - 1, segment: worstSegment(s, d, worst) },
+    severity: 'cost',
+    stake_bytes: excess,
   };
   return { findings: [finding], clear: null };
 }

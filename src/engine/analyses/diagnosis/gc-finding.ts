@@ -52,6 +52,9 @@ export function gcFinding(s: Snapshot, d: DeviceModel, file: string, cycles: Win
     },
     command: `memlens gc ${file}`,
     show: { view: 'events', first: largest.entry, last: largest.last_entry },
+    // What the collector's lateness cost at once: the memory the largest burst held until then.
+    severity: 'cost',
+    stake_bytes: largest.bytes,
   };
   return { findings: [finding], clear: null };
 }

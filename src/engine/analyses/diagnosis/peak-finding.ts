@@ -37,7 +37,7 @@ export function peakFinding(s: Snapshot, d: DeviceModel, file: string): Finding[
     evidence.push(`${formatBytes(p.other_bytes)} from ${plural(p.other_groups, 'more site')}`);
   if (cats.length > 0)
     evidence.push(
-      `by category: ${cats.map((c) => `${words(c.category)} ${formatBytes(c.peak_bytes)}`).join(', ')} (memlens categories ${file})`,
+      `by category: ${cats.map((c) => `${words(c.category)} ${formatBytes(c.peak_bytes)}`).join(', ')} (memlens categories shows them over time)`,
     );
   if (traced && p.peak_reserved_bytes > p.reserved_bytes)
     evidence.push(
@@ -63,6 +63,8 @@ export function peakFinding(s: Snapshot, d: DeviceModel, file: string): Finding[
           ? `memlens peak ${file} --at ${formatCount(p.after_entry)}`
           : `memlens peak ${file}`,
       show: { view: 'flame' },
+      severity: 'context',
+      stake_bytes: p.allocated_bytes,
     },
   ];
 }
