@@ -16,11 +16,14 @@ export function shellWords(command: string): string[] {
   let quote: string | null = null;
   for (let i = 0; i < command.length; i++) {
     const c = command[i]!;
+    // A backslash escapes the next character outside single quotes: both stay in the word.
+    if (c === '\\' && quote !== "'") {
+      word += c + (command[++i] ?? '');
+      continue;
+    }
     if (quote !== null) {
       if (c === quote) quote = null;
-      else if (c === '\\' && quote === '"') word += command[i++];
     } else if (c === "'" || c === '"') quote = c;
-    else if (c === '\\') word += command[i++];
     else if (c === ' ') {
       if (word !== '') words.push(word);
       word = '';

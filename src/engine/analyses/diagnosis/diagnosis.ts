@@ -82,10 +82,7 @@ function isolatedOutcome(name: string, command: string, analyse: () => Outcome):
     const why = e instanceof Error ? e.message.split('\n')[0] : String(e);
     return {
       findings: [
-        warning(
-          `The ${name} analysis failed on this device (${why}); the other findings stand.`,
-          command,
-        ),
+        warning(`The ${name} analysis failed on this device (${why}); the other findings stand.`, command),
       ],
       clear: null,
     };

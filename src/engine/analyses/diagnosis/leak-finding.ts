@@ -20,7 +20,8 @@ export function leakFindings(s: Snapshot, d: DeviceModel, file: string, memory: 
   const r = leaksOf(s, d);
   const command = `memlens leaks ${file}`;
   const leaks = r.groups.filter((g) => g.accumulating).slice(0, MAX_LEAK_FINDINGS);
-  if (leaks.length > 0) return {
+  if (leaks.length > 0)
+    return {
       findings: leaks.map((g) => leak(g, r, command, exhaustion(g, r, d, memory))),
       clear: null,
     };

@@ -77,7 +77,8 @@ function oomFinding(group: OomReport[], command: string): Finding {
 function repeatLines(group: OomReport[]): string[] {
   if (group.length === 1) return [];
   const listed = group.slice(0, ENTRIES_LISTED).map((r) => formatCount(r.entry));
-  const more = group.length > ENTRIES_LISTED ? `, and ${formatCount(group.length - ENTRIES_LISTED)} more` : '';
+  const more =
+    group.length > ENTRIES_LISTED ? `, and ${formatCount(group.length - ENTRIES_LISTED)} more` : '';
   return [
     `the same request from the same code failed ${group.length} times, with the same verdict: entries ${listed.join(', ')}${more}; the figures below are the first's`,
   ];
@@ -105,7 +106,7 @@ function verdictSentence(r: OomReport): string {
     case 'not out of device memory':
       return `not out of device memory: CUDA reported ${fb(r.device_free_bytes)} free; a limit or another cudaMalloc failure refused it.`;
     case 'undetermined':
-      return `exhaustion or memory outside PyTorch: the GPU's total memory decides which (--capacity).`;
+      return `undetermined: memory held outside PyTorch, unless the GPU is this small; its total memory decides (--capacity).`;
     case 'would fit':
       return r.headline;
   }
