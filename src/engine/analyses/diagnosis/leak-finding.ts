@@ -22,7 +22,7 @@ export function leakFindings(s: Snapshot, d: DeviceModel, file: string, memory: 
   const leaks = r.groups.filter((g) => g.accumulating).slice(0, MAX_LEAK_FINDINGS);
   if (leaks.length > 0)
     return {
-      findings: leaks.map((g) => leak(g, r, command, exhaustion(g, r, d, memory))),
+      findings: leaks.map((g) => leakFinding(g, r, command, exhaustion(g, r, d, memory))),
       clear: null,
     };
   if (r.iterations.count <= MIN_ITERATIONS) return { findings: [unjudged(r, command)], clear: null };
@@ -45,7 +45,8 @@ function exhaustion(g: LeakGroup, r: DeviceLeaks, d: DeviceModel, memory: Device
   return `at ${formatBytes(g.bytes_per_iteration)} per iteration, ${formatCount(r.iterations.count)} more iterations (as many as recorded) would take ${formatBytes(growth)}, more than the ${formatBytes(room)} the device left unreserved at the peak`;
 }
 
-function leak(g: LeakGroup, r: DeviceLeaks, command: string, exhausts: string | null): Finding {
+/** One accumulating site as a finding; `exhausts`: the sentence saying it would fill the device, if it would. */
+export function leakFinding(g: LeakGroup, r: DeviceLeaks, command: string, exhausts: string | null): Finding {
   const newest = g.held_examples[g.held_examples.length - 1];
   const f = g.frames[0];
   const growth = r.allocated_growth_bytes_per_iteration;

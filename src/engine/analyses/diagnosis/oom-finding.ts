@@ -97,7 +97,7 @@ function verdictSentence(r: OomReport): string {
         fb(r.largest_free_block) === fb(r.requested_bytes)
           ? `${fb(r.requested_bytes - r.largest_free_block)} short`
           : fb(r.largest_free_block);
-      return `fragmentation: ${fb(r.cached_free_bytes)} sat free in the ${r.pool} pool, but no usable block was large enough (the largest was ${largest}).`;
+      return `fragmentation: ${fb(r.cached_free_bytes)} sat free in the ${r.pool} pool, but no usable block was large enough (largest ${largest}).`;
     }
     case 'exhaustion':
       return `exhaustion: live tensors held ${fb(r.allocated_bytes)} and the device had no room left for the request.`;
