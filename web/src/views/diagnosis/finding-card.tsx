@@ -1,6 +1,8 @@
 import type { Finding, FindingKind } from '../../../../src/engine/analyses/diagnosis/finding.js';
+import { type DeviceMemory, stakeText } from '../../../../src/engine/analyses/diagnosis/rank.js';
 import { Frames } from '../analyses/bits.js';
 import type { FindingLink } from './finding-link.js';
+import { OomReadings } from './oom-readings.js';
 
 const LABEL: Record<FindingKind, string> = {
   oom: 'Out of memory',
@@ -23,11 +25,27 @@ const STACK_OF: Partial<Record<FindingKind, string>> = {
  * One finding: its kind, the headline (the answer, large), the evidence behind it, the stack it
  * is about, and the link into the view that proves it, with the CLI command that prints it.
  */
-export function FindingCard({ f, lead, link }: { f: Finding; lead: boolean; link: FindingLink }) {
+export function FindingCard({
+  f,
+  lead,
+  link,
+  memory,
+  onCapacity,
+}: {
+  f: Finding;
+  lead: boolean;
+  link: FindingLink;
+  memory: DeviceMemory;
+  /** The GPU's total memory, given to decide an OOM the file alone cannot judge. */
+  onCapacity: (bytes: number) => void;
+}) {
+  const stake = stakeText(f, memory);
   return (
     <article className={`finding ${f.kind}${lead ? ' lead' : ''}`} aria-label={LABEL[f.kind]}>
       <span className="kind">{LABEL[f.kind]}</span>
+      {stake !== '' && <span className="stake">{stake}</span>}
       <h2 className="headline">{f.headline}</h2>
+      {f.readings && f.readings.length > 0 && <OomReadings readings={f.readings} onCapacity={onCapacity} />}
       {f.evidence.length > 0 && (
         <ul className="evidence">
           {f.evidence.map((e) => (
