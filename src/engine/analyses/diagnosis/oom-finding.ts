@@ -106,7 +106,7 @@ function verdictSentence(r: OomReport): string {
     case 'not out of device memory':
       return `not out of device memory: CUDA reported ${fb(r.device_free_bytes)} free; a limit or another cudaMalloc failure refused it.`;
     case 'undetermined':
-      return `undetermined: memory held outside PyTorch, unless the GPU is this small; its total memory decides (--capacity).`;
+      return `undetermined: memory held outside PyTorch, unless the GPU is this small; its total memory decides.`;
     case 'would fit':
       return r.headline;
   }

@@ -4,8 +4,8 @@ import { FINDING_KINDS, type Finding, SEVERITIES } from './finding.js';
 
 /**
  * The device memory bytes at stake are weighed against: the GPU's total memory when given, else
- * the most the file proves the device had (reserved + what CUDA reported free at an OOM, a lower
- * bound), else the reserved peak (the device's own scale, so devices of one file still compare).
+ * the most the file proves the device had (reserved + what CUDA reported free at an OOM, or the
+ * reserved peak if more: a lower bound), else the reserved peak (the device's own scale, so devices of one file still compare).
  */
 export interface DeviceMemory {
   bytes: number;
@@ -22,7 +22,8 @@ export function deviceMemory(d: DeviceModel, capacity?: number): DeviceMemory {
       const f = free[i]!;
       if (!Number.isNaN(f) && f > 0) seen = Math.max(seen, d.totals.reserved[i]! + f);
     }
-  if (seen > 0) return { bytes: seen, from: 'oom' };
+  // The device held its reserved peak too, whatever was left at the OOM.
+  if (seen > 0) return { bytes: Math.max(seen, d.totals.peak.reserved), from: 'oom' };
   return { bytes: Math.max(1, d.totals.peak.reserved), from: 'peak' };
 }
 

@@ -40,15 +40,18 @@ export function FindingCard({
   onCapacity: (bytes: number) => void;
 }) {
   const stake = stakeText(f, memory);
+  // The readings have their own block: their lines are not repeated among the evidence.
+  const read = new Set((f.readings ?? []).map((r) => `if ${r.if}: ${r.says}`));
+  const evidence = f.evidence.filter((e) => !read.has(e));
   return (
     <article className={`finding ${f.kind}${lead ? ' lead' : ''}`} aria-label={LABEL[f.kind]}>
       <span className="kind">{LABEL[f.kind]}</span>
       {stake !== '' && <span className="stake">{stake}</span>}
       <h2 className="headline">{f.headline}</h2>
       {f.readings && f.readings.length > 0 && <OomReadings readings={f.readings} onCapacity={onCapacity} />}
-      {f.evidence.length > 0 && (
+      {evidence.length > 0 && (
         <ul className="evidence">
-          {f.evidence.map((e) => (
+          {evidence.map((e) => (
             <li key={e}>{e}</li>
           ))}
         </ul>
