@@ -1,3 +1,5 @@
+import { shellWord } from '../../engine/analyses/diagnosis/finding.js';
+import { type RunLead, runLead } from '../../engine/analyses/run/run-lead.js';
 import type { RunReport } from '../../engine/analyses/run/run-report.js';
 import {
   type RunFigure,
@@ -14,6 +16,8 @@ import {
 } from '../../engine/analyses/run/run-words.js';
 import { formatBytes, plural } from '../../engine/format.js';
 import { pc } from '../colors.js';
+import { commandLines } from '../command-lines.js';
+import { wrapIndented } from '../indent.js';
 
 /** The figures the text shows as rank × step tables; --json has them all. */
 const TABLES: RunFigure[] = ['peak_allocated', 'allocated'];
@@ -30,6 +34,7 @@ export function renderRun(r: RunReport, width: number): string {
     `  ${r.layout} layout: ${plural(ranks.length, 'rank')} × ${plural(steps.length, 'step window')}` +
       (ooms > 0 ? `, ${plural(ooms, 'OOM dump')}` : '') +
       `, ${plural(r.snapshots.length, 'file')}`,
+    ...leadLines(runLead(r), width),
   ];
   for (const figure of TABLES) lines.push('', ...table(r, windows, ranks, steps, figure, width));
   // "Nothing stands out" is a verdict only where something was compared.
@@ -49,7 +54,7 @@ export function renderRun(r: RunReport, width: number): string {
   lines.push(
     ...section(
       'OOMs',
-      r.ooms.map((o) => `${oomHeadline(o)}  (memlens oom ${o.file})`),
+      r.ooms.map((o) => `${oomHeadline(o)}  (memlens oom ${shellWord(o.file)})`),
       'no OOM',
     ),
   );
@@ -64,6 +69,21 @@ export function renderRun(r: RunReport, width: number): string {
     );
   if (r.unplaced.length > 0) lines.push(...section('no rank or step in the name', r.unplaced, ''));
   return lines.join('\n');
+}
+
+/** The run's worst finding first, with the command that opens its snapshot. */
+function leadLines(lead: RunLead | null, width: number): string[] {
+  if (lead === null) return [];
+  const out = wrapIndented(`worst first: ${lead.headline}`, width, '  ', '    ').map(pc.bold);
+  if (lead.file !== null)
+    out.push(
+      ...commandLines(
+        `memlens ${lead.kind === 'oom' ? 'oom ' : ''}${shellWord(lead.file)}`,
+        width,
+        '    ',
+      ).map(pc.dim),
+    );
+  return out;
 }
 
 function section(title: string, items: string[], none: string): string[] {
