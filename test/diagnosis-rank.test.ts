@@ -128,7 +128,7 @@ describe('every OOM, and headlines that fit and agree with their evidence', () =
         line: 0,
       },
       { name: 'torch::autograd::Engine::thread_main(…)', filename: 'engine.cpp', line: 0 },
-    ];
+    ].map((f) => ({ ...f, extra: undefined }));
     const f = leakFinding({ ...site, frames: cpp }, r, 'memlens leaks FILE', null);
     expect(f.headline).toMatch(/^Leak: the backward operation MulBackward0 keeps 3\.00 MiB per iteration/);
     expect(f.evidence.join('\n')).toMatch(
