@@ -1,3 +1,5 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { wrapIndented } from '../src/cli/indent.js';
 import { diagnose, diagnoseFile } from '../src/engine/analyses/diagnosis/diagnosis.js';
@@ -14,6 +16,13 @@ import { OOM_CAUSES } from '../src/engine/synth/oom-plant.js';
  * columns and never say the opposite of their evidence. On generated snapshots.
  */
 const MiB = 2 ** 20;
+const CORPUS = join(import.meta.dirname, '..', '..', 'shared', 'corpus');
+/** A few real traces (a training loop, an inference run), when the corpus is present. */
+const CORPUS_FILES = [
+  'Wedsonlin_assignment2__results_medium_512_training_memory_snapshot__87b0864.pickle',
+  'Yiyi_LLM-inference__oom_snapshot__61261a2.pickle',
+  'ZidongLiu_DeComFL__memory__edd30e0.pickle',
+].filter((f) => existsSync(join(CORPUS, f)));
 const GiB = 2 ** 30;
 const generated = (o: WriteOptions) => loadSnapshotBytes(generateSnapshotBytes(o).bytes);
 const index = (fs: Finding[], kind: string) => fs.findIndex((f) => f.kind === kind);
@@ -90,6 +99,19 @@ describe('every OOM, and headlines that fit and agree with their evidence', () =
         expect(oom!.headline).not.toMatch(/[<≥]/);
         expect(oom!.evidence.some((e) => /[<≥=]/.test(e))).toBe(true);
       }
+  });
+
+  it('every headline but the notes fits two lines at 100 columns, on generated and corpus files', () => {
+    const files = [
+      generated({ events: 20_000, seed: 41, leakBytes: 3 * MiB }),
+      generated({ events: 25_000, seed: 51, cycleBytes: [2 * MiB, 3 * MiB + 100], gcEvery: 4 }),
+      generated({ events: 4000, seed: 7, devices: 3, devicePlants: { 2: { oomCause: 'fragmentation' } } }),
+      ...CORPUS_FILES.map((f) => loadSnapshotBytes(readFileSync(join(CORPUS, f)))),
+    ];
+    for (const s of files)
+      for (const d of diagnoseFile(s, s.devices).devices)
+        for (const f of d.findings.filter((x) => x.severity !== 'note'))
+          expect(headlineLines(f), f.headline).toBeLessThanOrEqual(2);
   });
 
   it('the undetermined OOM carries both readings', () => {

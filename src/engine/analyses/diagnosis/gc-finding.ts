@@ -33,7 +33,7 @@ export function gcFinding(s: Snapshot, d: DeviceModel, file: string, cycles: Win
   const headline =
     viaGc.length > 0
       ? `Python's garbage collector freed long-lived tensors at once in ${count}${every} (largest ${formatBytes(largest.bytes)}): reference cycles held them until a collection.`
-      : `Long-lived tensors were freed at once in ${count}${every} (largest ${formatBytes(largest.bytes)}), as Python's garbage collector frees reference cycles; the free stacks have no C++ frames to confirm it.`;
+      : `Long-lived tensors were freed at once in ${count}${every} (largest ${formatBytes(largest.bytes)}), as the garbage collector frees reference cycles (no C++ frames in the free stacks to confirm it).`;
   const finding: Finding = {
     kind: 'gc',
     headline,
