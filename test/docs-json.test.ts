@@ -79,6 +79,8 @@ describe('docs/json.md matches the real --json output', () => {
     summary: [['summary', EXAMPLE, file('oom.pickle'), '--json']],
     diagnose: [
       ['diagnose', EXAMPLE, file('oom.pickle'), file('leak.pickle'), file('cycles.pickle'), '--json'],
+      // An OOM caused outside PyTorch, judged without the GPU's memory: its two readings.
+      ['diagnose', file('outside.pickle'), '--json'],
     ],
     peak: [['peak', EXAMPLE, file('oom.pickle'), '--json']],
     events: [['events', EXAMPLE, '--limit', '3', '--json']],
@@ -139,6 +141,10 @@ describe('docs/json.md matches the real --json output', () => {
     writeFileSync(
       file('b.pickle'),
       generateSnapshotBytes({ events: 3000, seed: 61, extraBuffer: 64 * MiB }).bytes,
+    );
+    writeFileSync(
+      file('outside.pickle'),
+      generateSnapshotBytes({ events: 3000, seed: 61, oomCause: 'outside' }).bytes,
     );
     writeFileSync(
       file('leak.pickle'),

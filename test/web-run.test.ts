@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
@@ -119,6 +120,32 @@ describe.skipIf(!ready && process.env.CI === undefined)('Run page in headless Ch
     expect(text).toMatch(/grows .* per step: rank 2 from step 1/);
     expect(text).toMatch(/rank 3 OOM after step 6/);
   });
+
+  it('leads with the worst cell’s finding, rank 3’s OOM, whose link opens the dump on that OOM; report.html too', async () => {
+    const lead = page.locator('.run-findings .run-worst');
+    expect(await lead.textContent()).toMatch(
+      /^Worst first: rank 3 OOM after step 6: exhaustion open its snapshot$/,
+    );
+    await page.screenshot({ path: join(SHOTS, 'run-worst-first.png') });
+    await lead.getByRole('button', { name: 'open its snapshot' }).click();
+    await expect.poll(() => hash().get('tab')).toBe('diagnosis');
+    expect(hash().get('file')).toMatch(/torch_memory_oom_rank3_pid\d+\.pickle$/);
+    await page.waitForSelector('article.finding.lead', { timeout: 30_000 });
+    expect(await page.locator('article.finding.lead').getAttribute('class')).toBe('finding oom lead');
+    await page.getByRole('button', { name: '← back to the run' }).click();
+    await page.waitForSelector('.heatmap .hm-cell');
+    // The run's report page leads with the same finding.
+    const report = join(work, 'run.html');
+    execFileSync(process.execPath, [...NODE_FLAGS, CLI, 'report', root, '-o', report], { encoding: 'utf8' });
+    const other = await browser.newPage();
+    await other.goto(pathToFileURL(report).href);
+    await other.waitForSelector('.run-findings .run-worst', { timeout: 60_000 });
+    expect(await other.locator('.run-findings .run-worst').textContent()).toMatch(
+      /^Worst first: rank 3 OOM after step 6: exhaustion/,
+    );
+    await other.screenshot({ path: join(SHOTS, 'run-report-worst-first.png') });
+    await other.close();
+  }, 120_000);
 
   it('a click on a cell opens that snapshot’s diagnosis, and the way back returns to the run', async () => {
     await cell(2, 4).click();

@@ -6,8 +6,13 @@ export function indent(text: string, by = '    '): string {
     .join('\n');
 }
 
-/** Columns text is wrapped to: the terminal's, or 100 when piped (stable output for scripts). */
+/**
+ * Columns text is wrapped to: MEMLENS_WIDTH when set (a script's or a test's choice), else the
+ * terminal's, or 100 when piped (stable output for scripts).
+ */
 export function textWidth(): number {
+  const set = Number.parseInt(process.env.MEMLENS_WIDTH ?? '', 10);
+  if (set > 0) return Math.max(40, set);
   return process.stdout.isTTY ? Math.max(60, process.stdout.columns ?? 100) : 100;
 }
 

@@ -5,6 +5,7 @@
  * --json, only the one line on why there is no snapshot is said here).
  */
 import path from 'node:path';
+import { shellWord } from '../engine/analyses/diagnosis/finding.js';
 import { runReport } from '../engine/analyses/run/run-report.js';
 import { formatBytes, plural } from '../engine/format.js';
 import { discoverRun } from '../engine/run/discover.js';
@@ -38,11 +39,6 @@ export async function reportRecording(
   }
   if (m.files.length > 0) say(`open it: memlens view ${shellWord(m.out)}`);
   if (m.cycles.length > 0) say(`its reference cycles: memlens cycles ${shellWord(m.out)}`);
-}
-
-/** The path as a shell word the user can paste. */
-function shellWord(p: string): string {
-  return /^[\w@%+=:,./-]+$/.test(p) ? p : `'${p.replaceAll("'", "'\\''")}'`;
 }
 
 /** One line on why no snapshot was written, when none was: each process said what it saw. */

@@ -7,8 +7,12 @@
 
 const ANSI = /\u001b\[[0-9;]*m/g;
 const TABLE_LINE = /^\s*[┌│├└╔║╟╚─]/;
-/** A shell command printed to be copied ("$ memlens simulate FILE --set …"): kept whole. */
+/**
+ * A shell command printed to be copied ("$ memlens simulate FILE --set …", command-lines.ts):
+ * kept whole, and so are the lines it continues onto (a trailing backslash).
+ */
 const COMMAND_LINE = /^\s*\$ /;
+const CONTINUED = / \\$/;
 
 /** Columns a string takes on screen (colour codes take none). */
 export function visibleLength(s: string): number {
@@ -25,15 +29,20 @@ export function shortenMiddle(s: string, max: number): string {
 
 /** Every line of a report fitted to `width` columns. */
 export function fitToWidth(text: string, width: number): string {
+  let inCommand = false;
   return text
     .split('\n')
-    .flatMap((line) => fitLine(line, width))
+    .flatMap((line) => {
+      const plain = line.replace(ANSI, '');
+      const whole = inCommand || COMMAND_LINE.test(plain);
+      inCommand = whole && CONTINUED.test(plain);
+      return whole ? [line] : fitLine(line, width);
+    })
     .join('\n');
 }
 
 function fitLine(line: string, width: number): string[] {
-  if (visibleLength(line) <= width || TABLE_LINE.test(line) || COMMAND_LINE.test(line.replace(ANSI, '')))
-    return [line];
+  if (visibleLength(line) <= width || TABLE_LINE.test(line)) return [line];
   const lead = /^ */.exec(line)![0];
   const rest = `${lead}  `;
   const out: string[] = [];

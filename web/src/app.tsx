@@ -6,6 +6,7 @@ import { readUrlState, type Tab, type ViewState, writeUrlState } from './url-sta
 import { AnalysesPage } from './views/analyses-page.js';
 import { CyclesPage, useServedCycles, windowCyclesOf } from './views/cycles/cycles-page.js';
 import { DiagnosisPage } from './views/diagnosis/diagnosis-page.js';
+import { deviceNames, landingDevice, useFileDiagnosis } from './views/diagnosis/use-file-diagnosis.js';
 import { FileBar } from './views/file-bar.js';
 import { FlamePage } from './views/flame-page.js';
 import { type LoadState, LoadStatus, WorkerFailure } from './views/load-status.js';
@@ -71,11 +72,14 @@ export function App() {
         const file = 'file' in source ? source.file : null;
         const bytes = (file && embeddedSize(file)) ?? Math.max(read, file?.size ?? 0);
         setLoad({ status: 'ready', name: source.name, loaded, bytes, seconds });
+        // A file of several devices opens on the device of its worst finding (useLanding, below).
         setView((v) => ({
           ...v,
           device: loaded.devices.some((d) => d.device === v.device)
             ? v.device
-            : (loaded.devices[0]?.device ?? null),
+            : loaded.devices.length === 1
+              ? loaded.devices[0]!.device
+              : null,
         }));
       } catch (e) {
         if (seq === loadSeq.current)
@@ -121,6 +125,16 @@ export function App() {
 
   const ready = load.status === 'ready' ? load.loaded : null;
   const device = ready?.devices.find((d) => d.device === view.device) ?? null;
+  const several = (ready?.devices.length ?? 0) > 1;
+  const fileDiagnosis = useFileDiagnosis(client, several ? view.file : null, fileCycles);
+  useEffect(() => {
+    if (!ready || view.device !== null || fileDiagnosis === null || fileDiagnosis.file !== view.file) return;
+    const device = landingDevice(
+      fileDiagnosis.result,
+      ready.devices.map((d) => d.device),
+    );
+    update({ device });
+  }, [ready, view.device, view.file, fileDiagnosis, update]);
   const setTab = (tab: Tab) => update({ tab });
   const deviceOfSnapshot = (i: number): number | null =>
     run?.report.rows.find((r) => r.file === run.report.snapshots[i]?.file)?.device ?? null;
@@ -151,6 +165,7 @@ export function App() {
         files={files}
         current={view.file}
         devices={ready?.devices.map((d) => d.device) ?? []}
+        deviceNames={fileDiagnosis?.result ? deviceNames(fileDiagnosis.result) : undefined}
         device={view.device}
         tab={view.tab}
         // From the Run page, a file chosen in the list opens on its own page.
@@ -172,6 +187,7 @@ export function App() {
         <LoadStatus state={load} hasFiles={files.length > 0} />
       )}
       <WorkerFailure file={view.file} />
+      {ready && several && view.device === null && <p className="hint">diagnosing every device…</p>}
       <EmbeddedNotice />
       {onRunTab && (
         <RunPage

@@ -1,7 +1,13 @@
 import type { Command } from 'commander';
-import { type DeviceDiagnosis, diagnose } from '../../engine/analyses/diagnosis/diagnosis.js';
+import {
+  type DeviceDiagnosis,
+  diagnoseFile,
+  type FileDiagnosis,
+} from '../../engine/analyses/diagnosis/diagnosis.js';
 import type { Finding, FindingKind } from '../../engine/analyses/diagnosis/finding.js';
+import { stakeText } from '../../engine/analyses/diagnosis/rank.js';
 import { pc } from '../colors.js';
+import { commandLines } from '../command-lines.js';
 import { recordedCycles, windowGraphs } from '../cycle-inputs.js';
 import { framesCell } from '../frames-text.js';
 import { indent as indentText, textWidth, wrapIndented } from '../indent.js';
@@ -31,7 +37,7 @@ export function diagnoseCommand(program: Command): void {
     .option('--device <n>', 'only this device', parseDevice)
     .option(
       '--json',
-      'print JSON: {"files": [{"file", "devices": [{"device", "findings": [{"kind", "headline", "evidence", ...}]}]}]}',
+      'print JSON: {"files": [{"file", "devices": [{"device", "findings": [{"kind", "headline", "evidence", ...}]}], "order": [{"device", "finding"}]}]}',
     )
     .action((files: string[], opts: DiagnoseCliOptions) => {
       // `memlens` alone: the commands, not a complaint about a missing file.
@@ -39,14 +45,14 @@ export function diagnoseCommand(program: Command): void {
       const recorded = recordedCycles(files);
       return runFiles(recorded.snapshotArgs, opts, (snapshot, devices, file) => {
         const cycles = windowGraphs(recorded, snapshot, file);
-        const per = devices.map((d) =>
-          diagnose(snapshot, d, { file, cycles, ...(opts.capacity ? { capacity: opts.capacity } : {}) }),
-        );
+        const r = diagnoseFile(snapshot, devices, {
+          file,
+          cycles,
+          ...(opts.capacity ? { capacity: opts.capacity } : {}),
+        });
         return {
-          json: { devices: per },
-          text: per
-            .map((p) => render(p, opts.evidence ? Number.POSITIVE_INFINITY : EVIDENCE_SHOWN))
-            .join('\n\n'),
+          json: { devices: r.devices, order: r.order },
+          text: render(r, opts.evidence ? Number.POSITIVE_INFINITY : EVIDENCE_SHOWN),
         };
       });
     });
@@ -61,26 +67,52 @@ const LABEL: Record<FindingKind, string> = {
   warning: 'NOTE',
 };
 
-function render(r: DeviceDiagnosis, shown: number): string {
+/**
+ * Every device's findings in one list, worst first (each with its device when the file has
+ * several), then what each device was checked for and did not show.
+ */
+function render(r: FileDiagnosis, shown: number): string {
   const width = textWidth();
-  const lines = [pc.bold(`device ${r.device}`)];
-  for (const [i, f] of r.findings.entries()) lines.push(...finding(f, i + 1, shown, width));
-  if (r.checked.length > 0)
-    lines.push(
-      ...wrapIndented(`Looked for and not found: ${r.checked.join('; ')}.`, width, '  ✓ ', '    ').map(
-        pc.green,
-      ),
-    );
+  const several = r.devices.length > 1;
+  const head = several
+    ? `${r.devices.map((d) => d.label).join(', ')}: every device's findings, worst first`
+    : (r.devices[0]?.label ?? '');
+  const lines = [pc.bold(head)];
+  for (const [i, at] of r.order.entries()) {
+    const d = r.devices.find((x) => x.device === at.device)!;
+    lines.push(...finding(d.findings[at.finding]!, i + 1, shown, width, several ? d : null, d));
+  }
+  for (const d of r.devices) lines.push(...checkedLines(d, several, width));
   return lines.join('\n');
 }
 
+/** What a device was looked at for and did not show; on a device with no problem, that it has none. */
+function checkedLines(d: DeviceDiagnosis, several: boolean, width: number): string[] {
+  if (d.checked.length === 0) return [];
+  const problems = d.findings.some((f) => f.severity !== 'context' && f.severity !== 'note');
+  const who = several ? `${d.label}: ` : '';
+  const text = problems
+    ? `${who}Looked for and not found: ${d.checked.join('; ')}.`
+    : `${who}No problem found. Looked for: ${d.checked.join('; ')}.`;
+  return wrapIndented(text, width, '  ✓ ', '    ').map(pc.green);
+}
+
 /** The label and headline in bold, the evidence under it, the OOM's stack, the command. */
-function finding(f: Finding, n: number, shown: number, width: number): string[] {
+function finding(
+  f: Finding,
+  n: number,
+  shown: number,
+  width: number,
+  named: DeviceDiagnosis | null,
+  d: DeviceDiagnosis,
+): string[] {
   const indent = ' '.repeat(11);
   const label = `  ${`${n}. ${LABEL[f.kind]}`.padEnd(9)}`;
   const colour = f.kind === 'warning' ? pc.yellow : f.kind === 'peak' ? (x: string) => x : pc.red;
   const [first = '', ...rest] = wrapIndented(f.headline, width, label, indent);
   const out = [colour(pc.bold(label)) + pc.bold(first.slice(label.length)), ...rest.map(pc.bold)];
+  const meta = [named?.label, stakeText(f, d.memory)].filter((x) => x !== undefined && x !== '');
+  if (meta.length > 0) out.push(...wrapIndented(meta.join(' · '), width, indent).map(pc.dim));
   const evidence = f.evidence.slice(0, shown);
   for (const e of evidence) out.push(...wrapIndented(e, width, `${indent}· `, `${indent}  `));
   if (f.evidence.length > evidence.length)
@@ -89,6 +121,6 @@ function finding(f: Finding, n: number, shown: number, width: number): string[] 
     out.push(`${indent}stack of the failing request (innermost first):`);
     out.push(indentText(framesCell(f.frames), `${indent}  `));
   }
-  out.push(pc.dim(`${indent}→ ${f.command}`));
+  out.push(...commandLines(f.command, width, indent).map(pc.dim));
   return out;
 }

@@ -1,10 +1,12 @@
 import type { Command } from 'commander';
 import { CATEGORIES } from '../../engine/analyses/categories/categories.js';
+import { shellWord } from '../../engine/analyses/diagnosis/finding.js';
 import { listName } from '../../engine/analyses/fragmentation/fragmentation.js';
 import { formatFrame } from '../../engine/analyses/frames/short-path.js';
 import { type OomReport, oomReports } from '../../engine/analyses/oom/oom.js';
 import { formatBytes, formatCount, plural } from '../../engine/format.js';
 import { pc } from '../colors.js';
+import { commandLines } from '../command-lines.js';
 import { framesCell, sitesTable } from '../frames-text.js';
 import { indent, textWidth, wrapIndented } from '../indent.js';
 import { type FileOptions, parseBytes, parseDevice, runFiles } from '../run-files.js';
@@ -46,11 +48,6 @@ export function oomCommand(program: Command): void {
         };
       }),
     );
-}
-
-/** A file name as a shell word (quoted when it holds anything a shell would split or expand). */
-function shellWord(s: string): string {
-  return /^[\w./:@%+=,-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`;
 }
 
 function render(device: number, ooms: OomReport[], file: string): string {
@@ -102,7 +99,7 @@ function renderOne(r: OomReport, file: string): string[] {
     if (s.simulate !== '')
       lines.push(
         '      test it with:',
-        pc.dim(`        $ memlens simulate ${shellWord(file)} ${s.simulate}`),
+        ...commandLines(`memlens simulate ${shellWord(file)} ${s.simulate}`, width, '        ').map(pc.dim),
       );
   }
   return lines;

@@ -1,3 +1,5 @@
+import { shellWord } from '../../engine/analyses/diagnosis/finding.js';
+import { type RunLead, runLead } from '../../engine/analyses/run/run-lead.js';
 import type { RunReport } from '../../engine/analyses/run/run-report.js';
 import {
   columnOrder,
@@ -15,6 +17,8 @@ import {
 } from '../../engine/analyses/run/run-words.js';
 import { formatBytes, plural } from '../../engine/format.js';
 import { pc } from '../colors.js';
+import { commandLines } from '../command-lines.js';
+import { wrapIndented } from '../indent.js';
 
 /** The figures the text shows as rank × step tables; --json has them all. */
 const TABLES: RunFigure[] = ['peak_allocated', 'allocated'];
@@ -24,7 +28,7 @@ const LABEL = 10;
 export function renderRun(r: RunReport, width: number): string {
   const lanes = laneOrder(r.rows);
   const columns = columnOrder(r.rows);
-  const lines = [pc.bold(r.root), `  ${r.layout} layout: ${shape(r)}`];
+  const lines = [pc.bold(r.root), `  ${r.layout} layout: ${shape(r)}`, ...leadLines(runLead(r), width)];
   for (const figure of TABLES) lines.push('', ...table(r, lanes, columns, figure, width));
   // "Nothing stands out" is a verdict only where something was compared.
   const none = (what: string) =>
@@ -43,7 +47,7 @@ export function renderRun(r: RunReport, width: number): string {
   lines.push(
     ...section(
       'OOMs',
-      r.ooms.map((o) => `${oomHeadline(o)}  (memlens oom ${o.file})`),
+      r.ooms.map((o) => `${oomHeadline(o)}  (memlens oom ${shellWord(o.file)})`),
       'no OOM',
     ),
   );
@@ -87,6 +91,21 @@ function sharedText(s: RunReport['shared'][number]): string {
 /** Each file left out of the run as not a snapshot, with why (memlens run --verbose). */
 export function skippedText(r: RunReport): string[] {
   return r.skipped.map((s) => `  skipped ${s.path}: ${s.reason}`);
+}
+
+/** The run's worst finding first, with the command that opens its snapshot. */
+function leadLines(lead: RunLead | null, width: number): string[] {
+  if (lead === null) return [];
+  const out = wrapIndented(`worst first: ${lead.headline}`, width, '  ', '    ').map(pc.bold);
+  if (lead.file !== null)
+    out.push(
+      ...commandLines(
+        `memlens ${lead.kind === 'oom' ? 'oom ' : ''}${shellWord(lead.file)}`,
+        width,
+        '    ',
+      ).map(pc.dim),
+    );
+  return out;
 }
 
 function section(title: string, items: string[], none: string): string[] {

@@ -16,6 +16,8 @@ export interface SynthOptions {
   streams?: number;
   /** End the trace with an OOM (after the allocator's flush), as a failed allocation does. */
   oom?: boolean;
+  /** With `oom`: the same request fails this many times more (a retry loop), then one of half its extra size once (default 0). */
+  oomRetries?: number;
   /** `expandable_segments:True`: segments grow by segment_map / shrink by segment_unmap. */
   expandableSegments?: boolean;
   /** Keep only the last entries, as the history ring buffer does once `max_entries` is reached. */
@@ -67,6 +69,7 @@ export interface ResolvedOptions {
   devices: number;
   streams: number;
   oom: boolean;
+  oomRetries: number;
   expandableSegments: boolean;
   ringBufferOverflow: boolean;
   pendingFrees: boolean;
@@ -101,6 +104,7 @@ export function resolveOptions(o: SynthOptions, events?: number): ResolvedOption
     devices,
     streams: o.streams ?? 0,
     oom: o.oom ?? false,
+    oomRetries: o.oomRetries ?? 0,
     expandableSegments: o.expandableSegments ?? false,
     ringBufferOverflow: o.ringBufferOverflow ?? false,
     pendingFrees: o.pendingFrees ?? false,

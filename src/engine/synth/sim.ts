@@ -132,7 +132,7 @@ export class DeviceSim {
     const o = this.plan.options;
     const cause = this.plants.oomCause;
     if (cause !== null) this.oomFacts = plantOom(this.allocator, this.plan.sites, cause);
-    this.workload.finale(o.oom && o.oomCause === null, o.pendingFrees);
+    this.workload.finale(o.oom && o.oomCause === null, o.pendingFrees, o.oomRetries);
   }
 
   private drain(): SimEvent[] {

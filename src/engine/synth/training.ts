@@ -84,11 +84,14 @@ export class TrainingWorkload {
    * After the main loop: an OOM (the allocator's flush completes every pending free, so blocks
    * meant to stay active_pending_free are freed after it, as an exception handler would).
    */
-  finale(oom: boolean, pendingFrees: boolean): void {
+  finale(oom: boolean, pendingFrees: boolean, retries = 0): void {
     if (oom) {
       // 64 MiB steps up to 4 GiB: a multiplication, as a 32-bit shift would turn 2 GiB and up negative.
       const extra = this.rng.int(1, 64) * 2 ** 26 + this.rng.int(0, 1 << 20);
-      this.a.failAllocation(extra, 0, this.sites.alloc('lm_head', 'mm'));
+      const site = this.sites.alloc('lm_head', 'mm');
+      for (let i = 0; i <= retries; i++) this.a.failAllocation(extra, 0, site);
+      // A retry loop that gave up on the size tries a smaller request, which fails too.
+      if (retries > 0) this.a.failAllocation(Math.ceil(extra / 2), 0, site);
     }
     if (pendingFrees) {
       const stream = this.streams.comm ?? this.streams.input;

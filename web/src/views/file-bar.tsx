@@ -5,6 +5,8 @@ interface Props {
   files: ServedFile[];
   current: string | null;
   devices: number[];
+  /** Each device as the picker names it, with whether anything was found there. */
+  deviceNames?: Map<number, string> | undefined;
   device: number | null;
   tab: Tab;
   onOpenServed: (f: ServedFile) => void;
@@ -79,7 +81,7 @@ export function FileBar(p: Props) {
           >
             {p.devices.map((d) => (
               <option key={d} value={d}>
-                cuda:{d}
+                {p.deviceNames?.get(d) ?? `cuda:${d}`}
               </option>
             ))}
           </select>

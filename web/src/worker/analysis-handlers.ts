@@ -1,6 +1,6 @@
 import { categoriesOf } from '../../../src/engine/analyses/categories/category-curves.js';
 import { citeWindowCycles } from '../../../src/engine/analyses/cycles/burst-cycles.js';
-import { type DeviceDiagnosis, diagnose } from '../../../src/engine/analyses/diagnosis/diagnosis.js';
+import { diagnoseFile, type FileDiagnosis } from '../../../src/engine/analyses/diagnosis/diagnosis.js';
 import { liveMemoryProfile } from '../../../src/engine/analyses/export/speedscope.js';
 import { fragmentationOf } from '../../../src/engine/analyses/fragmentation/fragmentation.js';
 import { gcBurstsOf } from '../../../src/engine/analyses/gc/gc-bursts.js';
@@ -36,7 +36,7 @@ export function analysisHandlers(
       last = { snapshot: current(), key, tree: flameTree(current(), d, at, { fullStacks }) };
     return last.tree;
   };
-  let lastDiagnosis: { d: DeviceModel; file: string; result: DeviceDiagnosis } | undefined;
+  let lastDiagnosis: { snapshot: Snapshot; key: string; result: FileDiagnosis } | undefined;
   const with_ = <T>(device: number, f: (s: Snapshot, d: DeviceModel) => T): T =>
     f(current(), deviceOf(device));
 
@@ -67,13 +67,17 @@ export function analysisHandlers(
     oom: ({ device, capacity, request }) =>
       with_(device, (s, d) => oomReports(s, d, capacity ?? undefined, request ?? 0)),
     categories: ({ device, points }) => with_(device, (s, d) => categoriesOf(s, d, points)),
-    diagnosis: ({ device, file, cycles = [] }) => {
-      // Asked by the Diagnosis tab and again by the timeline's OOM pane: computed once per device
-      // (and again when the run's recorded cycles arrive).
-      const d = deviceOf(device);
-      const key = `${file}|${cycles.map((c) => c.file).join(',')}`;
-      if (lastDiagnosis?.d !== d || lastDiagnosis.file !== key)
-        lastDiagnosis = { d, file: key, result: diagnose(current(), d, { file, cycles }) };
+    diagnosis: ({ file, cycles = [], capacity }) => {
+      // Asked on landing (which device leads), by the Diagnosis tab and by the timeline's OOM
+      // pane: computed once per file (and again when the run's cycles arrive or a capacity is given).
+      const s = current();
+      const key = `${file}|${cycles.map((c) => c.file).join(',')}|${capacity ?? ''}`;
+      if (lastDiagnosis?.snapshot !== s || lastDiagnosis.key !== key)
+        lastDiagnosis = {
+          snapshot: s,
+          key,
+          result: diagnoseFile(s, s.devices, { file, cycles, ...(capacity ? { capacity } : {}) }),
+        };
       return lastDiagnosis.result;
     },
   };

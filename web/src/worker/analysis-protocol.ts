@@ -1,6 +1,6 @@
 import type { DeviceCategories } from '../../../src/engine/analyses/categories/category-curves.js';
 import type { CycleCitation, WindowCycle } from '../../../src/engine/analyses/cycles/burst-cycles.js';
-import type { DeviceDiagnosis } from '../../../src/engine/analyses/diagnosis/diagnosis.js';
+import type { FileDiagnosis } from '../../../src/engine/analyses/diagnosis/diagnosis.js';
 import type { DeviceFragmentation } from '../../../src/engine/analyses/fragmentation/fragmentation.js';
 import type { DeviceGc } from '../../../src/engine/analyses/gc/gc-bursts.js';
 import type { DeviceLeaks } from '../../../src/engine/analyses/leaks/leaks.js';
@@ -45,7 +45,11 @@ export interface AnalysisQueries {
   /** `memlens oom`; capacity and request in bytes as --capacity / --request (null: not given). */
   oom: { args: { device: number; capacity?: number | null; request?: number | null }; result: OomReport[] };
   categories: { args: { device: number; points: number }; result: DeviceCategories };
-  /** `memlens diagnose`'s findings; file: the name the suggested commands use. */
+  /** `memlens diagnose`'s findings, every device's and their order; file: the name the suggested commands use. */
   /** `cycles`: the served run's recorded cycles of this snapshot's window, cited by the GC finding. */
-  diagnosis: { args: { device: number; file: string; cycles?: WindowCycle[] }; result: DeviceDiagnosis };
+  /** `capacity`: the GPU's total memory in bytes (--capacity), for the OOM verdict. */
+  diagnosis: {
+    args: { file: string; cycles?: WindowCycle[]; capacity?: number | null };
+    result: FileDiagnosis;
+  };
 }

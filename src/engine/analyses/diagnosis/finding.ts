@@ -2,8 +2,18 @@ import { formatBytes, plural } from '../../format.js';
 import type { Frame } from '../../model/stack-table.js';
 import type { SiteGroup } from '../frames/sites.js';
 import { siteText } from '../leaks/leaks.js';
+import type { OomReading } from '../oom/verdict.js';
 
-/** Most important first: the order findings are listed in. */
+/**
+ * What a finding's outcome was, worst first: the order findings are ranked in before their bytes
+ * at stake. An OOM ended the run; growth that would exhaust the device within a run as long as
+ * the recorded one comes next; then memory a problem cost (leaks, GC bursts, fragmentation);
+ * then what held memory (the peak); then what the file cannot tell.
+ */
+export const SEVERITIES = ['oom', 'exhausts', 'cost', 'context', 'note'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+/** The kinds, in the order a tie of severity and bytes at stake is listed in. */
 export const FINDING_KINDS = ['oom', 'leak', 'gc', 'fragmentation', 'peak', 'warning'] as const;
 export type FindingKind = (typeof FINDING_KINDS)[number];
 
@@ -42,6 +52,11 @@ export interface Finding {
   /** The CLI command that shows the detail. */
   command: string;
   show: FindingView;
+  /** How bad its outcome was (ranked first), then how many bytes it put at stake (ranked next). */
+  severity: Severity;
+  stake_bytes: number;
+  /** An OOM whose verdict the GPU's total memory decides: each reading with the GPU it holds for. */
+  readings?: OomReading[];
 }
 
 /**

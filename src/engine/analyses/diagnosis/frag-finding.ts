@@ -35,8 +35,9 @@ export function fragFinding(s: Snapshot, d: DeviceModel, file: string): Outcome 
   const free = worst.detail!;
   const finding: Finding = {
     kind: 'fragmentation',
-    headline: `Fragmentation cost up to ${fb(excess)}: reserved memory peaked at ${fb(peak.reserved)} while allocated memory never passed ${fb(peak.allocated)}, and ${plural(costly.length, 'new segment')} ${costly.length === 1 ? 'was' : 'were'} made while enough memory sat free in blocks too small for the request.`,
+    headline: `Fragmentation cost up to ${fb(excess)}: ${plural(costly.length, 'new segment')} ${costly.length === 1 ? 'was' : 'were'} made while enough memory sat free in blocks too small for the request.`,
     evidence: [
+      `reserved memory peaked at ${fb(peak.reserved)} while allocated memory never passed ${fb(peak.allocated)}: ${fb(peak.reserved)} − ${fb(peak.allocated)} = ${fb(excess)}`,
       `largest: entry ${formatCount(worst.entry)} made a ${fb(worst.segment_bytes)} segment for a ${fb(worst.request_bytes!)} request while ${fb(free.same_list_free_bytes)} sat free in ${plural(free.same_list_free_blocks, 'block')} of its pool and stream, the largest ${fb(free.same_list_largest_free_block)}`,
       'reserved − allocated also counts rounding and memory cached for other pools and streams: the cost is at most the excess',
       'expandable_segments:True lets segments grow in place instead; memlens simulate tests it',
@@ -51,6 +52,8 @@ export function fragFinding(s: Snapshot, d: DeviceModel, file: string): Outcome 
     },
     command: `memlens frag ${file} --at ${formatCount(worst.entry - 1)}`,
     show: { view: 'pool', entry: worst.entry - 1, segment: worstSegment(s, d, worst) },
+    severity: 'cost',
+    stake_bytes: excess,
   };
   return { findings: [finding], clear: null };
 }

@@ -33,7 +33,7 @@ export function gcFinding(s: Snapshot, d: DeviceModel, file: string, cycles: Win
   const headline =
     viaGc.length > 0
       ? `Python's garbage collector freed long-lived tensors at once in ${count}${every} (largest ${formatBytes(largest.bytes)}): reference cycles held them until a collection.`
-      : `Long-lived tensors were freed at once in ${count}${every} (largest ${formatBytes(largest.bytes)}), as Python's garbage collector frees reference cycles; the free stacks have no C++ frames to confirm it.`;
+      : `Long-lived tensors were freed at once in ${count}${every} (largest ${formatBytes(largest.bytes)}), as the garbage collector frees reference cycles (no C++ frames in the free stacks to confirm it).`;
   const finding: Finding = {
     kind: 'gc',
     headline,
@@ -52,6 +52,9 @@ export function gcFinding(s: Snapshot, d: DeviceModel, file: string, cycles: Win
     },
     command: `memlens gc ${file}`,
     show: { view: 'events', first: largest.entry, last: largest.last_entry },
+    // What the collector's lateness cost at once: the memory the largest burst held until then.
+    severity: 'cost',
+    stake_bytes: largest.bytes,
   };
   return { findings: [finding], clear: null };
 }

@@ -1,32 +1,55 @@
 import { formatBytes, formatCount, plural } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
+import { siteText } from '../leaks/leaks.js';
 import { type OomReport, oomReports } from '../oom/oom.js';
 import { hasHistory } from '../views/timeline/timeline-axis.js';
 import { type Finding, type Outcome, siteBytes, siteFrames } from './finding.js';
 
 /** The largest sites listed as holding memory at the OOM (the oom analysis lists more). */
 const HELD_SITES = 3;
+/** Entries of a repeated OOM listed in its evidence (the count says how many in all). */
+const ENTRIES_LISTED = 5;
 
 /**
- * The trace's first OOM, with the oom analysis's verdict and arithmetic, the failing request's
- * stack and what held memory at that moment. Later OOMs are counted, not repeated.
+ * Every OOM of the trace, one finding per distinct failure (the same request from the same code
+ * with the same verdict is one finding, with its count and entries), with the oom analysis's
+ * verdict and arithmetic, the failing request's stack and what held memory at the first of them.
  */
-export function oomFinding(s: Snapshot, d: DeviceModel, command: string, capacity?: number): Outcome {
+export function oomFindings(s: Snapshot, d: DeviceModel, command: string, capacity?: number): Outcome {
   const reports = oomReports(s, d, capacity).filter((r) => r.entry >= 0);
-  const r = reports[0];
   // The window's size goes with the claim: "no OOM" in 1 entry says little.
   const clear = `no OOM in the trace's ${plural(d.trace.length, 'entry')}`;
-  if (r === undefined) return { findings: [], clear: hasHistory(d) ? clear : null };
+  if (reports.length === 0) return { findings: [], clear: hasHistory(d) ? clear : null };
+  return { findings: repeats(reports).map((group) => oomFinding(group, command)), clear: null };
+}
+
+/** OOMs grouped by what failed: verdict, request size, and the code that asked. */
+function repeats(reports: OomReport[]): OomReport[][] {
+  const groups = new Map<string, OomReport[]>();
+  for (const r of reports) {
+    const key = `${r.verdict}|${r.requested_bytes}|${siteText(r.stack)}`;
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, [r]);
+    else group.push(r);
+  }
+  return [...groups.values()];
+}
+
+function oomFinding(group: OomReport[], command: string): Finding {
+  const r = group[0]!;
   const [lead = r.headline, ...figures] = r.explanation;
   const held = r.held.sites.slice(0, HELD_SITES).map((g) => `held then: ${siteBytes(g)}`);
   const categories = r.held.categories.map((c) => `${c.category.replace(/_/g, ' ')} ${formatBytes(c.bytes)}`);
   if (categories.length > 0) held.push(`held then, by category: ${categories.join(', ')}`);
-  const evidence = [lead, ...held, ...figures];
+  const evidence = [...repeatLines(group), lead, ...held, ...figures];
   for (const setting of r.settings) evidence.push(`would help: ${setting}`);
-  if (reports.length > 1) evidence.push(`${formatCount(reports.length - 1)} more OOMs follow in the trace`);
-  const finding: Finding = {
+  const where =
+    group.length === 1
+      ? `at entry ${formatCount(r.entry)} (a ${formatBytes(r.requested_bytes)} request)`
+      : `${group.length} times (a ${formatBytes(r.requested_bytes)} request, first at entry ${formatCount(r.entry)})`;
+  return {
     kind: 'oom',
-    headline: `Out of memory at entry ${formatCount(r.entry)} (a ${formatBytes(r.requested_bytes)} request) — ${verdictSentence(r)}`,
+    headline: `Out of memory ${where} — ${verdictSentence(r)}`,
     evidence,
     frames: siteFrames(r.stack),
     figures: {
@@ -39,25 +62,52 @@ export function oomFinding(s: Snapshot, d: DeviceModel, command: string, capacit
       cached_free_bytes: r.cached_free_bytes,
       largest_free_block: r.largest_free_block,
       outside_bytes: r.outside_bytes,
-      ooms: reports.length,
+      ooms: group.length,
       deciding_capacity_bytes: r.deciding_capacity_bytes,
     },
     command,
     show: { view: 'timeline', entry: r.entry, alloc: null, search: '' },
+    severity: 'oom',
+    // What failed: the request the device could not serve.
+    stake_bytes: r.requested_bytes,
+    ...(r.readings.length > 0 ? { readings: r.readings } : {}),
   };
-  return { findings: [finding], clear: null };
+}
+
+function repeatLines(group: OomReport[]): string[] {
+  if (group.length === 1) return [];
+  const listed = group.slice(0, ENTRIES_LISTED).map((r) => formatCount(r.entry));
+  const more =
+    group.length > ENTRIES_LISTED ? `, and ${formatCount(group.length - ENTRIES_LISTED)} more` : '';
+  return [
+    `the same request from the same code failed ${group.length} times, with the same verdict: entries ${listed.join(', ')}${more}; the figures below are the first's`,
+  ];
 }
 
 /**
- * The oom report's headline, but for fragmentation, where the report compares two sizes that
- * round alike in exact bytes ("1,126,170,624 B < 1,128,267,776 B"): a glance wants "2.00 MiB short".
+ * The verdict in a clause short enough for a two-line headline; the arithmetic that proves it is
+ * the evidence's first line.
  */
 function verdictSentence(r: OomReport): string {
-  if (r.verdict !== 'fragmentation') return r.headline;
   const fb = formatBytes;
-  const largest =
-    fb(r.largest_free_block) === fb(r.requested_bytes)
-      ? `${fb(r.requested_bytes - r.largest_free_block)} short`
-      : fb(r.largest_free_block);
-  return `fragmentation: ${fb(r.cached_free_bytes)} sat free in reserved segments of the ${r.pool} pool, but no block the request could use was large enough (the largest was ${largest}).`;
+  switch (r.verdict) {
+    case 'fragmentation': {
+      // Two sizes that round alike ("1.05 GiB" and "1.05 GiB"): a glance wants "2.00 MiB short".
+      const largest =
+        fb(r.largest_free_block) === fb(r.requested_bytes)
+          ? `${fb(r.requested_bytes - r.largest_free_block)} short`
+          : fb(r.largest_free_block);
+      return `fragmentation: ${fb(r.cached_free_bytes)} sat free in the ${r.pool} pool, but no usable block was large enough (largest ${largest}).`;
+    }
+    case 'exhaustion':
+      return `exhaustion: live tensors held ${fb(r.allocated_bytes)} and the device had no room left for the request.`;
+    case 'outside PyTorch':
+      return `memory outside PyTorch: ${fb(r.outside_bytes ?? 0)} was held outside its allocator (CUDA context, NCCL, other processes).`;
+    case 'not out of device memory':
+      return `not out of device memory: CUDA reported ${fb(r.device_free_bytes)} free; a limit or another cudaMalloc failure refused it.`;
+    case 'undetermined':
+      return `undetermined: memory held outside PyTorch, unless the GPU is this small; its total memory decides.`;
+    case 'would fit':
+      return r.headline;
+  }
 }

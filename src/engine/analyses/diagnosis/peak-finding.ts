@@ -23,21 +23,23 @@ export function peakFinding(s: Snapshot, d: DeviceModel, file: string): Finding[
     : p.after_entry < 0
       ? 'At the allocated peak (before the first trace entry)'
       : `At the allocated peak (entry ${formatCount(p.after_entry)})`;
-  const parts = [];
-  if (cats[0] !== undefined && cats[0].category !== 'unknown')
-    parts.push(`largest category ${words(cats[0].category)} (${formatBytes(cats[0].peak_bytes)})`);
-  // Memory with no recorded stack (allocated before recording) can dwarf every site that has one.
-  if (p.unknown_stack_bytes > (top?.bytes ?? 0))
-    parts.push(`${formatBytes(p.unknown_stack_bytes)} of it with no stack recorded`);
-  else if (top !== undefined)
-    parts.push(`largest site ${siteText(top.frames)} with ${formatBytes(top.bytes)}`);
-  const detail = parts.length > 0 ? `: ${parts.join('; ')}` : '';
+  // One detail, to keep the headline to two lines: the largest site, else the largest category
+  // (the evidence has both splits). Memory with no recorded stack (allocated before recording)
+  // can dwarf every site that has one.
+  const detail =
+    p.unknown_stack_bytes > (top?.bytes ?? 0)
+      ? `: ${formatBytes(p.unknown_stack_bytes)} of it with no stack recorded`
+      : top !== undefined
+        ? `: largest site ${siteText(top.frames)} with ${formatBytes(top.bytes)}`
+        : cats[0] !== undefined && cats[0].category !== 'unknown'
+          ? `: largest category ${words(cats[0].category)} (${formatBytes(cats[0].peak_bytes)})`
+          : '';
   const evidence = p.groups.map(siteBytes);
   if (p.other_groups > 0)
     evidence.push(`${formatBytes(p.other_bytes)} from ${plural(p.other_groups, 'more site')}`);
   if (cats.length > 0)
     evidence.push(
-      `by category: ${cats.map((c) => `${words(c.category)} ${formatBytes(c.peak_bytes)}`).join(', ')} (memlens categories ${file})`,
+      `by category: ${cats.map((c) => `${words(c.category)} ${formatBytes(c.peak_bytes)}`).join(', ')} (memlens categories shows them over time)`,
     );
   if (traced && p.peak_reserved_bytes > p.reserved_bytes)
     evidence.push(
@@ -63,6 +65,8 @@ export function peakFinding(s: Snapshot, d: DeviceModel, file: string): Finding[
           ? `memlens peak ${file} --at ${formatCount(p.after_entry)}`
           : `memlens peak ${file}`,
       show: { view: 'flame' },
+      severity: 'context',
+      stake_bytes: p.allocated_bytes,
     },
   ];
 }

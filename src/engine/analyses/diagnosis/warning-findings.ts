@@ -27,7 +27,7 @@ export function warningFindings(s: Snapshot, d: DeviceModel, file: string): Find
   return out;
 }
 
-function warning(headline: string, command: string): Finding {
+export function warning(headline: string, command: string): Finding {
   return {
     kind: 'warning',
     headline,
@@ -36,6 +36,8 @@ function warning(headline: string, command: string): Finding {
     figures: {},
     command,
     show: { view: 'overview' },
+    severity: 'note',
+    stake_bytes: 0,
   };
 }
 

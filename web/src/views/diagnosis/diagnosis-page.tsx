@@ -1,11 +1,13 @@
+import { useState } from 'react';
 import type { WindowCycle } from '../../../../src/engine/analyses/cycles/burst-cycles.js';
-import type { DeviceDiagnosis } from '../../../../src/engine/analyses/diagnosis/diagnosis.js';
+import type { DeviceDiagnosis, FileDiagnosis } from '../../../../src/engine/analyses/diagnosis/diagnosis.js';
 import type { ViewState } from '../../url-state.js';
 import type { EngineClient } from '../../worker/client.js';
 import { useQuery } from '../analyses/use-query.js';
 import { selectIn } from '../analyses-page.js';
 import { FindingCard } from './finding-card.js';
 import { findingLink } from './finding-link.js';
+import { OtherDevices } from './other-devices.js';
 import './diagnosis.css';
 
 interface Props {
@@ -17,34 +19,63 @@ interface Props {
   cycles?: WindowCycle[];
 }
 
-/**
- * Where the app opens: `memlens diagnose`'s findings for the device, computed in the worker by the
- * same engine call, the most important first and largest, each linked to the view that proves it.
- */
-export function DiagnosisPage({ client, device, file, update, cycles = [] }: Props) {
-  // The commands name the file as a terminal in its folder would.
-  const name = file.split(/[\\/]/).pop() ?? file;
-  const answer = useQuery(client, 'diagnosis', {
-    device,
-    file: name,
-    ...(cycles.length > 0 ? { cycles } : {}),
-  });
-  if (answer.status === 'loading') return <p className="hint">diagnosing…</p>;
-  if (answer.status === 'error') return <p className="error">{answer.message}</p>;
-  return <Findings r={answer.value} update={update} />;
+/** The commands name the file as a terminal in its folder would. */
+export function commandName(file: string): string {
+  return file.split(/[\\/]/).pop() ?? file;
 }
 
-function Findings({ r, update }: { r: DeviceDiagnosis; update: (patch: Partial<ViewState>) => void }) {
+/** The diagnosis query's arguments, the same wherever it is asked, so the worker computes it once. */
+export function diagnosisArgs(file: string, cycles: WindowCycle[], capacity: number | null = null) {
+  return {
+    file: commandName(file),
+    ...(cycles.length > 0 ? { cycles } : {}),
+    ...(capacity !== null ? { capacity } : {}),
+  };
+}
+
+/**
+ * Where the app opens: `memlens diagnose`'s findings for the device, computed in the worker by the
+ * same engine call, the worst first, each linked to the view that proves it; beneath, what the
+ * file's other devices showed.
+ */
+export function DiagnosisPage({ client, device, file, update, cycles = [] }: Props) {
+  const [capacity, setCapacity] = useState<number | null>(null);
+  const answer = useQuery(client, 'diagnosis', diagnosisArgs(file, cycles, capacity));
+  if (answer.status === 'loading') return <p className="hint">diagnosing…</p>;
+  if (answer.status === 'error') return <p className="error">{answer.message}</p>;
+  const r = answer.value.devices.find((d) => d.device === device);
+  if (r === undefined) return <p className="error">no device {device} in this file</p>;
+  return <Findings r={r} file={answer.value} update={update} onCapacity={setCapacity} />;
+}
+
+function Findings({
+  r,
+  file,
+  update,
+  onCapacity,
+}: {
+  r: DeviceDiagnosis;
+  file: FileDiagnosis;
+  update: (patch: Partial<ViewState>) => void;
+  onCapacity: (bytes: number) => void;
+}) {
   const select = selectIn(update);
   const problems = r.findings.filter((f) => f.kind !== 'peak' && f.kind !== 'warning');
   const peak = r.findings.filter((f) => f.kind === 'peak');
   const notes = r.findings.filter((f) => f.kind === 'warning');
   const card = (f: DeviceDiagnosis['findings'][number], i: number, lead: boolean) => (
-    <FindingCard key={i} f={f} lead={lead} link={findingLink(f.show, select, update)} />
+    <FindingCard
+      key={i}
+      f={f}
+      lead={lead}
+      link={findingLink(f.show, select, update)}
+      memory={r.memory}
+      onCapacity={onCapacity}
+    />
   );
   const checked = r.checked.length > 0 && (
     <section className={`checked${problems.length === 0 ? ' clean' : ''}`} aria-label="checked">
-      <h2>{problems.length === 0 ? '✓ No problem found' : 'Also checked, nothing found'}</h2>
+      <h2>{problems.length === 0 ? `✓ No problem found on ${r.label}` : 'Also checked, nothing found'}</h2>
       <ul>
         {r.checked.map((c) => (
           <li key={c}>{c}</li>
@@ -52,11 +83,20 @@ function Findings({ r, update }: { r: DeviceDiagnosis; update: (patch: Partial<V
       </ul>
     </section>
   );
+  const others = (
+    <OtherDevices
+      file={file}
+      device={r.device}
+      onDevice={(device) => update({ device, entry: null, alloc: null })}
+    />
+  );
   return (
     <main className="diagnosis" aria-label="diagnosis">
-      <h1>What happened to the memory of cuda:{r.device}</h1>
+      <h1>What happened to the memory of {r.label}</h1>
+      {problems.length === 0 && others}
       {problems.length === 0 && checked}
       {problems.map((f, i) => card(f, i, i === 0))}
+      {problems.length > 0 && others}
       {problems.length > 0 && checked}
       {peak.map((f, i) => card(f, i, false))}
       {notes.length > 0 && (

@@ -1,6 +1,8 @@
 import type { Finding, FindingKind } from '../../../../src/engine/analyses/diagnosis/finding.js';
+import { type DeviceMemory, stakeText } from '../../../../src/engine/analyses/diagnosis/rank.js';
 import { Frames } from '../analyses/bits.js';
 import type { FindingLink } from './finding-link.js';
+import { OomReadings } from './oom-readings.js';
 
 const LABEL: Record<FindingKind, string> = {
   oom: 'Out of memory',
@@ -23,14 +25,33 @@ const STACK_OF: Partial<Record<FindingKind, string>> = {
  * One finding: its kind, the headline (the answer, large), the evidence behind it, the stack it
  * is about, and the link into the view that proves it, with the CLI command that prints it.
  */
-export function FindingCard({ f, lead, link }: { f: Finding; lead: boolean; link: FindingLink }) {
+export function FindingCard({
+  f,
+  lead,
+  link,
+  memory,
+  onCapacity,
+}: {
+  f: Finding;
+  lead: boolean;
+  link: FindingLink;
+  memory: DeviceMemory;
+  /** The GPU's total memory, given to decide an OOM the file alone cannot judge. */
+  onCapacity: (bytes: number) => void;
+}) {
+  const stake = stakeText(f, memory);
+  // The readings have their own block: their lines are not repeated among the evidence.
+  const read = new Set((f.readings ?? []).map((r) => `if ${r.if}: ${r.says}`));
+  const evidence = f.evidence.filter((e) => !read.has(e));
   return (
     <article className={`finding ${f.kind}${lead ? ' lead' : ''}`} aria-label={LABEL[f.kind]}>
       <span className="kind">{LABEL[f.kind]}</span>
+      {stake !== '' && <span className="stake">{stake}</span>}
       <h2 className="headline">{f.headline}</h2>
-      {f.evidence.length > 0 && (
+      {f.readings && f.readings.length > 0 && <OomReadings readings={f.readings} onCapacity={onCapacity} />}
+      {evidence.length > 0 && (
         <ul className="evidence">
-          {f.evidence.map((e) => (
+          {evidence.map((e) => (
             <li key={e}>{e}</li>
           ))}
         </ul>

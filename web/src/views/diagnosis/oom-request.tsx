@@ -1,6 +1,7 @@
 import type { EngineClient } from '../../worker/client.js';
 import { Frames } from '../analyses/bits.js';
 import { useQuery } from '../analyses/use-query.js';
+import { commandName } from './diagnosis-page.js';
 
 /**
  * In the details pane when the selected entry is the OOM the diagnosis leads with (an OOM entry
@@ -18,10 +19,12 @@ export function OomRequest({
   file: string;
   entry: number;
 }) {
-  const answer = useQuery(client, 'diagnosis', { device, file: file.split(/[\\/]/).pop() ?? file });
+  const answer = useQuery(client, 'diagnosis', { file: commandName(file) });
   const oom =
     answer.status === 'ready'
-      ? answer.value.findings.find((f) => f.kind === 'oom' && f.figures.entry === entry)
+      ? answer.value.devices
+          .find((d) => d.device === device)
+          ?.findings.find((f) => f.kind === 'oom' && f.figures.entry === entry)
       : undefined;
   return (
     <aside className="details oom-request" aria-label="failing request">

@@ -1,5 +1,6 @@
 import { useMemo, useState } from 'react';
 import type { Outlier } from '../../../../src/engine/analyses/run/outliers.js';
+import { runLead } from '../../../../src/engine/analyses/run/run-lead.js';
 import {
   RUN_FIGURES,
   type RunFigure,
@@ -191,8 +192,16 @@ function Findings({
       .map((r) => r.steps!.first)
       .sort((x, y) => y - x)[0];
   const nothing = report.outliers.length === 0 && report.growth.length === 0 && report.ooms.length === 0;
+  const lead = runLead(report);
+  const leadCell = lead?.file == null ? -1 : indexOf(lead.file);
   return (
     <section className="run-findings" aria-label="findings">
+      {lead && (
+        <p className={`run-worst ${lead.kind}`}>
+          <strong>Worst first:</strong> {lead.headline}{' '}
+          {leadCell >= 0 && <Link onClick={() => onOpen(leadCell)}>open its snapshot</Link>}
+        </p>
+      )}
       {nothing && runComparable(rowsOf) && (
         <p className="clean">✓ Nothing stands out: no rank departs from its step, no site grows, no OOM.</p>
       )}
