@@ -21,7 +21,8 @@ import { openSnapshot } from './open-snapshot.js';
 import { writeParquetBatch } from './parquet-writer.js';
 import { writeTextBatch } from './text-table-writer.js';
 
-export type TableFormat = 'parquet' | 'csv' | 'jsonl';
+const FORMATS = ['parquet', 'csv', 'jsonl'] as const;
+export type TableFormat = (typeof FORMATS)[number];
 
 /** What an export directory holds, written last as memlens-export.json (`memlens sql` reads it). */
 export interface ExportManifest {
@@ -42,6 +43,34 @@ export interface ExportManifest {
 export const MANIFEST = 'memlens-export.json';
 /** Hive's (and DuckDB's, Spark's) directory name for a null partition value. */
 const NULL_PARTITION = '__HIVE_DEFAULT_PARTITION__';
+
+/**
+ * Throws unless `m`, read from `dir`'s manifest, is one an export writes: its table names become
+ * SQL and its folder may be replaced by --force, so nothing in it is trusted before this.
+ */
+export function checkManifest(dir: string, m: ExportManifest): void {
+  const problem = manifestProblem(m);
+  if (problem)
+    throw new SnapshotError(`${path.join(dir, MANIFEST)}: not a memlens export manifest (${problem})`);
+}
+
+function manifestProblem(m: ExportManifest): string | undefined {
+  if (typeof m !== 'object' || m === null) return 'not an object';
+  if (!Number.isInteger(m.schema_version)) return 'no schema_version';
+  if (!(FORMATS as readonly unknown[]).includes(m.format)) return `unknown format ${quoteShort(m.format)}`;
+  if (typeof m.partitioned !== 'boolean') return 'partitioned is not true or false';
+  if (!Array.isArray(m.tables) || !Array.isArray(m.snapshots)) return 'no tables or snapshots list';
+  const unknown = m.tables.find((t) => !(TABLE_NAMES as unknown[]).includes(t));
+  if (unknown !== undefined) return `unknown table ${quoteShort(unknown)}`;
+  if (new Set(m.tables).size !== m.tables.length) return 'a table named twice';
+  return undefined;
+}
+
+/** A value from a file, shown in one line of an error. */
+function quoteShort(v: unknown): string {
+  const text = JSON.stringify(v) ?? String(v);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
 
 export function readManifest(dir: string): ExportManifest | undefined {
   try {

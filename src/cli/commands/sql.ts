@@ -7,11 +7,18 @@ import { InvalidArgumentError } from 'commander';
 import { SCHEMA_VERSION } from '../../engine/analyses/export/schema.js';
 import { csvCell } from '../../engine/analyses/views/tables/table-csv.js';
 import { SnapshotError } from '../../engine/errors.js';
-import { openDuckDb, plainValue, sqlString } from '../duckdb.js';
+import { openDuckDb, plainValue } from '../duckdb.js';
 import { expandPaths } from '../expand-paths.js';
-import { type ExportManifest, exportTables, MANIFEST, readManifest } from '../export-tables.js';
+import {
+  checkManifest,
+  type ExportManifest,
+  exportTables,
+  MANIFEST,
+  readManifest,
+} from '../export-tables.js';
 import { cacheRoot, contentHash } from '../result-cache.js';
 import { EXIT_BAD_INPUT } from '../run-files.js';
+import { sqlFileList, sqlIdentifier } from '../sql-quote.js';
 
 type SqlFormat = 'table' | 'csv' | 'json';
 
@@ -115,6 +122,7 @@ function treeBytes(dir: string): number {
 }
 
 async function createViews(con: DuckDBConnection, dir: string, m: ExportManifest): Promise<void> {
+  checkManifest(dir, m);
   if (m.format !== 'parquet') {
     throw new SnapshotError(`${dir}: memlens sql reads Parquet exports; this one is ${m.format}`);
   }
@@ -122,8 +130,23 @@ async function createViews(con: DuckDBConnection, dir: string, m: ExportManifest
     ? ", hive_partitioning = true, hive_types = {'step': BIGINT, 'rank': BIGINT}"
     : '';
   for (const table of m.tables) {
-    const glob = path.join(dir, table, m.partitioned ? '**' : '', '*.parquet');
-    await con.run(`CREATE VIEW ${table} AS SELECT * FROM read_parquet(${sqlString(glob)}${hive})`);
+    const files = parquetFiles(path.join(dir, table));
+    if (files.length === 0) throw new SnapshotError(`${path.join(dir, table)}: no Parquet files`);
+    await con.run(
+      `CREATE VIEW ${sqlIdentifier(table)} AS SELECT * FROM read_parquet(${sqlFileList(files)}${hive})`,
+    );
+  }
+}
+
+/** The table's files, listed here rather than globbed by DuckDB: a path is a name, never a pattern. */
+function parquetFiles(tableDir: string): string[] {
+  try {
+    return readdirSync(tableDir, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile() && e.name.endsWith('.parquet'))
+      .map((e) => path.join(e.parentPath, e.name))
+      .sort();
+  } catch (e) {
+    throw new SnapshotError(`${tableDir}: cannot read (${(e as NodeJS.ErrnoException).code})`);
   }
 }
 
