@@ -1,13 +1,4 @@
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -17,6 +8,7 @@ import { SnapshotError } from '../engine/errors.js';
 import type { RunCell } from '../engine/run/discover.js';
 import { openDuckDb } from './duckdb.js';
 import { expandPaths } from './expand-paths.js';
+import { checkOutputApart, checkReplaceable } from './export-output.js';
 import { openSnapshot } from './open-snapshot.js';
 import { writeParquetBatch } from './parquet-writer.js';
 import { writeTextBatch } from './text-table-writer.js';
@@ -91,10 +83,9 @@ export async function exportTables(
   format: TableFormat,
   opts: { force: boolean; progress: boolean },
 ): Promise<ExportManifest> {
-  if (!opts.force && !isEmptyOrMissing(outDir)) {
-    throw new SnapshotError(`${outDir} is not empty (use --force to replace it)`);
-  }
   const { files, runs } = expandPaths(args);
+  checkOutputApart(outDir, [...args, ...files]);
+  checkReplaceable(outDir, opts.force, isExport);
   const cells = new Map<string, RunCell>();
   for (const r of runs) for (const c of r.run.cells) cells.set(c.path, c);
   const manifest: ExportManifest = {
@@ -216,13 +207,14 @@ function partition(e: { step: number | null; rank: number | null }): string[] {
   return [`step=${value(e.step)}`, `rank=${value(e.rank)}`];
 }
 
-function isEmptyOrMissing(dir: string): boolean {
+/** A folder an export wrote: a manifest that checkManifest accepts. */
+function isExport(dir: string): boolean {
+  const m = readManifest(dir);
+  if (m === undefined) return false;
   try {
-    return readdirSync(dir).length === 0;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return true;
-    throw new SnapshotError(
-      `${dir}: cannot use as the output directory (${(e as NodeJS.ErrnoException).code})`,
-    );
+    checkManifest(dir, m);
+    return true;
+  } catch {
+    return false;
   }
 }
