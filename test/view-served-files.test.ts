@@ -126,4 +126,36 @@ describe('memlens view serves only the files it listed', () => {
     truncateSync(file, 8);
     expect(await get(origin, url(name))).toMatchObject({ status: 200, body: 'snapshot', length: '8' });
   });
+
+  it('a file that shrinks mid-download aborts the transfer at once, not leaving the client waiting', async () => {
+    const big = join(work, 'big.pickle');
+    writeFileSync(big, Buffer.alloc(32 << 20, 7));
+    const files = await collectFiles([big]);
+    const view = await startServer(files, work);
+    try {
+      const u = new URL('/files/0', view.url);
+      const outcome = await new Promise<string>((resolve) => {
+        const req = request({ host: u.hostname, port: u.port, path: u.pathname }, (res) => {
+          let got = 0;
+          res.pause();
+          truncateSync(big, 1 << 20);
+          res.on('data', (b: Buffer) => {
+            got += b.length;
+          });
+          res.on('end', () => resolve(`ended after ${got} bytes`));
+          res.on('aborted', () => resolve('aborted'));
+          res.on('error', () => resolve('aborted'));
+          setTimeout(() => res.resume(), 50);
+        });
+        req.on('error', () => resolve('aborted'));
+        req.end();
+        // Not left waiting for bytes that will never come (until a socket timeout ends it).
+        setTimeout(() => resolve('left waiting'), 3000);
+      });
+      expect(outcome).toBe('aborted');
+    } finally {
+      view.server.close();
+      view.server.closeAllConnections();
+    }
+  });
 });
