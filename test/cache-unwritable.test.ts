@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { type SpawnSyncReturns, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +21,7 @@ afterAll(() => {
 const file = join(work, 'gen.pickle');
 writeFileSync(file, generateSnapshotBytes({ events: 1200, seed: 4 }).bytes);
 
-function sql(cacheHome: string): ReturnType<typeof spawnSync<string>> {
+function sql(cacheHome: string): SpawnSyncReturns<string> {
   return spawnSync(
     'node',
     [...NODE_FLAGS, CLI, 'sql', 'select count(*) AS n from snapshots', file, '--format', 'csv'],
