@@ -11,10 +11,15 @@ import {
 import type { Server } from 'node:http';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateRun } from '../src/engine/synth/run.js';
+import { POLL_MS } from '../src/server/run-service.js';
 import { startServer } from '../src/server/serve.js';
 import { collectFiles } from '../src/server/snapshot-files.js';
+import { type RunningView, startView } from './helpers/view-server.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * `memlens view` serves the files it listed and nothing else: whatever is put at a listed path
@@ -158,4 +163,52 @@ describe('memlens view serves only the files it listed', () => {
       view.server.closeAllConnections();
     }
   });
+});
+
+describe('memlens view DIR --watch: a rewrite is served anew, a link put in its place is not', () => {
+  const root = join(work, 'watched');
+  const files = generateRun({ ranks: 2, windows: 1, seed: 12 });
+  const [first, second] = files.map((f) => join(root, ...f.path.split('/')));
+  let view: RunningView;
+
+  beforeAll(async () => {
+    for (const [i, f] of files.entries()) {
+      const at = [first, second][i]!;
+      mkdirSync(dirname(at), { recursive: true });
+      writeFileSync(at, f.bytes);
+    }
+    writeFileSync(join(work, 'outside.pickle'), files[1]!.bytes);
+    view = await startView(root, '--watch');
+  });
+  afterAll(() => view?.stop());
+
+  /** The URL of each file once the run lists both, by path below the run. */
+  async function urls(): Promise<Map<string, string>> {
+    for (;;) {
+      const state = JSON.parse((await get(view.origin, '/api/run')).body) as {
+        names: string[];
+        urls: string[];
+      };
+      if (state.urls.length === 2) return new Map(state.names.map((n, i) => [n, `/${state.urls[i]}`]));
+      await sleep(200);
+    }
+  }
+
+  it('after the watcher took both changes', async () => {
+    const before = await urls();
+    const url = (file: string) => before.get(join('watched', relative(root, file)))!;
+    expect((await get(view.origin, url(second!))).status).toBe(200);
+    // Training writes a new version under a temporary name and renames it into place.
+    const rewritten = Buffer.concat([Buffer.from(files[0]!.bytes)]);
+    writeFileSync(`${first}.tmp`, rewritten);
+    renameSync(`${first}.tmp`, first!);
+    rmSync(second!);
+    symlinkSync(join(work, 'outside.pickle'), second!);
+    await sleep(3 * POLL_MS + 500);
+    const r0 = await get(view.origin, url(first!));
+    expect(r0.status).toBe(200);
+    expect(r0.length).toBe(String(rewritten.length));
+    const r1 = await get(view.origin, url(second!));
+    expect(r1.status).toBe(409);
+  }, 30_000);
 });

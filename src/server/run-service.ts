@@ -152,7 +152,9 @@ export class RunService {
 
   /**
    * Appends the file to the served list, or lists it anew where the watcher took a rewrite of it:
-   * the file now there is the one served, under the same index (so its URL stays valid).
+   * the file now there is the one served, under the same index (so its URL stays valid). A rewrite
+   * keeps its place: a path that now leads elsewhere (a link put there) keeps its listing, which
+   * the server then refuses to serve.
    */
   private serve(cell: RunCell): number {
     const file = cell.path;
@@ -168,6 +170,7 @@ export class RunService {
       identity: identityOf(st),
     };
     const listed = this.served.get(file);
+    if (listed !== undefined && this.files[listed]!.path !== real) return listed;
     if (listed !== undefined) {
       this.files[listed] = entry;
       return listed;
