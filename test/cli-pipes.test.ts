@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -71,6 +71,41 @@ describe('a reader that goes away after one line: every command ends quietly', (
       expect(r.read.length).toBeGreaterThan(0);
       expect([0, 141]).toContain(r.code);
       expect(r.stderr).toBe('');
+    });
+  }
+});
+
+/** Runs the CLI with stdout on /dev/full, where every write fails with ENOSPC. */
+function intoFullDevice(args: string[]): Ended {
+  const r = spawnSync(
+    'bash',
+    ['-c', '"$@" > /dev/full', 'full', process.execPath, ...NODE_FLAGS, CLI, ...args],
+    {
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: { ...process.env, XDG_CACHE_HOME: join(dir, 'cache') },
+    },
+  );
+  return { code: r.status, stderr: r.stderr, read: r.stdout };
+}
+
+describe.skipIf(!existsSync('/dev/full'))('a stdout that fails (/dev/full): one line, a failure', () => {
+  const run = join(dir, 'run');
+  mkdirSync(join(run, 'step1'), { recursive: true });
+  copyFileSync(file, join(run, 'step1', 'torch_memory_rank0_pid1.pickle'));
+  const families: [string, string[]][] = [
+    ['report -o -', ['report', file, '-o', '-']],
+    ['sql', ['sql', 'select 42', file]],
+    ['run', ['run', run]],
+    ['summary', ['summary', file]],
+    ['summary --json', ['summary', file, '--json']],
+    ['events --format csv (streamed)', ['events', file, '--format', 'csv']],
+  ];
+  for (const [name, args] of families) {
+    it(name, () => {
+      const r = intoFullDevice(args);
+      expect(r.stderr).toBe('memlens: cannot write the output to stdout (ENOSPC)\n');
+      expect(r.code).toBe(1);
     });
   }
 });

@@ -61,7 +61,7 @@ describe('memlens export --format csv|jsonl', () => {
 });
 
 describe('memlens export output directory', () => {
-  it('refuses a non-empty directory without --force, and replaces it with --force', () => {
+  it('refuses a non-empty directory without --force; --force replaces a previous export only', () => {
     const out = join(work, 'taken');
     mkdirSync(out);
     writeFileSync(join(out, 'keep.txt'), 'mine');
@@ -69,8 +69,42 @@ describe('memlens export output directory', () => {
     expect(refused.status).toBe(2);
     expect(refused.stderr).toBe(`memlens: ${out} is not empty (use --force to replace it)\n`);
     expect(readdirSync(out)).toEqual(['keep.txt']);
-    expect(memlens('export', file, '-o', out, '--force').status).toBe(0);
-    expect(readdirSync(out).sort()).toEqual([...TABLE_NAMES, 'memlens-export.json'].sort());
+    const forced = memlens('export', file, '-o', out, '--force');
+    expect(forced.status).toBe(2);
+    expect(forced.stderr).toBe(
+      `memlens: ${out} is not empty and not a memlens export; --force replaces only a previous export (choose another -o)\n`,
+    );
+    expect(readdirSync(out)).toEqual(['keep.txt']);
+    const previous = join(work, 'previous');
+    expect(memlens('export', file, '-o', previous).status).toBe(0);
+    expect(memlens('export', file, '-o', previous, '--format', 'jsonl', '--force').status).toBe(0);
+    expect(readdirSync(previous).sort()).toEqual([...TABLE_NAMES, 'memlens-export.json'].sort());
+    expect(readdirSync(join(previous, 'events'))).toEqual(['part-0-0.jsonl']);
+  });
+
+  it('never replaces an input: -o naming the run exported, an input file, or a folder holding one', () => {
+    const run = join(work, 'run');
+    mkdirSync(join(run, 'step1'), { recursive: true });
+    const snap = join(run, 'step1', 'torch_memory_rank0_pid1.pickle');
+    writeFileSync(snap, bytes);
+    const cases: [string[], string][] = [
+      [['export', run, '-o', run, '--force'], `${run}: the output is the input ${run}`],
+      [['export', `${run}/`, '-o', run, '--force'], `${run}: the output is the input ${run}/`],
+      [['export', snap, '-o', snap, '--force'], `${snap}: the output is the input ${snap}`],
+      [['export', snap, '-o', run, '--force'], `${run}: the output holds the input ${snap}`],
+      [
+        ['export', run, '-o', join(run, 'out')],
+        `${join(run, 'out')}: the output lies inside the input ${run}`,
+      ],
+      [['export', snap, '--format', 'perfetto', '-o', snap], `${snap}: the output is the input ${snap}`],
+    ];
+    for (const [args, message] of cases) {
+      const r = memlens(...args);
+      expect(r.stderr, args.join(' ')).toBe(`memlens: ${message}; choose another -o\n`);
+      expect(r.status).toBe(2);
+      expect(readFileSync(snap)).toEqual(Buffer.from(bytes));
+      expect(readdirSync(run)).toEqual(['step1']);
+    }
   });
 
   it('a bad file among good ones: a one-line error naming it, and no output at all', () => {

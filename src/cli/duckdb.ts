@@ -50,10 +50,6 @@ export async function openDuckDb(opts: { threads?: number } = {}): Promise<DuckD
   };
 }
 
-export function sqlString(text: string): string {
-  return `'${text.replaceAll("'", "''")}'`;
-}
-
 /** A DuckDB value as plain JSON: integers as numbers where exact, else as text. */
 export function plainValue(v: unknown): string | number | boolean | null {
   if (v === null || v === undefined) return null;

@@ -1,13 +1,4 @@
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -17,11 +8,13 @@ import { SnapshotError } from '../engine/errors.js';
 import type { RunCell } from '../engine/run/discover.js';
 import { openDuckDb } from './duckdb.js';
 import { expandPaths } from './expand-paths.js';
+import { checkOutputApart, checkReplaceable } from './export-output.js';
 import { openSnapshot } from './open-snapshot.js';
 import { writeParquetBatch } from './parquet-writer.js';
 import { writeTextBatch } from './text-table-writer.js';
 
-export type TableFormat = 'parquet' | 'csv' | 'jsonl';
+const FORMATS = ['parquet', 'csv', 'jsonl'] as const;
+export type TableFormat = (typeof FORMATS)[number];
 
 /** What an export directory holds, written last as memlens-export.json (`memlens sql` reads it). */
 export interface ExportManifest {
@@ -43,6 +36,34 @@ export const MANIFEST = 'memlens-export.json';
 /** Hive's (and DuckDB's, Spark's) directory name for a null partition value. */
 const NULL_PARTITION = '__HIVE_DEFAULT_PARTITION__';
 
+/**
+ * Throws unless `m`, read from `dir`'s manifest, is one an export writes: its table names become
+ * SQL and its folder may be replaced by --force, so nothing in it is trusted before this.
+ */
+export function checkManifest(dir: string, m: ExportManifest): void {
+  const problem = manifestProblem(m);
+  if (problem)
+    throw new SnapshotError(`${path.join(dir, MANIFEST)}: not a memlens export manifest (${problem})`);
+}
+
+function manifestProblem(m: ExportManifest): string | undefined {
+  if (typeof m !== 'object' || m === null) return 'not an object';
+  if (!Number.isInteger(m.schema_version)) return 'no schema_version';
+  if (!(FORMATS as readonly unknown[]).includes(m.format)) return `unknown format ${quoteShort(m.format)}`;
+  if (typeof m.partitioned !== 'boolean') return 'partitioned is not true or false';
+  if (!Array.isArray(m.tables) || !Array.isArray(m.snapshots)) return 'no tables or snapshots list';
+  const unknown = m.tables.find((t) => !(TABLE_NAMES as unknown[]).includes(t));
+  if (unknown !== undefined) return `unknown table ${quoteShort(unknown)}`;
+  if (new Set(m.tables).size !== m.tables.length) return 'a table named twice';
+  return undefined;
+}
+
+/** A value from a file, shown in one line of an error. */
+function quoteShort(v: unknown): string {
+  const text = JSON.stringify(v) ?? String(v);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
 export function readManifest(dir: string): ExportManifest | undefined {
   try {
     return JSON.parse(readFileSync(path.join(dir, MANIFEST), 'utf8')) as ExportManifest;
@@ -62,10 +83,9 @@ export async function exportTables(
   format: TableFormat,
   opts: { force: boolean; progress: boolean },
 ): Promise<ExportManifest> {
-  if (!opts.force && !isEmptyOrMissing(outDir)) {
-    throw new SnapshotError(`${outDir} is not empty (use --force to replace it)`);
-  }
   const { files, runs } = expandPaths(args);
+  checkOutputApart(outDir, [...args, ...files]);
+  checkReplaceable(outDir, opts.force, isExport);
   const cells = new Map<string, RunCell>();
   for (const r of runs) for (const c of r.run.cells) cells.set(c.path, c);
   const manifest: ExportManifest = {
@@ -187,13 +207,14 @@ function partition(e: { step: number | null; rank: number | null }): string[] {
   return [`step=${value(e.step)}`, `rank=${value(e.rank)}`];
 }
 
-function isEmptyOrMissing(dir: string): boolean {
+/** A folder an export wrote: a manifest that checkManifest accepts. */
+function isExport(dir: string): boolean {
+  const m = readManifest(dir);
+  if (m === undefined) return false;
   try {
-    return readdirSync(dir).length === 0;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return true;
-    throw new SnapshotError(
-      `${dir}: cannot use as the output directory (${(e as NodeJS.ErrnoException).code})`,
-    );
+    checkManifest(dir, m);
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -8,8 +8,8 @@ import {
   isText,
   type TextColumn,
 } from '../engine/analyses/export/table-rows.js';
-import { sqlString } from './duckdb.js';
 import { type StagedColumn, writePlainParquet } from './plain-parquet.js';
+import { isPlainLiteral, sqlFileList, sqlIdentifier, sqlString } from './sql-quote.js';
 import { VERSION } from './version.js';
 
 /**
@@ -53,13 +53,13 @@ export async function writeParquetBatch(
     }
     // Only a column holding NaN needs it turned into NULL (a compare and a select per value).
     const nullable = isSeries(c) ? Number.isNaN(c.first) : !isText(c) && hasNaN(c);
-    return `${finalValue(spec, value, coded, nullable)} AS "${spec.name}"`;
+    return `${finalValue(spec, value, coded, nullable)} AS ${sqlIdentifier(spec.name)}`;
   });
   try {
     writePlainParquet(stage, batch.rows, staged);
-    const metadata = `{memlens_schema_version: '${SCHEMA_VERSION}', memlens_table: '${table}', memlens_version: '${VERSION}'}`;
+    const metadata = `{memlens_schema_version: ${sqlString(String(SCHEMA_VERSION))}, memlens_table: ${sqlString(table)}, memlens_version: ${sqlString(VERSION)}}`;
     await con.run(
-      `COPY (SELECT ${select.join(', ')} FROM read_parquet(${sqlString(stage)}, file_row_number = true)) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${ROW_GROUP_ROWS}, DICTIONARY_SIZE_LIMIT 1, KV_METADATA ${metadata})`,
+      `COPY (SELECT ${select.join(', ')} FROM read_parquet(${sqlFileList([stage])}, file_row_number = true)) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${ROW_GROUP_ROWS}, DICTIONARY_SIZE_LIMIT 1, KV_METADATA ${metadata})`,
     );
   } finally {
     rmSync(stage, { force: true });
@@ -125,7 +125,9 @@ function finalValue(
       // a string that is then looked up: 13-18% less CPU in the events' and allocations' COPYs.
       const values = coded.dictionary.map(sqlString).join(', ');
       const n = coded.dictionary.length;
-      const distinct = n > 0 && new Set(coded.dictionary).size === n;
+      // An ENUM's values must be plain literals: a dictionary with a NUL goes out as a looked-up list.
+      const distinct =
+        n > 0 && new Set(coded.dictionary).size === n && coded.dictionary.every(isPlainLiteral);
       if (!distinct) return `[${values}][${name} + 1]::VARCHAR`;
       return `([${values}]::ENUM(${values})[])[${name} + 1]`;
     }

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { isStaleTemp } from './stale-temp.js';
 
 /** Bump when a cached result's shape or meaning changes: older entries are then ignored. */
 const FORMAT = 'cell-v1';
@@ -76,8 +77,13 @@ export class ResultCache<T> {
   }
 
   private trim(): void {
-    const entries = fs
-      .readdirSync(this.dir)
+    const names = fs.readdirSync(this.dir);
+    for (const f of names.filter((f) => f.endsWith('.tmp'))) {
+      const file = path.join(this.dir, f);
+      const st = fs.statSync(file, { throwIfNoEntry: false });
+      if (st && isStaleTemp(f, st.mtimeMs)) fs.rmSync(file, { force: true });
+    }
+    const entries = names
       .filter((f) => f.endsWith('.json') && f !== 'index.json')
       .map((f) => {
         const st = fs.statSync(path.join(this.dir, f));
@@ -119,6 +125,11 @@ function readJson<T>(file: string): T | undefined {
 
 function writeAtomically(file: string, text: string): void {
   const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, text);
-  fs.renameSync(tmp, file);
+  try {
+    fs.writeFileSync(tmp, text);
+    fs.renameSync(tmp, file);
+  } catch (e) {
+    fs.rmSync(tmp, { force: true });
+    throw e;
+  }
 }

@@ -9,6 +9,8 @@ import { fitToWidth, shortenMiddle } from './text-width.js';
 
 /** Exit code for bad input (unreadable, not a snapshot, corrupt). */
 export const EXIT_BAD_INPUT = 2;
+/** The output could not be written (a full disk, /dev/full); a reader that left (EPIPE) is success. */
+export const EXIT_WRITE_FAILED = 1;
 
 export interface FileOptions {
   device?: number;

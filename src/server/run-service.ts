@@ -12,7 +12,7 @@ import { type RunReport, runReport } from '../engine/analyses/run/run-report.js'
 import { columnLabel, type RunSnapshot, stepLabel } from '../engine/analyses/run/run-table.js';
 import { discoverRun, type LeftOut, type Run, type RunCell } from '../engine/run/discover.js';
 import type { RunState } from './run-state.js';
-import type { ServedFile } from './snapshot-files.js';
+import { identityOf, type ServedFile } from './snapshot-files.js';
 
 /** How often a report of the files decoded so far is made while a large run decodes. */
 const PARTIAL_MS = 2000;
@@ -145,7 +145,7 @@ export class RunService {
     if (paths.length === 0) return this.refresh();
     const batch = discoverRun(paths.map((p) => ({ path: p, mtimeMs: mtime(p) })));
     // Listed at once, in run order, so the page can open a file while the others decode.
-    const served = new Map(batch.cells.map((c) => [c.path, this.served.get(c.path) ?? this.serve(c)]));
+    const served = new Map(batch.cells.map((c) => [c.path, this.serve(c)]));
     const signatures = new Map(paths.map((p) => [p, signature(p) ?? '']));
     const keep = (s: RunSnapshot) =>
       this.known.set(s.cell.path, {
@@ -173,13 +173,32 @@ export class RunService {
     this.refresh();
   }
 
-  /** Appends the file to the served list. */
+  /**
+   * Appends the file to the served list, or lists it anew where the watcher took a rewrite of it:
+   * the file now there is the one served, under the same index (so its URL stays valid). A rewrite
+   * keeps its place: a path that now leads elsewhere (a link put there) keeps its listing, which
+   * the server then refuses to serve.
+   */
   private serve(cell: RunCell): number {
     const file = cell.path;
     const dir = this.dirs.find((d) => !path.relative(d, file).startsWith('..'));
     const name = dir === undefined ? file : path.join(path.basename(dir), path.relative(dir, file));
-    const size = fs.statSync(file).size;
-    this.files.push({ name, label: cellLabel(cell), path: fs.realpathSync(file), size });
+    const real = fs.realpathSync(file);
+    const st = fs.statSync(real, { bigint: true });
+    const entry = {
+      name,
+      label: cellLabel(cell),
+      path: real,
+      size: Number(st.size),
+      identity: identityOf(st),
+    };
+    const listed = this.served.get(file);
+    if (listed !== undefined && this.files[listed]!.path !== real) return listed;
+    if (listed !== undefined) {
+      this.files[listed] = entry;
+      return listed;
+    }
+    this.files.push(entry);
     this.served.set(file, this.files.length - 1);
     return this.files.length - 1;
   }

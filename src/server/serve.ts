@@ -1,8 +1,8 @@
-import { createReadStream } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream';
 import type { CycleService } from './cycle-service.js';
+import { openServed } from './open-served.js';
 import type { RunService } from './run-service.js';
 import type { ServedFile } from './snapshot-files.js';
 import { appFile } from './static-files.js';
@@ -96,24 +96,43 @@ function fileList(files: ServedFile[]) {
   return { files: files.map((f, i) => ({ name: f.name, label: f.label, size: f.size, url: `files/${i}` })) };
 }
 
-function sendSnapshot(req: IncomingMessage, res: ServerResponse, file: ServedFile | undefined): void {
-  if (file === undefined) {
-    send(res, 404, 'not found');
-    return;
-  }
+async function sendSnapshot(
+  req: IncomingMessage,
+  res: ServerResponse,
+  file: ServedFile | undefined,
+): Promise<void> {
+  if (file === undefined) return send(res, 404, 'not found');
+  const opened = await openServed(file);
+  if ('status' in opened) return send(res, opened.status, opened.message);
+  // The bytes there now, read from the descriptor that was checked: a file that grew or shrank
+  // since it was listed is served whole, with its size now.
   res.writeHead(200, {
     'Content-Type': 'application/octet-stream',
-    'Content-Length': file.size,
+    'Content-Length': opened.size,
     'Cache-Control': 'no-store',
   });
-  if (req.method === 'HEAD') {
+  if (req.method === 'HEAD' || opened.size === 0) {
+    await opened.handle.close();
     res.end();
     return;
   }
   // pipeline, not pipe: when the client goes away mid-body (a reload during decode, a closed tab)
   // pipe() only unpipes and the read stream keeps its descriptor open for the life of the server.
   // pipeline destroys both ends however the response ends: finished, aborted, or a read error.
-  pipeline(createReadStream(file.path), res, () => {});
+  const body = opened.handle.createReadStream({ start: 0, end: opened.size - 1 });
+  pipeline(body, exactly(opened.size), res, () => {});
+}
+
+/** Passes the body on, and fails it (an aborted transfer, never a short one) if it ends early. */
+function exactly(size: number) {
+  return async function* (chunks: AsyncIterable<Buffer>) {
+    let sent = 0;
+    for await (const chunk of chunks) {
+      sent += chunk.length;
+      yield chunk;
+    }
+    if (sent !== size) throw new Error(`file shrank while served: ${sent} of ${size} bytes`);
+  };
 }
 
 function sendJson(res: ServerResponse, body: unknown): void {

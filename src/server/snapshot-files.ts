@@ -13,6 +13,8 @@ export interface ServedFile {
   label: string;
   path: string;
   size: number;
+  /** Which file `path` was when it was listed (fileIdentity): only that file is ever served. */
+  identity: string;
 }
 
 /**
@@ -46,10 +48,26 @@ export async function collectFiles(paths: string[]): Promise<ServedFile[]> {
 
 async function served(path: string, name: string): Promise<ServedFile> {
   try {
-    return { name, label: labelOf(path), path: await realpath(path), size: await fileSize(path) };
+    const real = await realpath(path);
+    return {
+      name,
+      label: labelOf(path),
+      path: real,
+      size: await fileSize(path),
+      identity: await fileIdentity(real),
+    };
   } catch (e) {
     throw new SnapshotError(`${path}: ${(e as Error).message}`);
   }
+}
+
+/** Device and inode: what names one file, whatever path reaches it. */
+export async function fileIdentity(path: string): Promise<string> {
+  return identityOf(await stat(path, { bigint: true }));
+}
+
+export function identityOf(st: { dev: bigint; ino: bigint }): string {
+  return `${st.dev}:${st.ino}`;
 }
 
 function labelOf(path: string): string {

@@ -10,6 +10,7 @@ import {
 } from '../../engine/analyses/export/perfetto.js';
 import { SnapshotError } from '../../engine/errors.js';
 import { formatCount, plural } from '../../engine/format.js';
+import { checkOutputApart } from '../export-output.js';
 import { exportTables, type TableFormat } from '../export-tables.js';
 import { removeIfInterrupted } from '../interrupt-cleanup.js';
 import { openSnapshot } from '../open-snapshot.js';
@@ -106,6 +107,7 @@ async function exportPerfetto(
 ): Promise<PerfettoCounters[]> {
   if (paths.length !== 1) throw new SnapshotError('--format perfetto takes one snapshot file');
   const file = paths[0]!;
+  checkOutputApart(output, [file]);
   const snapshot = await openSnapshot(file, { progress: true }).catch((e: unknown) => {
     throw new SnapshotError(`${file}: ${(e as Error).message}`);
   });

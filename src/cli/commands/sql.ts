@@ -1,5 +1,15 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  utimesSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Command } from 'commander';
@@ -7,11 +17,19 @@ import { InvalidArgumentError } from 'commander';
 import { SCHEMA_VERSION } from '../../engine/analyses/export/schema.js';
 import { csvCell } from '../../engine/analyses/views/tables/table-csv.js';
 import { SnapshotError } from '../../engine/errors.js';
-import { openDuckDb, plainValue, sqlString } from '../duckdb.js';
+import { openDuckDb, plainValue } from '../duckdb.js';
 import { expandPaths } from '../expand-paths.js';
-import { type ExportManifest, exportTables, MANIFEST, readManifest } from '../export-tables.js';
+import {
+  checkManifest,
+  type ExportManifest,
+  exportTables,
+  MANIFEST,
+  readManifest,
+} from '../export-tables.js';
 import { cacheRoot, contentHash } from '../result-cache.js';
 import { EXIT_BAD_INPUT } from '../run-files.js';
+import { sqlFileList, sqlIdentifier } from '../sql-quote.js';
+import { isStaleTemp } from '../stale-temp.js';
 
 type SqlFormat = 'table' | 'csv' | 'json';
 
@@ -32,7 +50,7 @@ export function sqlCommand(program: Command): void {
     .action(async (query: string, paths: string[], opts: { format: SqlFormat; json?: boolean }) => {
       if (opts.json) opts.format = 'json';
       try {
-        const dir = await exportedDir(paths);
+        const { dir, scratch } = await exportedDir(paths);
         const db = await openDuckDb();
         try {
           const manifest = readManifest(dir)!;
@@ -45,6 +63,7 @@ export function sqlCommand(program: Command): void {
           process.stdout.write(formatRows(columns, rows, opts.format));
         } finally {
           db.close();
+          if (scratch) rmSync(path.dirname(dir), { recursive: true, force: true });
         }
       } catch (e) {
         process.stderr.write(`memlens: ${(e instanceof Error ? e.message : String(e)).split('\n')[0]}\n`);
@@ -56,10 +75,11 @@ export function sqlCommand(program: Command): void {
 /**
  * The export directory for `paths`: the directory itself when it is one, else the cached export
  * of those files ($XDG_CACHE_HOME/memlens/parquet/<hash of their contents and places>), made now
- * if it is not there yet.
+ * if it is not there yet. A cache that cannot be written (read-only, not a directory) is done
+ * without: the export goes to a scratch directory, removed after the query.
  */
-async function exportedDir(paths: string[]): Promise<string> {
-  if (paths.length === 1 && readManifest(paths[0]!)) return paths[0]!;
+async function exportedDir(paths: string[]): Promise<{ dir: string; scratch: boolean }> {
+  if (paths.length === 1 && readManifest(paths[0]!)) return { dir: paths[0]!, scratch: false };
   const { files } = expandPaths(paths);
   const key = createHash('sha256').update(`schema ${SCHEMA_VERSION}\n`);
   for (const file of files) {
@@ -70,10 +90,37 @@ async function exportedDir(paths: string[]): Promise<string> {
   }
   const root = path.join(cacheRoot(), 'parquet');
   const dir = path.join(root, key.digest('hex').slice(0, 32));
-  if (!readManifest(dir)) await exportTables(paths, dir, 'parquet', { force: true, progress: true });
-  else touch(path.join(dir, MANIFEST));
+  if (readManifest(dir)) {
+    touch(path.join(dir, MANIFEST));
+  } else {
+    const unwritable = cacheProblem(root);
+    if (unwritable) {
+      process.stderr.write(
+        `memlens: ${root}: cannot write the cache (${unwritable}); exporting for this query only\n`,
+      );
+      const scratch = mkdtempSync(path.join(tmpdir(), 'memlens-sql-'));
+      const out = path.join(scratch, 'export');
+      await exportTables(paths, out, 'parquet', { force: false, progress: true }).catch((e: unknown) => {
+        rmSync(scratch, { recursive: true, force: true });
+        throw e;
+      });
+      return { dir: out, scratch: true };
+    }
+    await exportTables(paths, dir, 'parquet', { force: true, progress: true });
+  }
   trimCache(root, dir);
-  return dir;
+  return { dir, scratch: false };
+}
+
+/** Why the cache directory cannot be written (its error code), or undefined if it can. */
+function cacheProblem(root: string): string | undefined {
+  try {
+    mkdirSync(root, { recursive: true });
+    accessSync(root, constants.W_OK);
+    return undefined;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+  }
 }
 
 /** The cached exports together stay under this; the least recently queried go first. */
@@ -90,7 +137,14 @@ function touch(file: string): void {
 
 function trimCache(root: string, keep: string): void {
   try {
-    const entries = readdirSync(root)
+    const names = readdirSync(root);
+    // An export killed or out of disk leaves its .tmp folder: removed once its process is gone.
+    for (const name of names) {
+      const st = statSync(path.join(root, name), { throwIfNoEntry: false });
+      if (st && isStaleTemp(name, st.mtimeMs))
+        rmSync(path.join(root, name), { recursive: true, force: true });
+    }
+    const entries = names
       .map((name) => path.join(root, name))
       .filter((dir) => dir !== keep && readManifest(dir))
       .map((dir) => ({ dir, used: statSync(path.join(dir, MANIFEST)).mtimeMs, bytes: treeBytes(dir) }))
@@ -115,6 +169,7 @@ function treeBytes(dir: string): number {
 }
 
 async function createViews(con: DuckDBConnection, dir: string, m: ExportManifest): Promise<void> {
+  checkManifest(dir, m);
   if (m.format !== 'parquet') {
     throw new SnapshotError(`${dir}: memlens sql reads Parquet exports; this one is ${m.format}`);
   }
@@ -122,8 +177,23 @@ async function createViews(con: DuckDBConnection, dir: string, m: ExportManifest
     ? ", hive_partitioning = true, hive_types = {'step': BIGINT, 'rank': BIGINT}"
     : '';
   for (const table of m.tables) {
-    const glob = path.join(dir, table, m.partitioned ? '**' : '', '*.parquet');
-    await con.run(`CREATE VIEW ${table} AS SELECT * FROM read_parquet(${sqlString(glob)}${hive})`);
+    const files = parquetFiles(path.join(dir, table));
+    if (files.length === 0) throw new SnapshotError(`${path.join(dir, table)}: no Parquet files`);
+    await con.run(
+      `CREATE VIEW ${sqlIdentifier(table)} AS SELECT * FROM read_parquet(${sqlFileList(files)}${hive})`,
+    );
+  }
+}
+
+/** The table's files, listed here rather than globbed by DuckDB: a path is a name, never a pattern. */
+function parquetFiles(tableDir: string): string[] {
+  try {
+    return readdirSync(tableDir, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile() && e.name.endsWith('.parquet'))
+      .map((e) => path.join(e.parentPath, e.name))
+      .sort();
+  } catch (e) {
+    throw new SnapshotError(`${tableDir}: cannot read (${(e as NodeJS.ErrnoException).code})`);
   }
 }
 

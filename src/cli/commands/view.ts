@@ -75,7 +75,7 @@ async function view(paths: string[], opts: ViewOptions): Promise<void> {
   const { server, url } = await startServer(files, APP_ROOT, opts.port, run, cycles);
   process.stdout.write(
     opts.json
-      ? `${JSON.stringify({ url, files })}\n`
+      ? `${JSON.stringify({ url, files: files.map(({ name, label, path, size }) => ({ name, label, path, size })) })}\n`
       : `memlens: ${plural(files.length, 'snapshot file')} at ${url}  (Ctrl+C to stop)\n`,
   );
   if (opts.open) openBrowser(url);
