@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { inProducerWords, jsonInProducerWords } from '../engine/analyses/producer/wording.js';
 import { SnapshotError } from '../engine/errors.js';
 import type { DeviceModel, Snapshot } from '../engine/model/snapshot.js';
 import { parseByteText, parseCountText } from '../engine/units.js';
@@ -34,10 +35,13 @@ export async function runFiles(
     try {
       const snapshot = await openSnapshot(file, { progress: !opts.json });
       warnImpossible(file, snapshot);
-      const { json, text } = analyse(snapshot, devicesOf(snapshot, opts.device), file);
-      if (opts.json) reports.push({ file, ...json });
+      const report = analyse(snapshot, devicesOf(snapshot, opts.device), file);
+      const p = snapshot.producer;
+      if (opts.json)
+        reports.push({ file, producer: p, ...jsonInProducerWords(JSON.parse(JSON.stringify(report.json)), p) });
       else {
         const width = textWidth();
+        const text = inProducerWords(report.text, p);
         process.stdout.write(`${shortenMiddle(file, width)}\n${fitToWidth(text, width)}\n\n`);
       }
     } catch (e) {
@@ -55,7 +59,8 @@ export async function runFiles(
  * command: each command prints figures with the impossible parts left out, and must say so.
  */
 function warnImpossible(file: string, snapshot: Snapshot): void {
-  for (const v of snapshot.violations) process.stderr.write(`memlens: ${file}: warning: ${v.text}\n`);
+  for (const v of snapshot.violations)
+    process.stderr.write(`memlens: ${file}: warning: ${inProducerWords(v.text, snapshot.producer)}\n`);
 }
 
 function devicesOf(snapshot: Snapshot, device: number | undefined): DeviceModel[] {

@@ -15,6 +15,8 @@ export enum Action {
   oom = 8,
   annotate = 9,
   free = 10,
+  /** torch_npu >= 7.1: a workspace block at dump time (NPUWorkspaceAllocator::get_trace). */
+  workspace_snapshot = 11,
 }
 export const KNOWN_ACTIONS = [
   'alloc',
@@ -28,6 +30,7 @@ export const KNOWN_ACTIONS = [
   'oom',
   'annotate',
   'free',
+  'workspace_snapshot',
 ] as const;
 const MAX_ACTIONS = 255;
 

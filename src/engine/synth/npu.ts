@@ -19,7 +19,7 @@ export type NpuVersion = '7.2' | '7.1' | '6.0' | '5.0';
 
 /**
  * How the dump ends. 'allocator': the caching allocator raised the OOM (an `oom` entry);
- * 'state-only': `OOM_SNAPSHOT_ENABLE=2`, the trace holds only that `oom` entry; 'cann': the OOM
+ * 'state-only': `OOM_SNAPSHOT_ENABLE=2`, the caching allocator's trace holds only that `oom` entry; 'cann': the OOM
  * came from inside CANN, so the dump has no `oom` entry at all.
  */
 export type NpuOom = 'none' | 'allocator' | 'state-only' | 'cann';
@@ -57,7 +57,8 @@ const ROUND_LARGE = 2 * MiB;
 const NPU_STREAM = 0xaaab_1c2d_3e40;
 const DEVICE_MEMORY = 512 * MiB;
 const VA_BASE = 0x1240_0000_0000;
-const WORKSPACE_BASE = 0x12c0_0000_0000;
+// Above the generator's classic (2^39 bytes) and expandable ranges from VA_BASE.
+const WORKSPACE_BASE = 0x1500_0000_0000;
 
 /** Native frames as torch_npu's unwinder symbolizes them: the library's basename, line 0. */
 const ALLOCATOR_FRAMES: readonly FrameSpec[] = [
@@ -108,11 +109,11 @@ export function npuSnapshot(options: NpuOptions = {}): NpuSnapshot {
   const shape = new NpuShape(version, device);
   const segments = views.map((v) => shape.segment(v));
   if (workspace.size > 0) segments.push(shape.workspaceSegment(workspace.addr, workspace.size, wsRequest));
+  // memory_snapshot.cpp (_record_memory_history): "state" keeps a ring buffer of one entry, the
+  // oom, while the workspace allocator's recording is on all the same.
   const kept = oom === 'state-only' ? events.filter((e) => e.action === OOM) : events;
   const trace = [
-    ...(workspace.size > 0 && oom !== 'state-only'
-      ? shape.workspaceEntries(workspace.addr, workspace.size)
-      : []),
+    ...(workspace.size > 0 ? shape.workspaceEntries(workspace.addr, workspace.size) : []),
     ...kept.map((e) => shape.entry(e)),
   ];
   const segmentEvents = events

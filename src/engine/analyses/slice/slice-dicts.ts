@@ -20,6 +20,8 @@ const STATE_NAMES: Record<number, string> = {
   [BlockState.allocated]: 'active_allocated',
   [BlockState.pendingFree]: 'active_pending_free',
   [BlockState.inactive]: 'inactive',
+  // torch_npu writes its workspace block as 'inactive' (model/workspace.ts); a slice keeps that.
+  [BlockState.workspace]: 'inactive',
 };
 
 /** One shared frames list per stack id and one dict per frame, created on first use. */

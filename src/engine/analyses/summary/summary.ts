@@ -1,7 +1,9 @@
 import { formatBytes, formatStream, plural } from '../../format.js';
+import type { Producer } from '../../model/producer.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { Action } from '../../model/trace-columns.js';
 import type { PyDict } from '../../values/py-values.js';
+import { deviceLabel, isNpu } from '../producer/wording.js';
 import { type PoolEnd, type WindowStats, windowStats } from '../state/trace-window.js';
 import { type DumpState, dumpState, type PoolState } from './dump-state.js';
 import { flaggedStreams } from './stream-view.js';
@@ -47,6 +49,10 @@ export interface PoolFigures {
 }
 
 export interface DeviceSummary extends DeviceFigures {
+  /** How reports name the device: `npu:N` for torch_npu files, else `device N`. */
+  label: string;
+  /** torch_npu's workspace blocks at the dump (reserved, no tensor's, not free for tensors). */
+  workspace_bytes: number;
   trace_first_time_us: number | null;
   trace_last_time_us: number | null;
   streams: string[];
@@ -58,6 +64,7 @@ export interface DeviceSummary extends DeviceFigures {
 
 export interface SnapshotSummary {
   layout: string;
+  producer: Producer;
   pickle_protocol: number | null;
   allocator_settings: PyDict | null;
   annotations: number;
@@ -68,6 +75,7 @@ export interface SnapshotSummary {
 export function summarize(s: Snapshot, devices: DeviceModel[] = s.devices): SnapshotSummary {
   return {
     layout: s.layout,
+    producer: s.producer,
     pickle_protocol: s.protocol ?? null,
     allocator_settings: s.allocatorSettings ?? null,
     annotations: s.annotations.length,
@@ -83,6 +91,8 @@ function summarizeDevice(s: Snapshot, d: DeviceModel): DeviceSummary {
   const actions = countActions(s, d);
   return {
     device: d.device,
+    label: deviceLabel(s.producer, d.device),
+    workspace_bytes: dump.workspaceBytes,
     segments: dump.segments,
     expandable_segments: dump.expandableSegments,
     blocks: dump.blocks,
@@ -310,7 +320,8 @@ function snapshotWarnings(s: Snapshot): string[] {
   }
   if (s.otherKeys.length > 0) out.push(`top-level keys memlens does not read: ${s.otherKeys.join(', ')}`);
   out.push(...unmodelledFileWarnings(s));
-  if (s.allocatorSettings === undefined && s.layout === 'dict')
+  // torch_npu never writes allocator_settings: its absence dates only PyTorch's own files.
+  if (s.allocatorSettings === undefined && s.layout === 'dict' && !isNpu(s.producer))
     out.push('no allocator_settings: recorded by PyTorch older than 2.3.');
   return out;
 }
