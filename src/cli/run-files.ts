@@ -37,8 +37,7 @@ export async function runFiles(
       warnImpossible(file, snapshot);
       const report = analyse(snapshot, devicesOf(snapshot, opts.device), file);
       const p = snapshot.producer;
-      if (opts.json)
-        reports.push({ file, producer: p, ...jsonInProducerWords(JSON.parse(JSON.stringify(report.json)), p) });
+      if (opts.json) reports.push({ file, producer: p, ...jsonInProducerWords(report.json, p) });
       else {
         const width = textWidth();
         const text = inProducerWords(report.text, p);

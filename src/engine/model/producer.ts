@@ -39,18 +39,23 @@ const NPU_FRAME = /(^|\/)(torch_npu\/|libtorch_npu\.so$)|^(c10_npu|at_npu)::/;
 export function detectProducer(e: ProducerEvidence): Producer {
   const decisive: string[] = [];
   const workspace = workspaceEntries(e.cols);
-  if (workspace > 0) decisive.push(`${workspace} workspace_snapshot trace entr${workspace === 1 ? 'y' : 'ies'}`);
+  if (workspace > 0)
+    decisive.push(`${workspace} workspace_snapshot trace entr${workspace === 1 ? 'y' : 'ies'}`);
   const frame = npuFrame(e.stacks);
   if (frame !== null) decisive.push(`torch_npu frames (${frame})`);
   const streams = streamsIn(e.cols, e.tables);
   const pointers = streams.length > 0 && streams.every((v) => v >= POINTER_FLOOR);
   const pointerSignal = `stream values are pointers, never 0 (${streams.map((v) => `0x${v.toString(16)}`).join(', ')})`;
-  if (decisive.length > 0) return { kind: 'torch_npu', signals: pointers ? [...decisive, pointerSignal] : decisive };
+  if (decisive.length > 0)
+    return { kind: 'torch_npu', signals: pointers ? [...decisive, pointerSignal] : decisive };
   const noCudaMarkers = !('allocator_settings' in e.top) && !hasTimes(e.cols);
   if (pointers && noCudaMarkers && e.cols.length > 0)
     return {
       kind: 'torch_npu',
-      signals: [pointerSignal, 'no allocator_settings and no time_us, which PyTorch writes since 2.3 and 2.2'],
+      signals: [
+        pointerSignal,
+        'no allocator_settings and no time_us, which PyTorch writes since 2.3 and 2.2',
+      ],
     };
   return { kind: 'pytorch', signals: [] };
 }
@@ -64,6 +69,15 @@ function streamsIn(cols: TraceColumns, tables: SegmentTables): number[] {
     if (u === 1) out.add(cols.streams[code]!);
   });
   return [...out];
+}
+
+/**
+ * Bytes the caching allocator adds to every request before rounding it: torch_npu's `AddPadSize()`
+ * (Ascend/pytorch, torch_npu/csrc/core/npu/NPUCachingAllocator.cpp) is 32 (0 only on Ascend950
+ * with CANN >= 9.1.0, which the file does not say); PyTorch's CUDA allocator adds nothing.
+ */
+export function requestPad(p: Producer): number {
+  return p.kind === 'torch_npu' ? 32 : 0;
 }
 
 function workspaceEntries(cols: TraceColumns): number {

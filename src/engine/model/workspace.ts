@@ -11,8 +11,9 @@
  * any curve, no tensor without a stack) and the segment's block as workspace, neither free memory
  * the caching allocator could hand out nor a live tensor.
  */
-import { BlockState, type SegmentTables } from './segments.js';
+
 import type { RowList } from './row-list.js';
+import { BlockState, type SegmentTables } from './segments.js';
 import { Action, type TraceColumns } from './trace-columns.js';
 
 export interface WorkspaceMarks {
@@ -52,7 +53,12 @@ export function markWorkspace(
   return marks;
 }
 
-function markSegments(tables: SegmentTables, device: number, addrs: Set<number>, marks: WorkspaceMarks): void {
+function markSegments(
+  tables: SegmentTables,
+  device: number,
+  addrs: Set<number>,
+  marks: WorkspaceMarks,
+): void {
   const b = tables.blocks;
   for (const seg of tables.segments) {
     if (seg.device !== device || !addrs.has(seg.address)) continue;

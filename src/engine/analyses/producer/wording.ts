@@ -56,7 +56,8 @@ export function inProducerWords(text: string, p: Producer): string {
  */
 export function jsonInProducerWords<T>(value: T, p: Producer): T {
   if (!isNpu(p)) return value;
-  return reword(value, p) as T;
+  // Through JSON first: what a report holds is what JSON.stringify makes of it (toJSON, no undefined).
+  return reword(JSON.parse(JSON.stringify(value)), p) as T;
 }
 
 const DATA_KEYS = new Set(['file', 'filename', 'name', 'path', 'simulate']);
