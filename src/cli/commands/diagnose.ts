@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { type DeviceDiagnosis, diagnose } from '../../engine/analyses/diagnosis/diagnosis.js';
 import type { Finding, FindingKind } from '../../engine/analyses/diagnosis/finding.js';
+import { jsonInProducerWords } from '../../engine/analyses/producer/wording.js';
 import { pc } from '../colors.js';
 import { recordedCycles, windowGraphs } from '../cycle-inputs.js';
 import { framesCell } from '../frames-text.js';
@@ -40,7 +41,10 @@ export function diagnoseCommand(program: Command): void {
       return runFiles(recorded.snapshotArgs, opts, (snapshot, devices, file) => {
         const cycles = windowGraphs(recorded, snapshot, file);
         const per = devices.map((d) =>
-          diagnose(snapshot, d, { file, cycles, ...(opts.capacity ? { capacity: opts.capacity } : {}) }),
+          jsonInProducerWords(
+            diagnose(snapshot, d, { file, cycles, ...(opts.capacity ? { capacity: opts.capacity } : {}) }),
+            snapshot.producer,
+          ),
         );
         return {
           json: { devices: per },

@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { CATEGORIES } from '../../engine/analyses/categories/categories.js';
 import { listName } from '../../engine/analyses/fragmentation/fragmentation.js';
 import { formatFrame } from '../../engine/analyses/frames/short-path.js';
-import { type OomReport, oomReports } from '../../engine/analyses/oom/oom.js';
+import { noOomEntryText, type OomReport, oomReports } from '../../engine/analyses/oom/oom.js';
+import { inProducerWords, jsonInProducerWords } from '../../engine/analyses/producer/wording.js';
 import { formatBytes, formatCount, plural } from '../../engine/format.js';
 import { pc } from '../colors.js';
 import { framesCell, sitesTable } from '../frames-text.js';
@@ -38,11 +39,23 @@ export function oomCommand(program: Command): void {
       runFiles(files, opts, (snapshot, devices, file) => {
         const per = devices.map((d) => ({
           device: d.device,
-          ooms: oomReports(snapshot, d, opts.capacity, opts.request ?? 0),
+          ooms: jsonInProducerWords(
+            oomReports(snapshot, d, opts.capacity, opts.request ?? 0),
+            snapshot.producer,
+          ),
         }));
         return {
           json: { devices: per },
-          text: per.map((p) => render(p.device, p.ooms, file)).join('\n\n'),
+          text: per
+            .map((p, k) =>
+              render(
+                p.device,
+                p.ooms,
+                file,
+                inProducerWords(noOomEntryText(snapshot, devices[k]!), snapshot.producer),
+              ),
+            )
+            .join('\n\n'),
         };
       }),
     );
@@ -53,10 +66,10 @@ function shellWord(s: string): string {
   return /^[\w./:@%+=,-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`;
 }
 
-function render(device: number, ooms: OomReport[], file: string): string {
+function render(device: number, ooms: OomReport[], file: string, noEntry: string): string {
   const lines = [pc.bold(`device ${device}`)];
   if (ooms.length === 0)
-    lines.push('  no oom entry in the trace (give --capacity, and --request, to check the dump-time state)');
+    lines.push(`  ${noEntry} (give --capacity, and --request, to check the dump-time state)`);
   for (const r of ooms) lines.push(...renderOne(r, file));
   return lines.join('\n');
 }

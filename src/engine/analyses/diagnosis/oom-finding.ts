@@ -1,6 +1,6 @@
-import { formatBytes, formatCount, plural } from '../../format.js';
+import { formatBytes, formatCount } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
-import { type OomReport, oomReports } from '../oom/oom.js';
+import { noOomEntryText, type OomReport, oomReports } from '../oom/oom.js';
 import { hasHistory } from '../views/timeline/timeline-axis.js';
 import { type Finding, type Outcome, siteBytes, siteFrames } from './finding.js';
 
@@ -15,7 +15,7 @@ export function oomFinding(s: Snapshot, d: DeviceModel, command: string, capacit
   const reports = oomReports(s, d, capacity).filter((r) => r.entry >= 0);
   const r = reports[0];
   // The window's size goes with the claim: "no OOM" in 1 entry says little.
-  const clear = `no OOM in the trace's ${plural(d.trace.length, 'entry')}`;
+  const clear = noOomEntryText(s, d);
   if (r === undefined) return { findings: [], clear: hasHistory(d) ? clear : null };
   const [lead = r.headline, ...figures] = r.explanation;
   const held = r.held.sites.slice(0, HELD_SITES).map((g) => `held then: ${siteBytes(g)}`);

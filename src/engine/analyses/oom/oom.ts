@@ -5,9 +5,9 @@
  * is checked the same way for a request of a given size, or for the largest that would fit.
  */
 import { SnapshotError } from '../../errors.js';
-import { formatBytes, formatCount, formatStream } from '../../format.js';
+import { formatBytes, formatCount, formatStream, plural } from '../../format.js';
 import { mainStream } from '../../model/main-stream.js';
-import { type Producer, requestPad } from '../../model/producer.js';
+import { requestPad } from '../../model/producer.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import type { Frame } from '../../model/stack-table.js';
 import { Action } from '../../model/trace-columns.js';
@@ -144,7 +144,7 @@ function report(
   const all = entry >= 0 && d.trace.stack[entry]! >= 0 ? s.stacks.frames(d.trace.stack[entry]!) : [];
   const request = userFirstStack(all);
   const fitting = entry < 0 && requested === 0 ? largestFitting(state, own, deviceFree) : null;
-  const judged = fitting === null ? judge(figures) : headroom(figures, fitting, own, s.producer);
+  const judged = fitting === null ? judge(figures) : headroom(figures, fitting, own);
   const expandable = s.allocatorSettings?.expandable_segments === true;
   const suggestions = suggestionsFor(
     judged.verdict,
@@ -171,6 +171,18 @@ function roundRequest(bytes: number): number {
   return Math.max(512, Math.ceil(bytes / 512) * 512);
 }
 
+/**
+ * What a trace without an `oom` entry says, for the file's producer. torch_npu records `oom` only
+ * when its caching allocator gives up (NPUCachingAllocator.cpp, `malloc`); an OOM raised inside
+ * CANN (a failed aclrtMalloc elsewhere, an operator's own memory) leaves none, so the absence does
+ * not mean the process never ran out of memory.
+ */
+export function noOomEntryText(s: Snapshot, d: DeviceModel): string {
+  const window = `the trace's ${plural(d.trace.length, 'entry')}`;
+  if (s.producer.kind !== 'torch_npu') return `no OOM in ${window}`;
+  return `no oom entry in ${window}; torch_npu records one only when its caching allocator fails, and an OOM raised inside CANN leaves none, so this does not show that the process never ran out of memory`;
+}
+
 /** The default pool's free lists for requests of this size class. */
 function freeListsOf(state: FreeState, pool: string): FreeGroup[] {
   return state.groups.filter((g) => g.pool === pool && g.private_pool === null);
@@ -187,12 +199,7 @@ function largestFitting(state: FreeState, own: FreeGroup | undefined, unreserved
   return Math.max(own?.largest_free_block ?? 0, segment);
 }
 
-function headroom(
-  f: Figures,
-  fitting: number,
-  own: FreeGroup | undefined,
-  producer: Producer,
-): ReturnType<typeof judge> {
+function headroom(f: Figures, fitting: number, own: FreeGroup | undefined): ReturnType<typeof judge> {
   const fb = formatBytes;
   const stream = `stream ${formatStream(f.stream)}`;
   return {
@@ -201,9 +208,7 @@ function headroom(
     explanation: [
       `a request of up to ${fb(fitting)} would fit at the dump: the largest free block on ${stream} is ${fb(own?.largest_free_block ?? 0)}, and capacity − reserved leaves ${fb(f.device_free_bytes)} for a new segment (plus the wholly free segments an OOM flush gives back). Give --request to judge a given size.`,
       `PyTorch had reserved ${fb(f.reserved_bytes)}, of which ${fb(f.allocated_bytes)} allocated.`,
-      producer.kind === 'torch_npu'
-        ? 'this check assumes nothing outside PyTorch holds device memory; the CANN runtime and HCCL take some.'
-        : 'this check assumes nothing outside PyTorch holds device memory; the CUDA context alone takes 0.3-1 GiB.',
+      'this check assumes nothing outside PyTorch holds device memory; the CUDA context alone takes 0.3-1 GiB.',
     ],
     readings: [],
     deciding_capacity_bytes: null,

@@ -20,6 +20,8 @@ const NPU_WORDS: readonly (readonly [RegExp, string])[] = [
   [/cudaFree/g, 'aclrtFree'],
   [/cudaMemGetInfo/g, 'aclrtGetMemInfo'],
   [/cudaStream_t/g, 'aclrtStream'],
+  // No figure is published for the NPU's runtime: say what holds memory, not how much.
+  [/the CUDA context alone takes 0\.3-1 GiB/g, 'the CANN runtime and HCCL hold some of it'],
   [/\bCUDA context\b/g, 'CANN runtime context'],
   [/\bNCCL\b/g, 'HCCL'],
   [/\bcuBLAS\b/g, 'CANN operator'],
@@ -51,13 +53,13 @@ export function inProducerWords(text: string, p: Producer): string {
 }
 
 /**
- * A report's JSON with its sentences in the producer's words. Frames (dicts with a `filename`)
- * and file names are data, not sentences, and stay as written.
+ * A report with its sentences in the producer's words, for a command to render (so text is wrapped
+ * after the words change) and to print as JSON. Frames (dicts with a `filename`), file names and
+ * the arguments of suggested commands are data, not sentences, and stay as written.
  */
 export function jsonInProducerWords<T>(value: T, p: Producer): T {
   if (!isNpu(p)) return value;
-  // Through JSON first: what a report holds is what JSON.stringify makes of it (toJSON, no undefined).
-  return reword(JSON.parse(JSON.stringify(value)), p) as T;
+  return reword(value, p) as T;
 }
 
 const DATA_KEYS = new Set(['file', 'filename', 'name', 'path', 'simulate']);
@@ -65,7 +67,8 @@ const DATA_KEYS = new Set(['file', 'filename', 'name', 'path', 'simulate']);
 function reword(v: unknown, p: Producer): unknown {
   if (typeof v === 'string') return inProducerWords(v, p);
   if (Array.isArray(v)) return v.map((x) => reword(x, p));
-  if (v === null || typeof v !== 'object' || ArrayBuffer.isView(v)) return v;
+  // Only plain objects are copied: typed arrays, maps and class instances are data.
+  if (v === null || typeof v !== 'object' || Object.getPrototypeOf(v) !== Object.prototype) return v;
   if ('filename' in v) return v;
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) out[k] = DATA_KEYS.has(k) ? x : reword(x, p);
