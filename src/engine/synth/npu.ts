@@ -87,10 +87,18 @@ export function npuSnapshot(options: NpuOptions = {}): NpuSnapshot {
       [name, file, line],
       ['train_step', 'train.py', 40],
     ]);
+  const wsRequest = version === '6.0' || version === '5.0' ? 0 : (options.workspaceRequest ?? 5 * MiB);
+  const workspace = {
+    addr: wsRequest > 0 ? WORKSPACE_BASE : 0,
+    // NPUWorkspaceAllocator::malloc: size + 32, rounded up to kRoundLarge.
+    size: wsRequest > 0 ? Math.ceil((wsRequest + 32) / ROUND_LARGE) * ROUND_LARGE : 0,
+  };
   const a = new Allocator(
     {
       totalMemory: DEVICE_MEMORY,
-      outsideMemory: 0,
+      // The workspace block is device memory the caching allocator does not own: aclrtGetMemInfo's
+      // free figure (an oom's device_free) leaves it out.
+      outsideMemory: workspace.size,
       vaBase: VA_BASE,
       expandable: options.expandable ?? false,
       poolCount: 1,
@@ -100,12 +108,6 @@ export function npuSnapshot(options: NpuOptions = {}): NpuSnapshot {
   );
   const events = runWorkload(a, site, oom);
   const views = segmentViews(a, device);
-  const wsRequest = version === '6.0' || version === '5.0' ? 0 : (options.workspaceRequest ?? 5 * MiB);
-  const workspace = {
-    addr: wsRequest > 0 ? WORKSPACE_BASE : 0,
-    // NPUWorkspaceAllocator::malloc: size + 32, rounded up to kRoundLarge.
-    size: wsRequest > 0 ? Math.ceil((wsRequest + 32) / ROUND_LARGE) * ROUND_LARGE : 0,
-  };
   const shape = new NpuShape(version, device);
   const segments = views.map((v) => shape.segment(v));
   if (workspace.size > 0) segments.push(shape.workspaceSegment(workspace.addr, workspace.size, wsRequest));
