@@ -146,6 +146,15 @@ describe('torch_npu: the replay', () => {
     });
   }
 
+  it("a segment from before a wrapped ring buffer, empty and gone at the dump, is on the file's stream", () => {
+    // The last 17 entries: the trace begins after step 0, whose cached 42 MiB segment step 1 reuses.
+    const { s, facts } = npu({ maxEntries: 17 });
+    expect(facts.segmentEvents.map((e) => e[0])).toEqual(['segment_free', 'segment_alloc']);
+    const [dev] = simulate(s, s.devices, {}).devices;
+    expect(dev!.fidelity.matched_segment_events).toBe(2);
+    expect(dev!.fidelity.max_reserved_deviation_bytes).toBe(0);
+  });
+
   it('expandable segments are inferred from segment_map entries when no settings are written', () => {
     const { s } = npu({ expandable: true });
     expect(s.allocatorSettings).toBeUndefined();

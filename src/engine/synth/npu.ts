@@ -33,6 +33,8 @@ export interface NpuOptions {
   oom?: NpuOom;
   /** Bytes the workspace allocator was asked for (0: no workspace block). */
   workspaceRequest?: number;
+  /** `max_entries` of `_record_memory_history`: the ring buffer keeps only the last this many. */
+  maxEntries?: number;
 }
 
 export interface NpuSnapshot {
@@ -41,7 +43,7 @@ export interface NpuSnapshot {
   readonly stream: number;
   /** Workspace segment address and size (0 when there is none). */
   readonly workspace: { addr: number; size: number };
-  /** Segment events of the caching allocator, in trace order, as [action, addr, size]. */
+  /** Segment events of the caching allocator the trace holds, in order, as [action, addr, size]. */
   readonly segmentEvents: [string, number, number][];
   /** Largest inactive block of the caching allocator at the dump, and the bytes reserved. */
   readonly largestFree: number;
@@ -113,12 +115,13 @@ export function npuSnapshot(options: NpuOptions = {}): NpuSnapshot {
   if (workspace.size > 0) segments.push(shape.workspaceSegment(workspace.addr, workspace.size, wsRequest));
   // memory_snapshot.cpp (_record_memory_history): "state" keeps a ring buffer of one entry, the
   // oom, while the workspace allocator's recording is on all the same.
-  const kept = oom === 'state-only' ? events.filter((e) => e.action === OOM) : events;
+  const kept =
+    oom === 'state-only' ? events.filter((e) => e.action === OOM) : events.slice(-(options.maxEntries ?? 0));
   const trace = [
     ...(workspace.size > 0 ? shape.workspaceEntries(workspace.addr, workspace.size) : []),
     ...kept.map((e) => shape.entry(e)),
   ];
-  const segmentEvents = events
+  const segmentEvents = kept
     .filter((e) => e.action >= 3 && e.action <= 6)
     .map((e): [string, number, number] => [ACTION_NAMES[e.action]!, e.addr, e.size]);
   const facts = {
