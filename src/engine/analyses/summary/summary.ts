@@ -121,7 +121,7 @@ function summarizeDevice(s: Snapshot, d: DeviceModel): DeviceSummary {
     streams: streamsOf(s, d),
     private_pools: dump.privatePools,
     memory_summary: summaryRows(s, d, dump),
-    notes: deviceNotes(d),
+    notes: deviceNotes(s, d),
     warnings: deviceWarnings(s, d),
   };
 }
@@ -270,12 +270,26 @@ function totalPool(dump: DumpState): PoolState {
 }
 
 /** What the summary cannot know, said once per device. */
-function deviceNotes(d: DeviceModel): string[] {
+/**
+ * A torch_npu dump with `OOM_SNAPSHOT_ENABLE=2` records state only: a ring buffer of one entry, the
+ * `oom` (Ascend/pytorch, torch_npu/csrc/npu/memory_snapshot.cpp, `_record_memory_history`: "state"
+ * keeps max_entries 1), after the workspace markers. Blocks without an alloc entry are its design.
+ */
+function stateOnlyOom(s: Snapshot, d: DeviceModel): boolean {
+  const c = d.facts.actionCounts;
+  return isNpu(s.producer) && c[Action.oom] === 1 && d.trace.length === 1 + c[Action.workspace_snapshot]!;
+}
+
+function deviceNotes(s: Snapshot, d: DeviceModel): string[] {
   const notes = [
     'Peak, Tot alloc and Tot freed cover the recorded trace window only, in the sizes the trace records (requested bytes; the trace has no rounded block sizes, so Allocated/Active memory show dump-time values only).',
     'cudaMalloc retries and peaks before recording began are not in the file.',
   ];
   if (d.trace.length === 0) notes.push('This device has no trace entries: only dump-time figures are known.');
+  if (stateOnlyOom(s, d))
+    notes.push(
+      "A state-only OOM dump (torch_npu's OOM_SNAPSHOT_ENABLE=2): the trace holds just the oom entry, so the blocks alive have no alloc entry, only the stacks the dump gives them.",
+    );
   return notes;
 }
 
@@ -291,7 +305,7 @@ function deviceWarnings(s: Snapshot, d: DeviceModel): string[] {
     out.push(
       `${f.orphanFrees} frees in the trace have no alloc in it (${formatBytes(f.orphanFreeBytes)}): the ring buffer dropped them or recording started after they were made.`,
     );
-  if (f.blocksBeforeRecording > 0 && d.trace.length > 0)
+  if (f.blocksBeforeRecording > 0 && d.trace.length > 0 && !stateOnlyOom(s, d))
     out.push(
       `${plural(f.blocksBeforeRecording, 'block')} alive at dump (${formatBytes(f.blocksBeforeRecordingBytes)} requested) were allocated before the trace begins: no alloc entry, and no stack unless the block has one.`,
     );
