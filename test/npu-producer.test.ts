@@ -10,6 +10,7 @@ import { noOomEntryText, oomReports } from '../src/engine/analyses/oom/oom.js';
 import { inProducerWords } from '../src/engine/analyses/producer/wording.js';
 import { dumpFreeState } from '../src/engine/analyses/state/free-blocks.js';
 import { summarize } from '../src/engine/analyses/summary/summary.js';
+import { poolStateAfter } from '../src/engine/analyses/views/pools/pool-state.js';
 import { loadSnapshotBytes } from '../src/engine/load.js';
 import { BlockState } from '../src/engine/model/segments.js';
 import type { Snapshot } from '../src/engine/model/snapshot.js';
@@ -73,6 +74,17 @@ describe('torch_npu: the workspace allocator', () => {
     expect(free.groups.some((g) => g.largest_free_block === facts.workspace.size)).toBe(false);
     const ws = s.tables.segments.find((g) => g.address === facts.workspace.addr)!;
     expect(s.tables.blocks.state[ws.firstBlock]).toBe(BlockState.workspace);
+  });
+});
+
+describe('torch_npu: the pool state', () => {
+  it('shows the workspace segment as workspace, with no free space in it', () => {
+    const { s, facts } = npu();
+    const d = s.devices[0]!;
+    const state = poolStateAfter(s, d, d.trace.length - 1);
+    const ws = state.segments.find((g) => g.address === facts.workspace.addr)!;
+    expect(ws).toMatchObject({ workspace: true, gap_bytes: 0, gap_count: 0, max_gap: 0 });
+    expect(state.segments.filter((g) => g.workspace)).toHaveLength(1);
   });
 });
 

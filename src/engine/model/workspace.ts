@@ -13,7 +13,7 @@
  */
 
 import type { RowList } from './row-list.js';
-import { BlockState, type SegmentTables } from './segments.js';
+import { BlockState, type Segment, type SegmentTables } from './segments.js';
 import { Action, type TraceColumns } from './trace-columns.js';
 
 export interface WorkspaceMarks {
@@ -69,4 +69,9 @@ function markSegments(
       marks.bytes += b.size[k]!;
     }
   }
+}
+
+/** A workspace segment: its one block was marked by markWorkspace. */
+export function isWorkspaceSegment(tables: SegmentTables, seg: Segment): boolean {
+  return seg.blockCount > 0 && tables.blocks.state[seg.firstBlock] === BlockState.workspace;
 }

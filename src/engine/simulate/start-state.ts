@@ -7,9 +7,9 @@
  */
 import { FREED_BEFORE_WINDOW } from '../model/allocations.js';
 import { mainStream } from '../model/main-stream.js';
-import { BlockState, type Segment } from '../model/segments.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
 import { reservedRangesAfter } from '../model/state-at.js';
+import { isWorkspaceSegment } from '../model/workspace.js';
 import type { SimAllocator } from './allocator.js';
 import { ALLOCATED, FREE, NONE, PENDING, UNMAPPED } from './block-store.js';
 import type { SimContext } from './context.js';
@@ -66,7 +66,7 @@ function startRanges(s: Snapshot, d: DeviceModel, ctx: SimContext, expandable: b
       pool: (seg !== undefined ? ctx.privatePoolOf(seg.poolId) : 0) * 2 + (small ? 1 : 0),
       stream: seg !== undefined ? ctx.streamId(seg.stream) : UNKNOWN_STREAM,
       expandable: seg !== undefined ? seg.expandable : expandable,
-      workspace: seg !== undefined && isWorkspace(s, seg),
+      workspace: seg !== undefined && isWorkspaceSegment(s.tables, seg),
       live: [],
     };
   });
@@ -113,10 +113,6 @@ function blockSize(
   const split =
     small || a.settings.expandable ? rest >= MIN_BLOCK : size < a.settings.maxSplitSize && rest > SMALL_SIZE;
   return split ? size : room;
-}
-
-function isWorkspace(s: Snapshot, seg: Segment): boolean {
-  return seg.blockCount > 0 && s.tables.blocks.state[seg.firstBlock] === BlockState.workspace;
 }
 
 /**
