@@ -196,6 +196,8 @@ describe('torch_npu 5.0: the bare segment list', () => {
     const sum = summarize(s).devices[0]!;
     expect(sum.reserved_bytes).toBe(facts.reserved);
     expect(sum.largest_inactive_block).toBe(facts.largestFree);
+    // It writes no stream: none is named, least of all "0 (default)".
+    expect(sum.streams).toEqual([]);
     expect(s.violations).toEqual([]);
   });
 });

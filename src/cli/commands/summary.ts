@@ -68,7 +68,7 @@ function renderDevice(d: DeviceSummary, npu: boolean): string {
     `  segments: ${d.segments} (${pools.join('; ')})${d.expandable_segments ? `, ${d.expandable_segments} expandable` : ''}; blocks: ${formatCount(d.blocks)}`,
   );
   lines.push(
-    `  largest free (inactive) block: ${formatBytes(d.largest_inactive_block)}; streams: ${d.streams.join(', ')}`,
+    `  largest free (inactive) block: ${formatBytes(d.largest_inactive_block)}; streams: ${d.streams.join(', ') || 'not recorded'}`,
   );
   if (d.workspace_bytes > 0)
     lines.push(

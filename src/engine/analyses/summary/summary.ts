@@ -146,6 +146,8 @@ function timeRange(time: Float64Array): [number, number] | null {
 }
 
 function streamsOf(s: Snapshot, d: DeviceModel): string[] {
+  // Segment lists of PyTorch 1.x and torch_npu 5.0 write no stream: none is known, not stream 0.
+  if (d.trace.length === 0 && !s.tables.segmentKeys.includes('stream')) return [];
   return flaggedStreams(s, d, d.facts.streamsUsed).map(formatStream);
 }
 
