@@ -13,6 +13,7 @@ import { Allocator } from './allocator.js';
 import { ALLOCATED, type Block, FREE } from './blocks.js';
 import { ACTION_NAMES, Clock, OOM, type SimEvent } from './events.js';
 import { type FrameSpec, type Stack, StackTable } from './frames.js';
+import { segmentHead } from './shape.js';
 import { type SegmentView, segmentViews } from './views.js';
 
 export type NpuVersion = '7.2' | '7.1' | '6.0' | '5.0';
@@ -193,23 +194,7 @@ class NpuShape {
   ) {}
 
   segment(v: SegmentView): PyValue {
-    let allocated = 0;
-    let active = 0;
-    let requested = 0;
-    for (const b of v.blocks) {
-      if (b.state === ALLOCATED) allocated += b.size;
-      if (b.state !== FREE) {
-        active += b.size;
-        requested += b.requested;
-      }
-    }
-    const head = {
-      device: this.device,
-      address: v.addr,
-      total_size: v.size,
-      allocated_size: allocated,
-      active_size: active,
-    };
+    const { head, requested } = segmentHead(v, this.device);
     const type = v.pool.small ? 'small' : 'large';
     // v5.0.0 Module.cpp: device, address, sizes, segment_type, blocks of {size, state}.
     if (this.version === '5.0')
