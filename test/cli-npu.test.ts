@@ -72,6 +72,12 @@ describe('memlens on torch_npu files', () => {
     expect(r.stream).toBe(0xaaab_1c2d_3e40);
   });
 
+  it("a refusal about a torch_npu file is in the NPU's words too", () => {
+    const r = memlens('oom', FILES.allocator, '--capacity', '100MiB');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/npu:1 had at the oom .*\(reserved \+ CANN free\): give the NPU's total memory/);
+  });
+
   it('oom: the state-only dump is judged from its oom entry', () => {
     const r = memlens('oom', FILES.state, '--capacity', '512MiB', '--json');
     const [o] = JSON.parse(r.stdout).files[0].devices[0].ooms;

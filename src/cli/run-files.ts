@@ -32,8 +32,9 @@ export async function runFiles(
   const reports: Record<string, unknown>[] = [];
   let failed = false;
   for (const file of expandPaths(files).files) {
+    let snapshot: Snapshot | undefined;
     try {
-      const snapshot = await openSnapshot(file, { progress: !opts.json });
+      snapshot = await openSnapshot(file, { progress: !opts.json });
       warnImpossible(file, snapshot);
       const report = analyse(snapshot, devicesOf(snapshot, opts.device), file);
       const p = snapshot.producer;
@@ -43,8 +44,10 @@ export async function runFiles(
         const text = inProducerWords(report.text, p);
         process.stdout.write(`${shortenMiddle(file, width)}\n${fitToWidth(text, width)}\n\n`);
       }
-    } catch (e) {
+    } catch (err) {
       failed = true;
+      // An error about a file memlens could read (a --capacity below what it holds) in its words.
+      const e = snapshot === undefined ? err : reworded(err, snapshot);
       reportError(file, e);
       if (opts.json) reports.push({ file, error: (e as Error).message });
     }
@@ -60,6 +63,11 @@ export async function runFiles(
 function warnImpossible(file: string, snapshot: Snapshot): void {
   for (const v of snapshot.violations)
     process.stderr.write(`memlens: ${file}: warning: ${inProducerWords(v.text, snapshot.producer)}\n`);
+}
+
+function reworded(e: unknown, snapshot: Snapshot): unknown {
+  if (!(e instanceof SnapshotError)) return e;
+  return new SnapshotError(inProducerWords(e.message, snapshot.producer));
 }
 
 function devicesOf(snapshot: Snapshot, device: number | undefined): DeviceModel[] {
