@@ -15,7 +15,7 @@ import { loadSnapshotBytes } from '../src/engine/load.js';
 import { BlockState } from '../src/engine/model/segments.js';
 import type { Snapshot } from '../src/engine/model/snapshot.js';
 import { simulate } from '../src/engine/simulate/simulate.js';
-import { generateSnapshotBytes } from '../src/engine/synth/index.js';
+import { generateSnapshotBytes, generateSnapshotJson } from '../src/engine/synth/index.js';
 import { type NpuOptions, npuSnapshotBytes } from '../src/engine/synth/npu.js';
 
 const MiB = 2 ** 20;
@@ -172,6 +172,19 @@ describe('torch_npu: the replay', () => {
     expect(s.allocatorSettings).toBeUndefined();
     const [dev] = simulate(s, s.devices, {}).devices;
     expect(dev!.recorded.settings).toMatch(/expandable_segments:True/);
+  });
+});
+
+describe('PyTorch before 2.3: expandable segments without settings', () => {
+  it('a CUDA file that maps pages but records no allocator_settings replays as expandable', () => {
+    const value = JSON.parse(generateSnapshotJson({ events: 3000, seed: 23, expandableSegments: true }).json);
+    delete value.allocator_settings;
+    const s = loadSnapshotBytes(new TextEncoder().encode(JSON.stringify(value)));
+    expect(s.producer.kind).toBe('pytorch');
+    const [dev] = simulate(s, s.devices, {}).devices;
+    expect(dev!.recorded.settings).toMatch(/expandable_segments:True/);
+    expect(dev!.fidelity.recorded_segment_events).toBeGreaterThan(0);
+    expect(dev!.fidelity.segment_events_matched_percent).toBe(100);
   });
 });
 
