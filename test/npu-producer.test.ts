@@ -65,6 +65,8 @@ describe('torch_npu: the workspace allocator', () => {
     // The allocated curve ends at the dump's tensors: the workspace is in reserved only.
     expect(d.totals.end.allocated).toBe(sum.requested_bytes);
     expect(d.totals.start.reserved).toBe(facts.workspace.size);
+    // Entries are counted as the file writes them.
+    expect(sum.trace_actions).toMatchObject({ workspace_snapshot: 1, segment_alloc: 5, alloc: 32 });
   });
 
   it('the workspace block is never a free block the caching allocator could hand out', () => {

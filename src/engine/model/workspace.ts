@@ -14,12 +14,14 @@
 
 import type { RowList } from './row-list.js';
 import { BlockState, type Segment, type SegmentTables } from './segments.js';
-import { Action, type TraceColumns } from './trace-columns.js';
+import { Action, KNOWN_ACTIONS, type TraceColumns } from './trace-columns.js';
 
 export interface WorkspaceMarks {
   /** Workspace blocks found, every device. */
   blocks: number;
   bytes: number;
+  /** Per device, the entries recoded from each action ('segment_alloc', 'alloc'): the file's counts. */
+  recoded: Map<number, Map<string, number>>;
 }
 
 /** Recodes the workspace triples of every device's list and marks the segments they name. */
@@ -28,7 +30,7 @@ export function markWorkspace(
   cols: TraceColumns,
   lists: (RowList | undefined)[],
 ): WorkspaceMarks {
-  const marks: WorkspaceMarks = { blocks: 0, bytes: 0 };
+  const marks: WorkspaceMarks = { blocks: 0, bytes: 0, recoded: new Map() };
   lists.forEach((rows, device) => {
     if (rows === undefined) return;
     const addrs = new Set<number>();
@@ -46,6 +48,9 @@ export function markWorkspace(
         const next = rows.at(i + k);
         if (cols.action[next] !== action || cols.addr[next] !== addr) break;
         cols.action[next] = Action.workspace_snapshot;
+        const counts = marks.recoded.get(device) ?? new Map<string, number>();
+        counts.set(KNOWN_ACTIONS[action], (counts.get(KNOWN_ACTIONS[action]) ?? 0) + 1);
+        marks.recoded.set(device, counts);
       }
     }
     if (addrs.size > 0) markSegments(tables, device, addrs, marks);

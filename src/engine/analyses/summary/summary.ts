@@ -126,13 +126,17 @@ function summarizeDevice(s: Snapshot, d: DeviceModel): DeviceSummary {
   };
 }
 
+/** Entries per action as the file writes them (the workspace markers' entries counted under their own actions). */
 function countActions(s: Snapshot, d: DeviceModel): Record<string, number> {
   const counts = d.facts.actionCounts;
   const names = s.traceColumns.actionNames;
   const present = [...counts.keys()].filter((a) => counts[a]! > 0);
-  return Object.fromEntries(
-    present.map((a) => [names[a] ?? 'missing', counts[a]!] as const).sort((x, y) => (x[0] < y[0] ? -1 : 1)),
-  );
+  const out = new Map(present.map((a) => [names[a] ?? 'missing', counts[a]!] as const));
+  for (const [name, n] of s.workspace.recoded.get(d.device) ?? []) {
+    out.set(name, (out.get(name) ?? 0) + n);
+    out.set('workspace_snapshot', out.get('workspace_snapshot')! - n);
+  }
+  return Object.fromEntries([...out].sort((x, y) => (x[0] < y[0] ? -1 : 1)));
 }
 
 /** The first and last recorded times (entries without time_us skipped). */
