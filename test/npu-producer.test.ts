@@ -8,6 +8,7 @@ import { frameKind, HIDDEN_KINDS } from '../src/engine/analyses/frames/frame-kin
 import { userFirstStack } from '../src/engine/analyses/frames/user-frames.js';
 import { noOomEntryText, oomReports } from '../src/engine/analyses/oom/oom.js';
 import { inProducerWords } from '../src/engine/analyses/producer/wording.js';
+import { planSlice } from '../src/engine/analyses/slice/slice.js';
 import { dumpFreeState } from '../src/engine/analyses/state/free-blocks.js';
 import { summarize } from '../src/engine/analyses/summary/summary.js';
 import { poolStateAfter } from '../src/engine/analyses/views/pools/pool-state.js';
@@ -17,6 +18,7 @@ import type { Snapshot } from '../src/engine/model/snapshot.js';
 import { simulate } from '../src/engine/simulate/simulate.js';
 import { generateSnapshotBytes, generateSnapshotJson } from '../src/engine/synth/index.js';
 import { type NpuOptions, npuSnapshotBytes } from '../src/engine/synth/npu.js';
+import { snapshotOf } from './helpers/snapshot-of.js';
 
 const MiB = 2 ** 20;
 
@@ -76,6 +78,19 @@ describe('torch_npu: the workspace allocator', () => {
     expect(free.groups.some((g) => g.largest_free_block === facts.workspace.size)).toBe(false);
     const ws = s.tables.segments.find((g) => g.address === facts.workspace.addr)!;
     expect(s.tables.blocks.state[ws.firstBlock]).toBe(BlockState.workspace);
+  });
+});
+
+describe('torch_npu: a slice', () => {
+  it('writes the workspace entries back as torch_npu wrote them', () => {
+    const { s } = npu();
+    const plan = planSlice(s, s.devices, { by: 'entries', from: 0, to: 20 });
+    const back = snapshotOf(plan.value, plan.protocol);
+    expect(summarize(back).devices[0]!.trace_actions).toMatchObject({
+      workspace_snapshot: 1,
+      segment_alloc: 3,
+    });
+    expect(back.workspace.blocks).toBe(1);
   });
 });
 

@@ -91,6 +91,8 @@ export class TraceColumns {
   readonly pools: (readonly [number, number])[] = [];
   /** Keys memlens does not model, kept so nothing in the file is silently dropped. */
   readonly extras = new Map<number, PyDict>();
+  /** Rows whose action the model recoded (workspace.ts), with the action the file wrote. */
+  readonly writtenAs = new Map<number, Action>();
   private readonly actionIndex = new Map<string, number>(KNOWN_ACTIONS.map((a, i) => [a, i]));
   private readonly textIndex = new Map<string, number>();
   private readonly poolIndex = new Map<string, number>();

@@ -48,6 +48,7 @@ export function markWorkspace(
         const next = rows.at(i + k);
         if (cols.action[next] !== action || cols.addr[next] !== addr) break;
         cols.action[next] = Action.workspace_snapshot;
+        cols.writtenAs.set(next, action);
         const counts = marks.recoded.get(device) ?? new Map<string, number>();
         counts.set(KNOWN_ACTIONS[action], (counts.get(KNOWN_ACTIONS[action]) ?? 0) + 1);
         marks.recoded.set(device, counts);
