@@ -151,6 +151,7 @@ export function App() {
         files={files}
         current={view.file}
         devices={ready?.devices.map((d) => d.device) ?? []}
+        deviceLabels={ready?.devices.map((d) => d.label) ?? []}
         device={view.device}
         tab={view.tab}
         // From the Run page, a file chosen in the list opens on its own page.

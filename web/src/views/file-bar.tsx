@@ -5,6 +5,8 @@ interface Props {
   files: ServedFile[];
   current: string | null;
   devices: number[];
+  /** The devices' names, in the order of `devices` (npu:N for a torch_npu file). */
+  deviceLabels?: string[];
   device: number | null;
   tab: Tab;
   onOpenServed: (f: ServedFile) => void;
@@ -77,9 +79,9 @@ export function FileBar(p: Props) {
             value={p.device ?? ''}
             onChange={(e) => p.onDevice(Number(e.target.value))}
           >
-            {p.devices.map((d) => (
+            {p.devices.map((d, i) => (
               <option key={d} value={d}>
-                cuda:{d}
+                {p.deviceLabels?.[i] ?? `cuda:${d}`}
               </option>
             ))}
           </select>

@@ -9,6 +9,8 @@ import type { Producer } from '../../model/producer.js';
 
 /** CUDA's phrase → the NPU's. Longer phrases first: each is replaced once, in this order. */
 const NPU_WORDS: readonly (readonly [RegExp, string])[] = [
+  // torch_npu writes no time_us at all: its absence dates nothing.
+  [/\(PyTorch < 2\.2\)/g, '(torch_npu records none)'],
   [/torch\.cuda\.memory\._dump_snapshot/g, 'torch_npu.npu.memory._dump_snapshot'],
   [/torch\.cuda\.memory_snapshot\(\)/g, 'torch_npu.npu.memory_snapshot()'],
   [/torch\.cuda\.memory_summary\(\)/g, 'torch_npu.npu.memory_summary()'],
