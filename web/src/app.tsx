@@ -191,6 +191,7 @@ export function App() {
         <DiagnosisPage
           client={client}
           device={device.device}
+          label={device.label}
           file={view.file ?? ''}
           update={update}
           cycles={fileCycles}

@@ -11,6 +11,8 @@ import './diagnosis.css';
 interface Props {
   client: EngineClient;
   device: number;
+  /** The device's name (npu:N for a torch_npu file, cuda:N otherwise). */
+  label: string;
   file: string;
   update: (patch: Partial<ViewState>) => void;
   /** The served run's recorded cycles of this snapshot's window (memlens record --cycles). */
@@ -21,7 +23,7 @@ interface Props {
  * Where the app opens: `memlens diagnose`'s findings for the device, computed in the worker by the
  * same engine call, the most important first and largest, each linked to the view that proves it.
  */
-export function DiagnosisPage({ client, device, file, update, cycles = [] }: Props) {
+export function DiagnosisPage({ client, device, label, file, update, cycles = [] }: Props) {
   // The commands name the file as a terminal in its folder would.
   const name = file.split(/[\\/]/).pop() ?? file;
   const answer = useQuery(client, 'diagnosis', {
@@ -31,10 +33,18 @@ export function DiagnosisPage({ client, device, file, update, cycles = [] }: Pro
   });
   if (answer.status === 'loading') return <p className="hint">diagnosing…</p>;
   if (answer.status === 'error') return <p className="error">{answer.message}</p>;
-  return <Findings r={answer.value} update={update} />;
+  return <Findings r={answer.value} label={label} update={update} />;
 }
 
-function Findings({ r, update }: { r: DeviceDiagnosis; update: (patch: Partial<ViewState>) => void }) {
+function Findings({
+  r,
+  label,
+  update,
+}: {
+  r: DeviceDiagnosis;
+  label: string;
+  update: (patch: Partial<ViewState>) => void;
+}) {
   const select = selectIn(update);
   const problems = r.findings.filter((f) => f.kind !== 'peak' && f.kind !== 'warning');
   const peak = r.findings.filter((f) => f.kind === 'peak');
@@ -54,7 +64,7 @@ function Findings({ r, update }: { r: DeviceDiagnosis; update: (patch: Partial<V
   );
   return (
     <main className="diagnosis" aria-label="diagnosis">
-      <h1>What happened to the memory of cuda:{r.device}</h1>
+      <h1>What happened to the memory of {label}</h1>
       {problems.length === 0 && checked}
       {problems.map((f, i) => card(f, i, i === 0))}
       {problems.length > 0 && checked}
