@@ -162,8 +162,9 @@ function runWorkload(
   const bias = site('init_bias', 'model.py', 13);
   const act = site('forward', 'model.py', 30);
   const tmp = site('attention', 'model.py', 31);
-  const params = Array.from({ length: 8 }, () => a.malloc(MiB, s, 0, weight));
-  const biases = Array.from({ length: 16 }, () => a.malloc(4096, s, 0, bias));
+  // Parameters and biases stay allocated to the dump.
+  for (let i = 0; i < 8; i++) a.malloc(MiB, s, 0, weight);
+  for (let i = 0; i < 16; i++) a.malloc(4096, s, 0, bias);
   for (let step = 0; step < 3; step++) {
     const x = a.malloc(40 * MiB, s, 0, act);
     const t = a.malloc(6 * MiB, s, 0, tmp);
@@ -175,8 +176,6 @@ function runWorkload(
   a.free(buffer, act);
   if (oom === 'allocator' || oom === 'state-only')
     a.failAllocation(64 * MiB, s, site('forward', 'model.py', 33));
-  void params;
-  void biases;
   return a.queue;
 }
 
