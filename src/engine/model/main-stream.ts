@@ -2,10 +2,10 @@ import type { DeviceModel, Snapshot } from './snapshot.js';
 
 /**
  * The stream a request with no recorded stream is taken to be on (a dump-time check, a segment
- * the dump no longer holds). The allocator never hands a
- * block to another stream, so this matters: the device's only stream where it has one (torch_npu
- * writes `aclrtStream` pointers, never 0); else PyTorch's default stream 0 where a PyTorch file
- * uses it; else the stream whose segments reserve the most.
+ * the dump no longer holds). The allocator never hands a block to another stream, so this
+ * matters: the device's only stream where it has one (torch_npu writes `aclrtStream` pointers,
+ * never 0); else PyTorch's default stream 0 where a PyTorch file uses it; else the stream whose
+ * segments reserve the most.
  */
 export function mainStream(s: Snapshot, d: DeviceModel): number {
   const reserved = new Map<number, number>();
