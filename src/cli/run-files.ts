@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { inProducerWords, jsonInProducerWords } from '../engine/analyses/producer/wording.js';
 import { SnapshotError } from '../engine/errors.js';
 import type { DeviceModel, Snapshot } from '../engine/model/snapshot.js';
 import { parseByteText, parseCountText } from '../engine/units.js';
@@ -35,17 +36,22 @@ export async function runFiles(
   // A directory part of which could not be read (said on stderr): not every snapshot was read.
   let failed = expanded.runs.some((r) => r.run.notRead.length > 0);
   for (const file of expanded.files) {
+    let snapshot: Snapshot | undefined;
     try {
-      const snapshot = await openSnapshot(file, { progress: !opts.json });
+      snapshot = await openSnapshot(file, { progress: !opts.json });
       warnImpossible(file, snapshot);
-      const { json, text } = analyse(snapshot, devicesOf(snapshot, opts.device), file);
-      if (opts.json) reports.push({ file, ...json });
+      const report = analyse(snapshot, devicesOf(snapshot, opts.device), file);
+      const p = snapshot.producer;
+      if (opts.json) reports.push({ file, producer: p, ...jsonInProducerWords(report.json, p) });
       else {
         const width = textWidth();
+        const text = inProducerWords(report.text, p);
         process.stdout.write(`${shortenMiddle(file, width)}\n${fitToWidth(text, width)}\n\n`);
       }
-    } catch (e) {
+    } catch (err) {
       failed = true;
+      // An error about a file memlens could read (a --capacity below what it holds) in its words.
+      const e = snapshot === undefined ? err : reworded(err, snapshot);
       reportError(file, e);
       if (opts.json) reports.push({ file, error: (e as Error).message });
     }
@@ -59,7 +65,13 @@ export async function runFiles(
  * command: each command prints figures with the impossible parts left out, and must say so.
  */
 function warnImpossible(file: string, snapshot: Snapshot): void {
-  for (const v of snapshot.violations) process.stderr.write(`memlens: ${file}: warning: ${v.text}\n`);
+  for (const v of snapshot.violations)
+    process.stderr.write(`memlens: ${file}: warning: ${inProducerWords(v.text, snapshot.producer)}\n`);
+}
+
+function reworded(e: unknown, snapshot: Snapshot): unknown {
+  if (!(e instanceof SnapshotError)) return e;
+  return new SnapshotError(inProducerWords(e.message, snapshot.producer));
 }
 
 function devicesOf(snapshot: Snapshot, device: number | undefined): DeviceModel[] {

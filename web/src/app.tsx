@@ -166,6 +166,7 @@ export function App() {
         current={view.file}
         devices={ready?.devices.map((d) => d.device) ?? []}
         deviceNames={fileDiagnosis?.result ? deviceNames(fileDiagnosis.result) : undefined}
+        deviceLabels={ready?.devices.map((d) => d.label) ?? []}
         device={view.device}
         tab={view.tab}
         // From the Run page, a file chosen in the list opens on its own page.
@@ -206,6 +207,7 @@ export function App() {
         <DiagnosisPage
           client={client}
           device={device.device}
+          label={device.label}
           file={view.file ?? ''}
           update={update}
           cycles={fileCycles}

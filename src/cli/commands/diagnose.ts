@@ -6,6 +6,7 @@ import {
 } from '../../engine/analyses/diagnosis/diagnosis.js';
 import type { Finding, FindingKind } from '../../engine/analyses/diagnosis/finding.js';
 import { stakeText } from '../../engine/analyses/diagnosis/rank.js';
+import { jsonInProducerWords } from '../../engine/analyses/producer/wording.js';
 import { pc } from '../colors.js';
 import { commandLines } from '../command-lines.js';
 import { recordedCycles, windowGraphs } from '../cycle-inputs.js';
@@ -45,11 +46,14 @@ export function diagnoseCommand(program: Command): void {
       const recorded = recordedCycles(files);
       return runFiles(recorded.snapshotArgs, opts, (snapshot, devices, file) => {
         const cycles = windowGraphs(recorded, snapshot, file);
-        const r = diagnoseFile(snapshot, devices, {
-          file,
-          cycles,
-          ...(opts.capacity ? { capacity: opts.capacity } : {}),
-        });
+        const r = jsonInProducerWords(
+          diagnoseFile(snapshot, devices, {
+            file,
+            cycles,
+            ...(opts.capacity ? { capacity: opts.capacity } : {}),
+          }),
+          snapshot.producer,
+        );
         return {
           json: { devices: r.devices, order: r.order },
           text: render(r, opts.evidence ? Number.POSITIVE_INFINITY : EVIDENCE_SHOWN),

@@ -11,6 +11,7 @@ import {
   fragmentationOf,
   listName,
 } from '../../engine/analyses/fragmentation/fragmentation.js';
+import { jsonInProducerWords } from '../../engine/analyses/producer/wording.js';
 import { formatBytes, formatCount } from '../../engine/format.js';
 import { pc } from '../colors.js';
 import { indent } from '../indent.js';
@@ -43,7 +44,9 @@ export function fragCommand(program: Command): void {
       const fragOpts: FragOptions = { top: opts.top, detailed: opts.detailed };
       if (opts.at !== undefined) fragOpts.at = opts.at;
       return runFiles(files, opts, (snapshot, devices) => {
-        const per = devices.map((d) => fragmentationOf(snapshot, d, fragOpts));
+        const per = devices.map((d) =>
+          jsonInProducerWords(fragmentationOf(snapshot, d, fragOpts), snapshot.producer),
+        );
         return { json: { devices: per }, text: per.map((p) => render(p, opts.top)).join('\n\n') };
       });
     });

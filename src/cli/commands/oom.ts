@@ -3,7 +3,8 @@ import { CATEGORIES } from '../../engine/analyses/categories/categories.js';
 import { shellWord } from '../../engine/analyses/diagnosis/finding.js';
 import { listName } from '../../engine/analyses/fragmentation/fragmentation.js';
 import { formatFrame } from '../../engine/analyses/frames/short-path.js';
-import { type OomReport, oomReports } from '../../engine/analyses/oom/oom.js';
+import { noOomEntryText, type OomReport, oomReports } from '../../engine/analyses/oom/oom.js';
+import { inProducerWords, jsonInProducerWords } from '../../engine/analyses/producer/wording.js';
 import { formatBytes, formatCount, plural } from '../../engine/format.js';
 import { pc } from '../colors.js';
 import { commandLines } from '../command-lines.js';
@@ -40,20 +41,32 @@ export function oomCommand(program: Command): void {
       runFiles(files, opts, (snapshot, devices, file) => {
         const per = devices.map((d) => ({
           device: d.device,
-          ooms: oomReports(snapshot, d, opts.capacity, opts.request ?? 0),
+          ooms: jsonInProducerWords(
+            oomReports(snapshot, d, opts.capacity, opts.request ?? 0),
+            snapshot.producer,
+          ),
         }));
         return {
           json: { devices: per },
-          text: per.map((p) => render(p.device, p.ooms, file)).join('\n\n'),
+          text: per
+            .map((p, k) =>
+              render(
+                p.device,
+                p.ooms,
+                file,
+                inProducerWords(noOomEntryText(snapshot, devices[k]!), snapshot.producer),
+              ),
+            )
+            .join('\n\n'),
         };
       }),
     );
 }
 
-function render(device: number, ooms: OomReport[], file: string): string {
+function render(device: number, ooms: OomReport[], file: string, noEntry: string): string {
   const lines = [pc.bold(`device ${device}`)];
   if (ooms.length === 0)
-    lines.push('  no oom entry in the trace (give --capacity, and --request, to check the dump-time state)');
+    lines.push(`  ${noEntry} (give --capacity, and --request, to check the dump-time state)`);
   for (const r of ooms) lines.push(...renderOne(r, file));
   return lines.join('\n');
 }

@@ -1,5 +1,6 @@
 import Table from 'cli-table3';
 import type { Command } from 'commander';
+import { inProducerWords } from '../../engine/analyses/producer/wording.js';
 import { PickleWriter } from '../../engine/encode/pickle-writer.js';
 import { SnapshotError } from '../../engine/errors.js';
 import { formatBytes, formatCount } from '../../engine/format.js';
@@ -62,7 +63,9 @@ export function simulateCommand(program: Command): void {
         if (opts.output !== undefined) writeSimulated(opts.output, snapshot, result);
         return {
           json: { torch_version: result.torch_version, devices: result.devices },
-          text: result.devices.map((d) => render(d, opts.fidelity ?? false)).join('\n\n'),
+          text: result.devices
+            .map((d) => render(d, opts.fidelity ?? false, (t) => inProducerWords(t, snapshot.producer)))
+            .join('\n\n'),
         };
       });
     });
@@ -73,14 +76,15 @@ function writeSimulated(out: string, snapshot: Snapshot, result: SimulationResul
   writeStreamAtomically(out, (write) => new PickleWriter(write, { protocol: 4 }).dump(value));
 }
 
-function render(d: DeviceSimulation, showFidelity: boolean): string {
+/** `words`: the file's producer's words, applied to table cells before they are laid out. */
+function render(d: DeviceSimulation, showFidelity: boolean, words: (t: string) => string): string {
   const lines = [
     pc.bold(`device ${d.device}`),
     `  ${formatCount(d.trace_entries)} trace entries replayed, ${capacityText(d)}`,
   ];
   const runs: [string, RunSummary][] = [['recorded settings', d.recorded]];
   if (d.what_if !== null) runs.push(['what if', d.what_if]);
-  lines.push(runTable(runs));
+  lines.push(runTable(runs, words));
   lines.push(
     '  fragmentation: reserved − allocated when allocated memory peaked, and when the first OOM was raised.',
   );
@@ -89,7 +93,7 @@ function render(d: DeviceSimulation, showFidelity: boolean): string {
       '  sweep, best first: no OOM, then the OOM that came latest; runs that got equally far by peak reserved',
       '  over the entries they completed (the recorded settings are the recorded run above):',
     );
-    lines.push(sweepTable(d.sweep));
+    lines.push(sweepTable(d.sweep, words));
   }
   if (showFidelity || d.fidelity.segment_events_matched_percent < 100) lines.push(renderFidelity(d.fidelity));
   return lines.join('\n');
@@ -110,7 +114,7 @@ function fragmentation(r: RunSummary): string {
     : `${peak}; at the OOM ${formatBytes(r.fragmentation_at_oom_bytes)}`;
 }
 
-function runTable(runs: [string, RunSummary][]): string {
+function runTable(runs: [string, RunSummary][], words: (t: string) => string): string {
   const t = new Table({ head: ['', ...runs.map(([name]) => name)], style: { head: [], border: [] } });
   const row = (label: string, f: (r: RunSummary) => string): void => {
     t.push([label, ...runs.map(([, r]) => f(r))]);
@@ -121,7 +125,7 @@ function runTable(runs: [string, RunSummary][]): string {
   row('peak allocated', (r) => formatBytes(r.peak_allocated_bytes));
   row('fragmentation', fragmentation);
   row(
-    'cudaMalloc / cudaFree',
+    words('cudaMalloc / cudaFree'),
     (r) => `${formatCount(r.cuda_malloc_calls)} / ${formatCount(r.cuda_free_calls)}`,
   );
   row('OOMs', (r) => formatCount(r.ooms));
@@ -134,9 +138,9 @@ function settingsCell(settings: string): string {
 }
 
 /** One row per run: a sweep has too many runs for one column each. */
-function sweepTable(runs: RunSummary[]): string {
+function sweepTable(runs: RunSummary[], words: (t: string) => string): string {
   const t = new Table({
-    head: ['#', 'settings', 'got to entry', 'peak\nreserved', 'frag.\nat peak', 'cudaMalloc'],
+    head: ['#', 'settings', 'got to entry', 'peak\nreserved', 'frag.\nat peak', words('cudaMalloc')],
     style: { head: [], border: [], compact: true },
     colAligns: ['right', 'left', 'left', 'right', 'right', 'right'],
   });

@@ -33,14 +33,16 @@ function renderSummary(s: SnapshotSummary): string {
   const out: string[] = [`  layout: ${layoutText(s)}`];
   for (const w of s.warnings) out.push(pc.yellow(`  warning: ${w}`));
   if (s.allocator_settings) out.push(`  allocator settings: ${settingsText(s.allocator_settings)}`);
-  for (const d of s.devices) out.push('', renderDevice(d));
+  if (s.producer.kind === 'torch_npu')
+    out.push(`  producer: torch_npu (Ascend NPU), from ${s.producer.signals.join('; ')}`);
+  for (const d of s.devices) out.push('', renderDevice(d, s.producer.kind === 'torch_npu'));
   return out.join('\n');
 }
 
 function layoutText(s: SnapshotSummary): string {
   const proto = s.pickle_protocol === null ? 'JSON' : `pickle protocol ${s.pickle_protocol}`;
   return s.layout === 'segment-list'
-    ? `list of segments (torch.cuda.memory_snapshot()), ${proto}`
+    ? `list of segments (memory_snapshot()), ${proto}`
     : `_dump_snapshot dict, ${proto}`;
 }
 
@@ -57,8 +59,8 @@ function settingsText(settings: Record<string, unknown>): string {
   return parts.join(' ');
 }
 
-function renderDevice(d: DeviceSummary): string {
-  const lines = [pc.bold(`device ${d.device}`), renderTable(d.memory_summary)];
+function renderDevice(d: DeviceSummary, npu: boolean): string {
+  const lines = [pc.bold(d.label), renderTable(d.memory_summary)];
   const pools = Object.entries(d.pools).map(
     ([k, v]) => `${k}: ${plural(v.segments, 'segment')}, ${formatBytes(v.reserved_bytes)}`,
   );
@@ -66,21 +68,27 @@ function renderDevice(d: DeviceSummary): string {
     `  segments: ${d.segments} (${pools.join('; ')})${d.expandable_segments ? `, ${d.expandable_segments} expandable` : ''}; blocks: ${formatCount(d.blocks)}`,
   );
   lines.push(
-    `  largest free (inactive) block: ${formatBytes(d.largest_inactive_block)}; streams: ${d.streams.join(', ')}`,
+    `  largest free (inactive) block: ${formatBytes(d.largest_inactive_block)}; streams: ${d.streams.join(', ') || 'not recorded'}`,
   );
+  if (d.workspace_bytes > 0)
+    lines.push(
+      `  workspace: ${formatBytes(d.workspace_bytes)} held by torch_npu's workspace allocator (reserved; no tensor's, and not free for tensors)`,
+    );
   if (d.private_pools.length > 0) lines.push(`  private pools: ${d.private_pools.join(', ')}`);
-  lines.push(`  trace: ${traceText(d)}`);
+  lines.push(`  trace: ${traceText(d, npu)}`);
   for (const n of d.notes) lines.push(pc.dim(`  note: ${n}`));
   for (const w of d.warnings) lines.push(pc.yellow(`  warning: ${w}`));
   return lines.join('\n');
 }
 
-function traceText(d: DeviceSummary): string {
+function traceText(d: DeviceSummary, npu: boolean): string {
   if (d.trace_entries === 0) return 'no entries (memory history was not recorded for this device)';
   const actions = Object.entries(d.trace_actions).map(([a, n]) => `${a} ${formatCount(n)}`);
   const span =
     d.trace_first_time_us === null
-      ? 'no timestamps (PyTorch < 2.2)'
+      ? npu
+        ? 'no timestamps (torch_npu records none)'
+        : 'no timestamps (PyTorch < 2.2)'
       : `spans ${formatDuration(d.trace_span_us)}`;
   const oom = d.ooms > 0 ? pc.red(`, ${d.ooms} OOM`) : ', no OOM';
   return `${plural(d.trace_entries, 'entry')} (${actions.join(', ')}), ${span}${oom}; requested memory ${formatBytes(d.trace_start_allocated_bytes)} at start, peak ${formatBytes(d.trace_peak_allocated_bytes)}; reserved ${formatBytes(d.trace_start_reserved_bytes)} at start, peak ${formatBytes(d.trace_peak_reserved_bytes)}`;

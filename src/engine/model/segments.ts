@@ -8,6 +8,8 @@ export enum BlockState {
   pendingFree = 1,
   inactive = 2,
   unknown = 3,
+  /** torch_npu's workspace block: written 'inactive', yet held by the workspace allocator (workspace.ts). */
+  workspace = 4,
 }
 
 export interface Segment {

@@ -7,11 +7,13 @@ import { type EntryFacts, entryFacts } from './entry-facts.js';
 import { checkSegments, checkTotals, checkTraceSizes, type Violation } from './invariants.js';
 import { LazyDevice } from './lazy-device.js';
 import type { LiveIndex } from './live-index.js';
+import { detectProducer, type Producer } from './producer.js';
 import type { RowList } from './row-list.js';
 import { readSegments, type SegmentTables } from './segments.js';
 import type { StackTable } from './stack-table.js';
 import { endFigures, type RunningTotals, runningTotals } from './totals.js';
 import type { TraceColumns } from './trace-columns.js';
+import { markWorkspace, type WorkspaceMarks } from './workspace.js';
 
 export interface Annotation {
   name: string;
@@ -38,6 +40,10 @@ export type SnapshotLayout = 'dict' | 'segment-list';
 
 export interface Snapshot {
   layout: SnapshotLayout;
+  /** Who wrote the file and what in it said so (producer.ts). */
+  producer: Producer;
+  /** torch_npu's workspace blocks (workspace.ts). */
+  workspace: WorkspaceMarks;
   protocol: number | undefined;
   /** `allocator_settings` as written (PyTorch ≥ 2.3), else undefined. */
   allocatorSettings: PyDict | undefined;
@@ -76,6 +82,8 @@ export function buildSnapshot(decoded: DecodedPickle): Snapshot {
   const checked = checkSegments(readSegments(top.segments));
   const tables = checked.tables;
   const lists = traceLists(top.device_traces, decoded.traceLists);
+  const producer = detectProducer({ top, cols: decoded.trace, stacks: decoded.stacks, tables });
+  const workspace = markWorkspace(tables, decoded.trace, lists);
   const violations = [...checked.violations, ...checkTraceSizes(decoded.trace, lists)];
   const deviceIds = devicesIn(tables, lists);
   if (deviceIds.length === 0 && violations.length > 0) {
@@ -92,6 +100,8 @@ export function buildSnapshot(decoded: DecodedPickle): Snapshot {
   violations.push(...checkTotals(devices));
   return {
     layout,
+    producer,
+    workspace,
     protocol: decoded.protocol,
     allocatorSettings: isDict(top.allocator_settings) ? top.allocator_settings : undefined,
     annotations: readAnnotations(top.external_annotations),

@@ -15,6 +15,8 @@ export enum Action {
   oom = 8,
   annotate = 9,
   free = 10,
+  /** torch_npu >= 7.1: a workspace block at dump time (NPUWorkspaceAllocator::get_trace). */
+  workspace_snapshot = 11,
 }
 export const KNOWN_ACTIONS = [
   'alloc',
@@ -28,6 +30,7 @@ export const KNOWN_ACTIONS = [
   'oom',
   'annotate',
   'free',
+  'workspace_snapshot',
 ] as const;
 const MAX_ACTIONS = 255;
 
@@ -88,6 +91,8 @@ export class TraceColumns {
   readonly pools: (readonly [number, number])[] = [];
   /** Keys memlens does not model, kept so nothing in the file is silently dropped. */
   readonly extras = new Map<number, PyDict>();
+  /** Rows whose action the model recoded (workspace.ts), with the action the file wrote. */
+  readonly writtenAs = new Map<number, Action>();
   private readonly actionIndex = new Map<string, number>(KNOWN_ACTIONS.map((a, i) => [a, i]));
   private readonly textIndex = new Map<string, number>();
   private readonly poolIndex = new Map<string, number>();

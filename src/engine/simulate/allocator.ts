@@ -99,9 +99,10 @@ export class SimAllocator {
   /** `malloc`: a block for `requested` bytes, or NONE after an `oom`. */
   malloc(requested: number, stream: number, privatePool: number): number {
     const s = this.settings;
+    const padded = requested + s.pad;
     const size =
-      this.plainRounding && requested >= MIN_BLOCK
-        ? MIN_BLOCK * Math.ceil(requested / MIN_BLOCK)
+      this.plainRounding && padded >= MIN_BLOCK
+        ? MIN_BLOCK * Math.ceil(padded / MIN_BLOCK)
         : roundSize(requested, s);
     const pool = privatePool * 2 + (isSmallSize(size) ? 1 : 0);
     const expandable = s.expandable && (privatePool === 0 || s.version.expandablePrivatePools);

@@ -144,7 +144,7 @@ function finalSegments(
     const b = s.tables.blocks;
     const blocks: string[] = [];
     for (let k = seg.firstBlock; k < seg.firstBlock + seg.blockCount; k++) {
-      const st = b.state[k] === BlockState.unknown ? BlockState.inactive : b.state[k]!;
+      const st = comparedState(b.state[k]!);
       blocks.push(`${b.size[k]}:${st}`);
     }
     const key = `${seg.expandable}|${seg.pool === 'small'}|${seg.totalSize}|${blocks.join(',')}`;
@@ -163,4 +163,11 @@ function finalSegments(
     }
   }
   return { recorded: d.segmentIds.length, simulated: views.length, matched };
+}
+
+/** A dump state as the simulator can have it: its workspace block is one it holds taken (start-state.ts). */
+function comparedState(state: BlockState): BlockState {
+  if (state === BlockState.unknown) return BlockState.inactive;
+  if (state === BlockState.workspace) return BlockState.allocated;
+  return state;
 }

@@ -12,7 +12,7 @@ import type { SimContext } from './context.js';
 import { deviceInputs } from './device-inputs.js';
 import { EventLog } from './event-log.js';
 import { EMPTY_CACHE, explicitBeforeMalloc, MALLOC_RELEASE, NO_RELEASE } from './releases.js';
-import { fractionActive, recordedSettings, type SimSettings } from './settings.js';
+import { fractionActive, type SimSettings, snapshotSettings } from './settings.js';
 import { loadStartState } from './start-state.js';
 
 export interface ReplayOptions {
@@ -86,7 +86,7 @@ export function replayDevice(s: Snapshot, d: DeviceModel, o: ReplayOptions): Rep
  */
 function releasesOf(s: Snapshot, d: DeviceModel, o: ReplayOptions): Uint8Array {
   const runs = deviceInputs(s, d).releases;
-  const rec = recordedSettings(s.allocatorSettings, o.settings.torchVersion);
+  const rec = snapshotSettings(s, o.settings.torchVersion);
   if (Number.isFinite(rec.maxSplitSize) || (fractionActive(rec) && rec.gcThreshold > 0)) return runs;
   return explicitBeforeMalloc(d.trace, d.totals.reserved, d.totals.start.reserved, runs.slice(), o.capacity);
 }

@@ -9,8 +9,13 @@ export const ROUND_LARGE = 2 << 20;
 export const MiB = 1 << 20;
 export const DIVISION_INTERVALS = 16;
 
-/** `round_size`: a request in bytes → the block size the allocator looks for. */
-export function roundSize(size: number, s: SimSettings): number {
+/**
+ * `round_size`: a request in bytes → the block size the allocator looks for. torch_npu's adds its
+ * pad first (Ascend/pytorch, torch_npu/csrc/core/npu/NPUCachingAllocator.cpp, `round_size`:
+ * `size += AddPadSize()`), and the pool is chosen on the result (`get_pool`, `kSmallSize`).
+ */
+export function roundSize(request: number, s: SimSettings): number {
+  const size = request + s.pad;
   if (size < MIN_BLOCK) return MIN_BLOCK;
   const div = s.divisions[divisionIndex(size)]!;
   if (s.version.unroundedDivisionOne) {

@@ -4,6 +4,9 @@
  */
 
 import { SnapshotError } from '../errors.js';
+import { requestPad } from '../model/producer.js';
+import type { Snapshot } from '../model/snapshot.js';
+import { Action } from '../model/trace-columns.js';
 import type { PyDict } from '../values/py-values.js';
 import { DIVISION_INTERVALS, floorLog2, MiB } from './rounding.js';
 
@@ -38,6 +41,8 @@ export interface SimSettings {
   largeSegmentSize: number;
   /** `set_per_process_memory_fraction` / `per_process_memory_fraction`; undefined: never set. */
   memoryFraction: number | undefined;
+  /** Bytes added to each request before rounding: 32 for torch_npu (model/producer.ts), else 0. */
+  pad: number;
 }
 
 export const DEFAULT_TORCH_VERSION = '2.6';
@@ -71,6 +76,7 @@ export function defaultSettings(torchVersion = DEFAULT_TORCH_VERSION): SimSettin
     nonSplitTolerance: LARGE_BUFFER,
     largeSegmentSize: LARGE_BUFFER,
     memoryFraction: undefined,
+    pad: 0,
   };
 }
 
@@ -110,6 +116,28 @@ export function recordedSettings(dict: PyDict | undefined, torchVersion: string)
     }
   }
   return s;
+}
+
+/**
+ * The settings the file's allocator ran under: those it records, torch_npu's pad, and expandable
+ * segments where the file does not record the setting but its trace maps and unmaps pages
+ * (`segment_map` / `segment_unmap` are written only with expandable segments on: allocator-spec §5,
+ * and torch_npu's NPUCachingAllocator.cpp, `map_block`/`unmap_block`) or a segment says
+ * `is_expandable`: torch_npu never writes the settings, nor PyTorch before 2.3.
+ */
+export function snapshotSettings(snapshot: Snapshot, torchVersion: string): SimSettings {
+  const s = recordedSettings(snapshot.allocatorSettings, torchVersion);
+  s.pad = requestPad(snapshot.producer);
+  if (typeof snapshot.allocatorSettings?.expandable_segments !== 'boolean' && mapsPages(snapshot))
+    s.expandable = true;
+  return s;
+}
+
+function mapsPages(snapshot: Snapshot): boolean {
+  if (snapshot.tables.segments.some((g) => g.expandable)) return true;
+  return snapshot.devices.some(
+    (d) => d.facts.actionCounts[Action.segment_map]! + d.facts.actionCounts[Action.segment_unmap]! > 0,
+  );
 }
 
 /** Applies a settings string (`key:value,key:value`, divisions may be a `[k:v,...]` list). */

@@ -13,8 +13,8 @@ import {
   applyConf,
   DEFAULT_TORCH_VERSION,
   describeSettings,
-  recordedSettings,
   type SimSettings,
+  snapshotSettings,
 } from './settings.js';
 import { cloneSettings, sweepSettings } from './sweep.js';
 
@@ -55,7 +55,7 @@ export interface SimulationResult {
 
 export function simulate(s: Snapshot, devices: DeviceModel[], o: SimulateOptions): SimulationResult {
   const version = o.torchVersion ?? DEFAULT_TORCH_VERSION;
-  const base = recordedSettings(s.allocatorSettings, version);
+  const base = snapshotSettings(s, version);
   const whatIf = o.set !== undefined ? applyConf(cloneSettings(base), o.set) : null;
   const written: SimulationResult['written'] = [];
   const out = devices.map((d): DeviceSimulation => {

@@ -6,13 +6,17 @@
  * the rounded request, plus the remainder the allocator would not have split off.
  */
 import { FREED_BEFORE_WINDOW } from '../model/allocations.js';
+import { mainStream } from '../model/main-stream.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
 import { reservedRangesAfter } from '../model/state-at.js';
+import { isWorkspaceSegment } from '../model/workspace.js';
 import type { SimAllocator } from './allocator.js';
 import { ALLOCATED, FREE, NONE, PENDING, UNMAPPED } from './block-store.js';
 import type { SimContext } from './context.js';
 import { pageSize } from './expandable.js';
 import { MIN_BLOCK, roundSize, SMALL_BUFFER, SMALL_SIZE } from './rounding.js';
+
+const UNKNOWN_STREAM = -1;
 
 interface Range {
   address: number;
@@ -20,6 +24,8 @@ interface Range {
   pool: number;
   stream: number;
   expandable: boolean;
+  /** torch_npu's workspace segment (model/workspace.ts): held, never the caching allocator's to hand out. */
+  workspace: boolean;
   /** Allocation ids alive at the start inside this range, by address. */
   live: number[];
 }
@@ -29,6 +35,10 @@ export function loadStartState(a: SimAllocator, s: Snapshot, d: DeviceModel, ctx
   const blockOf = new Int32Array(d.allocations.count).fill(NONE);
   const ranges = startRanges(s, d, ctx, a.settings.expandable);
   placeLive(d, ranges);
+  // A range that held nothing alive and is gone at the dump: its stream is unknown, and the
+  // device's main stream is the one that would have reused it (never "stream 0": torch_npu's
+  // streams are pointers).
+  for (const r of ranges) if (r.stream === UNKNOWN_STREAM) r.stream = ctx.streamId(mainStream(s, d));
   for (const r of ranges) {
     if (r.expandable) continue;
     const seg = a.segments.add(r.address, r.size, r.pool, r.stream, false, -1);
@@ -54,8 +64,9 @@ function startRanges(s: Snapshot, d: DeviceModel, ctx: SimContext, expandable: b
       address: r.address,
       size: r.size,
       pool: (seg !== undefined ? ctx.privatePoolOf(seg.poolId) : 0) * 2 + (small ? 1 : 0),
-      stream: seg !== undefined ? ctx.streamId(seg.stream) : 0,
+      stream: seg !== undefined ? ctx.streamId(seg.stream) : UNKNOWN_STREAM,
       expandable: seg !== undefined ? seg.expandable : expandable,
+      workspace: seg !== undefined && isWorkspaceSegment(s.tables, seg),
       live: [],
     };
   });
@@ -80,7 +91,7 @@ function placeLive(d: DeviceModel, ranges: Range[]): void {
     if (r !== undefined && addr < r.address + r.size) {
       r.live.push(id);
       // The stream of a segment freed before the dump is that of the blocks it held.
-      if (r.live.length === 1 && r.stream === 0) r.stream = al.stream[id]!;
+      if (r.live.length === 1 && r.stream === UNKNOWN_STREAM) r.stream = al.stream[id]!;
     }
   }
   for (const r of ranges) r.live.sort((x, y) => al.addr[x]! - al.addr[y]!);
@@ -104,7 +115,10 @@ function blockSize(
   return split ? size : room;
 }
 
-/** Blocks of one classic range: live ones at their addresses, free gaps between them. */
+/**
+ * Blocks of one classic range: live ones at their addresses, free gaps between them. A workspace
+ * range is one block that stays taken (no tensor's, so in reserved and not in allocated).
+ */
 function fillRange(
   a: SimAllocator,
   s: Snapshot,
@@ -124,7 +138,7 @@ function fillRange(
   };
   const gap = (to: number): void => {
     if (to <= cursor) return;
-    const b = a.blocks.newBlock(cursor, to - cursor, seg, r.pool, r.stream, FREE);
+    const b = a.blocks.newBlock(cursor, to - cursor, seg, r.pool, r.stream, r.workspace ? ALLOCATED : FREE);
     link(b);
     cursor = to;
   };

@@ -7,7 +7,7 @@ import type { DeviceModel, Snapshot } from '../model/snapshot.js';
 import { deviceCapacity } from './capacity.js';
 import { replayDevice } from './replay.js';
 import { type RunSummary, summarizeRun } from './run-summary.js';
-import { DEFAULT_TORCH_VERSION, describeSettings, recordedSettings, type SimSettings } from './settings.js';
+import { DEFAULT_TORCH_VERSION, describeSettings, type SimSettings, snapshotSettings } from './settings.js';
 import { sweepSettings } from './sweep.js';
 
 export interface SweepStepOptions {
@@ -17,7 +17,7 @@ export interface SweepStepOptions {
 }
 
 function planOf(s: Snapshot, o: SweepStepOptions): SimSettings[] {
-  return sweepSettings(recordedSettings(s.allocatorSettings, o.torchVersion ?? DEFAULT_TORCH_VERSION));
+  return sweepSettings(snapshotSettings(s, o.torchVersion ?? DEFAULT_TORCH_VERSION));
 }
 
 /** The sweep's settings in the order they run (the recorded ones first), as settings strings. */

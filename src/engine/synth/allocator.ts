@@ -33,6 +33,8 @@ export interface AllocatorConfig {
   expandable: boolean;
   /** Number of pools: 1 (default only) or 2 (default + one private pool). */
   poolCount: number;
+  /** Bytes added to every request before rounding: 32 on torch_npu (`AddPadSize`), 0 on CUDA. */
+  pad?: number;
 }
 
 /** Id of the private pool as `graph_pool_handle()` / `MemPool()` numbers it. */
@@ -121,7 +123,7 @@ export class Allocator {
     const capture = this.newCapture();
     this.processEvents(capture, stack);
     this.mallocs++;
-    const size = roundSize(requested);
+    const size = roundSize(requested + (this.config.pad ?? 0));
     const pool = this.pool(poolIndex, isSmall(size));
     const block =
       this.takeFree(pool, stream, size) ??
@@ -171,7 +173,14 @@ export class Allocator {
     this.mallocs++;
     this.releaseCached(capture, stack);
     const deviceFree = this.limit - this.reserved;
-    this.emit(OOM, deviceFree, roundSize(deviceFree + extra), stream, capture, stack);
+    this.emit(
+      OOM,
+      deviceFree,
+      roundSize(deviceFree + extra + (this.config.pad ?? 0)),
+      stream,
+      capture,
+      stack,
+    );
   }
 
   private processEvents(capture: number, stack: Stack): void {

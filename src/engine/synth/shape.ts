@@ -72,7 +72,24 @@ export class FramesResolver {
   }
 }
 
-export function segmentDict(v: SegmentView, atoms: Atoms, frames: FramesResolver, format: Format): PyValue {
+/**
+ * The keys every segment dict begins with, in PyTorch's and torch_npu's order (both snapshot()s
+ * write them alike), and the requested sum that follows in the newer formats.
+ */
+export function segmentHead(v: SegmentView, device: number) {
+  const { allocated, active, requested } = segmentSums(v);
+  const head = {
+    device,
+    address: v.addr,
+    total_size: v.size,
+    allocated_size: allocated,
+    active_size: active,
+  };
+  return { head, requested };
+}
+
+/** A segment's allocated, active and requested sums, as the allocator's snapshot() adds them. */
+function segmentSums(v: SegmentView): { allocated: number; active: number; requested: number } {
   let allocated = 0;
   let active = 0;
   let requested = 0;
@@ -83,12 +100,13 @@ export function segmentDict(v: SegmentView, atoms: Atoms, frames: FramesResolver
       requested += b.requested;
     }
   }
+  return { allocated, active, requested };
+}
+
+export function segmentDict(v: SegmentView, atoms: Atoms, frames: FramesResolver, format: Format): PyValue {
+  const { head, requested } = segmentHead(v, v.device);
   const common = {
-    device: v.device,
-    address: v.addr,
-    total_size: v.size,
-    allocated_size: allocated,
-    active_size: active,
+    ...head,
     requested_size: requested,
     stream: v.stream,
     segment_type: v.pool.small ? atoms.small : atoms.large,

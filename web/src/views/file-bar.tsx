@@ -7,6 +7,8 @@ interface Props {
   devices: number[];
   /** Each device as the picker names it, with whether anything was found there. */
   deviceNames?: Map<number, string> | undefined;
+  /** The devices' names, in the order of `devices` (npu:N for a torch_npu file). */
+  deviceLabels?: string[];
   device: number | null;
   tab: Tab;
   onOpenServed: (f: ServedFile) => void;
@@ -79,9 +81,9 @@ export function FileBar(p: Props) {
             value={p.device ?? ''}
             onChange={(e) => p.onDevice(Number(e.target.value))}
           >
-            {p.devices.map((d) => (
+            {p.devices.map((d, i) => (
               <option key={d} value={d}>
-                {p.deviceNames?.get(d) ?? `cuda:${d}`}
+                {p.deviceNames?.get(d) ?? p.deviceLabels?.[i] ?? `cuda:${d}`}
               </option>
             ))}
           </select>

@@ -22,7 +22,7 @@ function SummaryOf({ summary, device }: { summary: SnapshotSummary; device: numb
   return (
     <main className="overview" aria-label="overview">
       <section>
-        <h2>memory_summary, cuda:{device}</h2>
+        <h2>memory_summary, {summary.producer.kind === 'torch_npu' ? d.label : `cuda:${device}`}</h2>
         <SummaryTable rows={d.memory_summary} />
         <ul className="notes">
           {d.notes.map((n) => (
@@ -50,7 +50,11 @@ function SummaryOf({ summary, device }: { summary: SnapshotSummary; device: numb
       <section className="settings-section" style={{ gridColumn: '1 / -1' }}>
         <h2>Allocator settings</h2>
         {summary.allocator_settings === null ? (
-          <p>not recorded (PyTorch older than 2.3, or a bare segment list)</p>
+          <p>
+            {summary.producer.kind === 'torch_npu'
+              ? 'not written (torch_npu writes none)'
+              : 'not recorded (PyTorch older than 2.3, or a bare segment list)'}
+          </p>
         ) : (
           <pre className="settings">{JSON.stringify(summary.allocator_settings, bigintAsText, 2)}</pre>
         )}

@@ -247,7 +247,9 @@ function SegmentRow({
           ''
         )}
         <br />
-        gaps {formatBytes(s.gap_bytes)} in {formatCount(s.gap_count)}, max {formatBytes(s.max_gap)}
+        {s.workspace
+          ? "workspace (torch_npu's workspace allocator: held, no tensor's)"
+          : `gaps ${formatBytes(s.gap_bytes)} in ${formatCount(s.gap_count)}, max ${formatBytes(s.max_gap)}`}
       </div>
       <SegmentBar s={s} selected={selected} onSelect={onSelect} width={width} />
     </div>

@@ -6,6 +6,7 @@ import { fragmentationOf } from '../../../src/engine/analyses/fragmentation/frag
 import { gcBurstsOf } from '../../../src/engine/analyses/gc/gc-bursts.js';
 import { leaksOf } from '../../../src/engine/analyses/leaks/leaks.js';
 import { oomReports } from '../../../src/engine/analyses/oom/oom.js';
+import { jsonInProducerWords } from '../../../src/engine/analyses/producer/wording.js';
 import {
   allocationsUnder,
   type FlameTree,
@@ -39,6 +40,8 @@ export function analysisHandlers(
   let lastDiagnosis: { snapshot: Snapshot; key: string; result: FileDiagnosis } | undefined;
   const with_ = <T>(device: number, f: (s: Snapshot, d: DeviceModel) => T): T =>
     f(current(), deviceOf(device));
+  // The page says what the CLI says, in the file's producer's words (torch_npu: the NPU's).
+  const words = <T>(s: Snapshot, report: T): T => jsonInProducerWords(report, s.producer);
 
   return {
     flame: (args) => ({ tree: treeAt(args) }),
@@ -63,9 +66,9 @@ export function analysisHandlers(
         const r = gcBurstsOf(s, d);
         return { ...r, cycles: citeWindowCycles(s, file, [r], cycles)[0]! };
       }),
-    frag: ({ device, entry }) => with_(device, (s, d) => fragmentationOf(s, d, { at: entry })),
+    frag: ({ device, entry }) => with_(device, (s, d) => words(s, fragmentationOf(s, d, { at: entry }))),
     oom: ({ device, capacity, request }) =>
-      with_(device, (s, d) => oomReports(s, d, capacity ?? undefined, request ?? 0)),
+      with_(device, (s, d) => words(s, oomReports(s, d, capacity ?? undefined, request ?? 0))),
     categories: ({ device, points }) => with_(device, (s, d) => categoriesOf(s, d, points)),
     diagnosis: ({ file, cycles = [], capacity }) => {
       // Asked on landing (which device leads), by the Diagnosis tab and by the timeline's OOM
@@ -76,7 +79,7 @@ export function analysisHandlers(
         lastDiagnosis = {
           snapshot: s,
           key,
-          result: diagnoseFile(s, s.devices, { file, cycles, ...(capacity ? { capacity } : {}) }),
+          result: words(s, diagnoseFile(s, s.devices, { file, cycles, ...(capacity ? { capacity } : {}) })),
         };
       return lastDiagnosis.result;
     },

@@ -1,3 +1,4 @@
+import { jsonInProducerWords } from '../../../src/engine/analyses/producer/wording.js';
 import { allocationAt, offsetOf } from '../../../src/engine/analyses/state/live-order.js';
 import { deviceStreams } from '../../../src/engine/analyses/summary/stream-view.js';
 import { type SnapshotSummary, summarize } from '../../../src/engine/analyses/summary/summary.js';
@@ -163,12 +164,15 @@ async function* chunks(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8
 }
 
 /** The Overview's summary, computed once per snapshot. */
-const summaryOf: (s: Snapshot) => SnapshotSummary = oncePer(summarize);
+const summaryOf: (s: Snapshot) => SnapshotSummary = oncePer((s) =>
+  jsonInProducerWords(summarize(s), s.producer),
+);
 
 function describe(s: Snapshot): Loaded {
   return {
     devices: s.devices.map((d) => ({
       device: d.device,
+      label: s.producer.kind === 'torch_npu' ? `npu:${d.device}` : `cuda:${d.device}`,
       entries: d.trace.length,
       hasTime: hasTime(d),
       hasHistory: hasHistory(d),

@@ -28,6 +28,8 @@ export type Source = { url: string; name: string } | { file: File; name: string 
 
 export interface DeviceInfo {
   device: number;
+  /** How the page names the device: `npu:N` for a torch_npu file, else `cuda:N`. */
+  label: string;
   entries: number;
   hasTime: boolean;
   /** Whether the trace holds any entry but `snapshot` markers (false: a dump with no history). */

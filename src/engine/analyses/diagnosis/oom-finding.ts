@@ -1,7 +1,7 @@
-import { formatBytes, formatCount, plural } from '../../format.js';
+import { formatBytes, formatCount } from '../../format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { siteText } from '../leaks/leaks.js';
-import { type OomReport, oomReports } from '../oom/oom.js';
+import { noOomEntryText, type OomReport, oomReports } from '../oom/oom.js';
 import { hasHistory } from '../views/timeline/timeline-axis.js';
 import { type Finding, type Outcome, siteBytes, siteFrames } from './finding.js';
 
@@ -18,7 +18,7 @@ const ENTRIES_LISTED = 5;
 export function oomFindings(s: Snapshot, d: DeviceModel, command: string, capacity?: number): Outcome {
   const reports = oomReports(s, d, capacity).filter((r) => r.entry >= 0);
   // The window's size goes with the claim: "no OOM" in 1 entry says little.
-  const clear = `no OOM in the trace's ${plural(d.trace.length, 'entry')}`;
+  const clear = noOomEntryText(s, d);
   if (reports.length === 0) return { findings: [], clear: hasHistory(d) ? clear : null };
   return { findings: repeats(reports).map((group) => oomFinding(group, command)), clear: null };
 }

@@ -311,6 +311,7 @@ const BLOCK_STATE_NAMES: Record<BlockState, string> = {
   [BlockState.pendingFree]: 'active_pending_free',
   [BlockState.inactive]: 'inactive',
   [BlockState.unknown]: 'unknown',
+  [BlockState.workspace]: 'workspace',
 };
 
 function blockRows(src: ExportSource): Batch {

@@ -27,7 +27,7 @@ export type FrameKind =
   | 'allocator'
   /** Operator dispatch (boxing, redispatch, registrations, generated autograd wrappers) and the autograd engine's scheduling of backward nodes. */
   | 'dispatcher'
-  /** CPython's evaluator and call machinery, process and thread start. */
+  /** CPython's evaluator and call machinery, process and thread start; native frames with no name ('??'). */
   | 'interpreter';
 
 /** Kinds hidden unless whole stacks are asked for. */
@@ -46,10 +46,26 @@ function anyOf(...patterns: RegExp[]): RegExp {
 const RECORDER_NAMES = ['unwind::unwind', 'CapturedTraceback::gather', 'gather_with_cpp'];
 const RECORDER_FILES = ['memory_snapshot.cpp'];
 
+/**
+ * A native frame the unwinder could not name: '??' (torch_npu's symbolizer, and addr2line's),
+ * a bare address, or nothing. It says nothing about why memory was allocated, so it is hidden
+ * with the interpreter's frames; a named one in a `.so` at line 0 (torch_npu's native frames, e.g.
+ * an operator of libtorch_npu.so) still names its code and stays.
+ */
+function isUnnamed(f: FrameLike): boolean {
+  const name = f.name.trim();
+  return name === '' || name === '??' || /^(0x)?[0-9a-f]+$/i.test(name);
+}
+
 /** The allocator, and frames that only create or free storage on the way to it. */
 const ALLOCATOR_NAMES = anyOf(
   /CUDACachingAllocator|c10::(cuda::)?[A-Za-z]*Allocator/,
   /c10::cuda::.*(malloc|free|allocate|raw_delete)/,
+  // torch_npu (Ascend/pytorch): the caching and workspace allocators (c10_npu::NPUCachingAllocator,
+  // NPUWorkspaceAllocator.cpp), and OpPreparation, which only makes an operator's output tensor
+  // (torch_npu/csrc/framework/utils/OpPreparation.cpp, apply_tensor*), as at::empty does.
+  /c10_npu::(NPUCachingAllocator|NPUWorkspaceAllocator)|c10_npu::.*(malloc|free|allocate|raw_delete)/,
+  /at_npu::native::(OpPreparation|NPUNativeFunctions::(empty|new_empty)|empty_with_format)/,
   // Releasing storage: refcounts, destructors, a Python tensor's dealloc.
   /c10::(StorageImpl|TensorImpl)::(~|release_resources|decref_pyobject)|intrusive_ptr<c10::(StorageImpl|TensorImpl)/,
   /^THPVariable_(subclass_)?(clear|dealloc)/,
@@ -58,7 +74,14 @@ const ALLOCATOR_NAMES = anyOf(
   /at::TensorIterator(Base)?::(build|fast_set_up|allocate_or_resize_outputs|set_output)|set_output_raw_strided|create_out\(/,
   /at::meta::resize|at::native::resize_(output|bytes|impl|cuda_)/,
 );
-const ALLOCATOR_FILES = ['CUDACachingAllocator.cpp', 'TensorImpl.cpp', 'StorageImpl'];
+const ALLOCATOR_FILES = [
+  'CUDACachingAllocator.cpp',
+  'NPUCachingAllocator.cpp',
+  'NPUWorkspaceAllocator.cpp',
+  'OpPreparation.cpp',
+  'TensorImpl.cpp',
+  'StorageImpl',
+];
 
 /**
  * Dispatch machinery: the kernel an operator goes through on its way to the code that runs, and
@@ -138,7 +161,7 @@ export function frameKind(f: FrameLike): FrameKind {
     return 'recorder';
   if (ALLOCATOR_NAMES.test(name) || ALLOCATOR_FILES.some((n) => filename.includes(n))) return 'allocator';
   if (DISPATCHER_NAMES.test(name) || DISPATCHER_FILES.some((n) => filename.includes(n))) return 'dispatcher';
-  if (INTERPRETER_NAMES.test(name) || INTERPRETER_FILES.some((n) => filename.includes(n)))
+  if (INTERPRETER_NAMES.test(name) || INTERPRETER_FILES.some((n) => filename.includes(n)) || isUnnamed(f))
     return 'interpreter';
   return 'native';
 }

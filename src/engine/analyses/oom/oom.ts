@@ -5,7 +5,9 @@
  * is checked the same way for a request of a given size, or for the largest that would fit.
  */
 import { SnapshotError } from '../../errors.js';
-import { formatBytes, formatCount } from '../../format.js';
+import { formatBytes, formatCount, formatStream, plural } from '../../format.js';
+import { mainStream } from '../../model/main-stream.js';
+import { requestPad } from '../../model/producer.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import type { Frame } from '../../model/stack-table.js';
 import { Action } from '../../model/trace-columns.js';
@@ -84,7 +86,7 @@ export function oomReports(s: Snapshot, d: DeviceModel, capacity?: number, reque
         i,
         d.trace.size[i]!,
         d.trace.deviceFree?.[i] ?? Number.NaN,
-        d.trace.stream[i]!,
+        s.traceColumns.streams[d.trace.stream[i]!] ?? 0,
         capacity,
         held,
       ),
@@ -96,7 +98,8 @@ export function oomReports(s: Snapshot, d: DeviceModel, capacity?: number, reque
       throw new SnapshotError(
         `--capacity ${formatBytes(capacity)} is below the ${formatBytes(r)} device ${d.device} had reserved at the dump: give the GPU's total memory (e.g. 80GiB)`,
       );
-    reports.push(report(s, d, -1, requestBytes, capacity - r, 0, capacity, held));
+    const request = requestBytes > 0 ? roundRequest(requestBytes + requestPad(s.producer)) : 0;
+    reports.push(report(s, d, -1, request, capacity - r, mainStream(s, d), capacity, held));
   }
   return reports;
 }
@@ -107,7 +110,7 @@ function report(
   entry: number,
   requested: number,
   deviceFree: number,
-  stream: number,
+  rawStream: number,
   capacity: number | undefined,
   held: (entry: number) => HeldMemory,
 ): OomReport {
@@ -115,7 +118,6 @@ function report(
   const pool = requested > 0 && requested <= SMALL_REQUEST_LIMIT ? 'small' : 'large';
   const reserved = entry >= 0 ? d.totals.reserved[entry]! : d.totals.end.reserved;
   const allocated = entry >= 0 ? d.totals.allocated[entry]! : d.totals.end.allocated;
-  const rawStream = s.traceColumns.streams[stream] ?? 0;
   const state = entry >= 0 ? freeStateAfter(s, d, entry) : dumpFreeState(s, d);
   const lists = freeListsOf(state, pool);
   const own = lists.find((g) => g.stream === rawStream);
@@ -164,6 +166,23 @@ function report(
   };
 }
 
+/** `round_size` at default settings: up to a multiple of 512 bytes (allocator-spec §2). */
+function roundRequest(bytes: number): number {
+  return Math.max(512, Math.ceil(bytes / 512) * 512);
+}
+
+/**
+ * What a trace without an `oom` entry says, for the file's producer. torch_npu records `oom` only
+ * when its caching allocator gives up (NPUCachingAllocator.cpp, `malloc`); an OOM raised inside
+ * CANN (a failed aclrtMalloc elsewhere, an operator's own memory) leaves none, so the absence does
+ * not mean the process never ran out of memory.
+ */
+export function noOomEntryText(s: Snapshot, d: DeviceModel): string {
+  const window = `the trace's ${plural(d.trace.length, 'entry')}`;
+  if (s.producer.kind !== 'torch_npu') return `no OOM in ${window}`;
+  return `no oom entry in ${window}; torch_npu records one only when its caching allocator fails, and an OOM raised inside CANN leaves none, so this does not show that the process never ran out of memory`;
+}
+
 /** The default pool's free lists for requests of this size class. */
 function freeListsOf(state: FreeState, pool: string): FreeGroup[] {
   return state.groups.filter((g) => g.pool === pool && g.private_pool === null);
@@ -172,7 +191,7 @@ function freeListsOf(state: FreeState, pool: string): FreeGroup[] {
 const SEGMENT_ROUNDING = 2 * 2 ** 20;
 
 /**
- * The largest request on the default stream that would fit at the dump: the largest free block,
+ * The largest request on the checked stream that would fit at the dump: the largest free block,
  * or a new segment from what is unreserved plus the wholly free segments an OOM flush returns.
  */
 function largestFitting(state: FreeState, own: FreeGroup | undefined, unreserved: number): number {
@@ -182,11 +201,12 @@ function largestFitting(state: FreeState, own: FreeGroup | undefined, unreserved
 
 function headroom(f: Figures, fitting: number, own: FreeGroup | undefined): ReturnType<typeof judge> {
   const fb = formatBytes;
+  const stream = `stream ${formatStream(f.stream)}`;
   return {
     verdict: 'would fit',
-    headline: `at the dump, a request of up to ${fb(fitting)} would fit on the default stream (give --request to judge a size).`,
+    headline: `at the dump, a request of up to ${fb(fitting)} would fit on ${stream} (give --request to judge a size).`,
     explanation: [
-      `a request of up to ${fb(fitting)} would fit at the dump: the largest free block on the default stream is ${fb(own?.largest_free_block ?? 0)}, and capacity − reserved leaves ${fb(f.device_free_bytes)} for a new segment (plus the wholly free segments an OOM flush gives back). Give --request to judge a given size.`,
+      `a request of up to ${fb(fitting)} would fit at the dump: the largest free block on ${stream} is ${fb(own?.largest_free_block ?? 0)}, and capacity − reserved leaves ${fb(f.device_free_bytes)} for a new segment (plus the wholly free segments an OOM flush gives back). Give --request to judge a given size.`,
       `PyTorch had reserved ${fb(f.reserved_bytes)}, of which ${fb(f.allocated_bytes)} allocated.`,
       'this check assumes nothing outside PyTorch holds device memory; the CUDA context alone takes 0.3-1 GiB.',
     ],

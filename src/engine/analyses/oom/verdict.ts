@@ -83,6 +83,8 @@ export const UNDETERMINED_BELOW = SMALLEST_CURRENT_GPU - OUTSIDE_NOTABLE;
 export function verdictOf(r: Figures): OomVerdict {
   const S = r.requested_bytes;
   if (r.device_free_bytes >= S) return r.entry < 0 ? 'would fit' : 'not out of device memory';
+  // A check of the dump (no recorded failure): a free block on the request's stream serves it.
+  if (r.entry < 0 && r.largest_free_block >= S) return 'would fit';
   if (
     r.outside_bytes !== null &&
     r.outside_bytes >= OUTSIDE_NOTABLE &&
@@ -138,6 +140,15 @@ function wordsFor(r: Figures, verdict: OomVerdict): { headline: string; explanat
   const short = `${fb(r.cached_free_bytes)} cached + ${fb(r.device_free_bytes)} free < ${fb(S)} requested`;
   switch (verdict) {
     case 'would fit':
+      if (r.largest_free_block >= S)
+        return {
+          headline: `would fit: a free block of ${fb(r.largest_free_block)} on the request's stream ≥ ${fb(S)} requested.`,
+          explanation: [
+            `the largest free block on the request's stream, ${fb(r.largest_free_block)} ≥ ${fb(S)} requested: the cache would serve it.`,
+            figuresLine(r),
+            outsideLine(r),
+          ],
+        };
       return {
         headline: `would fit: capacity − reserved leaves ${fb(r.device_free_bytes)} ≥ ${fb(S)} requested.`,
         explanation: [

@@ -20,6 +20,8 @@ const STATE_NAMES: Record<number, string> = {
   [BlockState.allocated]: 'active_allocated',
   [BlockState.pendingFree]: 'active_pending_free',
   [BlockState.inactive]: 'inactive',
+  // torch_npu writes its workspace block as 'inactive' (model/workspace.ts); a slice keeps that.
+  [BlockState.workspace]: 'inactive',
 };
 
 /** One shared frames list per stack id and one dict per frame, created on first use. */
@@ -146,7 +148,9 @@ export function* traceEntries(
 }
 
 function traceEntry(t: DeviceTrace, cols: TraceColumns, i: number, frames: FrameLists | null): PyDict {
-  const e: Record<string, PyValue> = { action: cols.actionNames[t.action[i]!]! };
+  // As the file wrote it: the model reads torch_npu's workspace entries as one marker (workspace.ts).
+  const action = cols.writtenAs.get(t.rowOf(i)) ?? t.action[i]!;
+  const e: Record<string, PyValue> = { action: cols.actionNames[action]! };
   if (t.action[i] === Action.oom && t.deviceFree && !Number.isNaN(t.deviceFree[i]!))
     e.device_free = t.deviceFree[i]!;
   else if (!Number.isNaN(t.addr[i]!)) e.addr = t.addr[i]!;

@@ -14,6 +14,8 @@ export interface DumpState {
   inactiveSplitBytes: number;
   inactiveSplitBlocks: number;
   largestInactiveBlock: number;
+  /** torch_npu's workspace blocks: reserved, held by the workspace allocator, no tensor's. */
+  workspaceBytes: number;
   perPool: Record<string, PoolState>;
   privatePools: string[];
 }
@@ -46,6 +48,7 @@ export function dumpState(tables: SegmentTables, segmentIds: number[]): DumpStat
     inactiveSplitBytes: 0,
     inactiveSplitBlocks: 0,
     largestInactiveBlock: 0,
+    workspaceBytes: 0,
     perPool: {},
     privatePools: [],
   };
@@ -102,6 +105,8 @@ function addBlocks(s: DumpState, tables: SegmentTables, id: number, pool: PoolSt
         pool.allocatedRequestedBytes += b.requestedSize[k]!;
         pool.allocations++;
       }
+    } else if (state === BlockState.workspace) {
+      s.workspaceBytes += size;
     } else if (state === BlockState.inactive) {
       s.largestInactiveBlock = Math.max(s.largestInactiveBlock, size);
       if (splittable) {

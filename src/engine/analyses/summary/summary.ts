@@ -1,7 +1,9 @@
 import { formatBytes, formatStream, plural } from '../../format.js';
+import type { Producer } from '../../model/producer.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { Action } from '../../model/trace-columns.js';
 import type { PyDict } from '../../values/py-values.js';
+import { deviceLabel, isNpu } from '../producer/wording.js';
 import { type PoolEnd, type WindowStats, windowStats } from '../state/trace-window.js';
 import { type DumpState, dumpState, type PoolState } from './dump-state.js';
 import { flaggedStreams } from './stream-view.js';
@@ -47,6 +49,10 @@ export interface PoolFigures {
 }
 
 export interface DeviceSummary extends DeviceFigures {
+  /** How reports name the device: `npu:N` for torch_npu files, else `device N`. */
+  label: string;
+  /** torch_npu's workspace blocks at the dump (reserved, no tensor's, not free for tensors). */
+  workspace_bytes: number;
   trace_first_time_us: number | null;
   trace_last_time_us: number | null;
   streams: string[];
@@ -58,6 +64,7 @@ export interface DeviceSummary extends DeviceFigures {
 
 export interface SnapshotSummary {
   layout: string;
+  producer: Producer;
   pickle_protocol: number | null;
   allocator_settings: PyDict | null;
   annotations: number;
@@ -68,6 +75,7 @@ export interface SnapshotSummary {
 export function summarize(s: Snapshot, devices: DeviceModel[] = s.devices): SnapshotSummary {
   return {
     layout: s.layout,
+    producer: s.producer,
     pickle_protocol: s.protocol ?? null,
     allocator_settings: s.allocatorSettings ?? null,
     annotations: s.annotations.length,
@@ -83,6 +91,8 @@ function summarizeDevice(s: Snapshot, d: DeviceModel): DeviceSummary {
   const actions = countActions(s, d);
   return {
     device: d.device,
+    label: deviceLabel(s.producer, d.device),
+    workspace_bytes: dump.workspaceBytes,
     segments: dump.segments,
     expandable_segments: dump.expandableSegments,
     blocks: dump.blocks,
@@ -111,18 +121,22 @@ function summarizeDevice(s: Snapshot, d: DeviceModel): DeviceSummary {
     streams: streamsOf(s, d),
     private_pools: dump.privatePools,
     memory_summary: summaryRows(s, d, dump),
-    notes: deviceNotes(d),
+    notes: deviceNotes(s, d),
     warnings: deviceWarnings(s, d),
   };
 }
 
+/** Entries per action as the file writes them (the workspace markers' entries counted under their own actions). */
 function countActions(s: Snapshot, d: DeviceModel): Record<string, number> {
   const counts = d.facts.actionCounts;
   const names = s.traceColumns.actionNames;
   const present = [...counts.keys()].filter((a) => counts[a]! > 0);
-  return Object.fromEntries(
-    present.map((a) => [names[a] ?? 'missing', counts[a]!] as const).sort((x, y) => (x[0] < y[0] ? -1 : 1)),
-  );
+  const out = new Map(present.map((a) => [names[a] ?? 'missing', counts[a]!] as const));
+  for (const [name, n] of s.workspace.recoded.get(d.device) ?? []) {
+    out.set(name, (out.get(name) ?? 0) + n);
+    out.set('workspace_snapshot', out.get('workspace_snapshot')! - n);
+  }
+  return Object.fromEntries([...out].sort((x, y) => (x[0] < y[0] ? -1 : 1)));
 }
 
 /** The first and last recorded times (entries without time_us skipped). */
@@ -136,6 +150,8 @@ function timeRange(time: Float64Array): [number, number] | null {
 }
 
 function streamsOf(s: Snapshot, d: DeviceModel): string[] {
+  // Segment lists of PyTorch 1.x and torch_npu 5.0 write no stream: none is known, not stream 0.
+  if (d.trace.length === 0 && !s.tables.segmentKeys.includes('stream')) return [];
   return flaggedStreams(s, d, d.facts.streamsUsed).map(formatStream);
 }
 
@@ -260,12 +276,26 @@ function totalPool(dump: DumpState): PoolState {
 }
 
 /** What the summary cannot know, said once per device. */
-function deviceNotes(d: DeviceModel): string[] {
+/**
+ * A torch_npu dump with `OOM_SNAPSHOT_ENABLE=2` records state only: a ring buffer of one entry, the
+ * `oom` (Ascend/pytorch, torch_npu/csrc/npu/memory_snapshot.cpp, `_record_memory_history`: "state"
+ * keeps max_entries 1), after the workspace markers. Blocks without an alloc entry are its design.
+ */
+function stateOnlyOom(s: Snapshot, d: DeviceModel): boolean {
+  const c = d.facts.actionCounts;
+  return isNpu(s.producer) && c[Action.oom] === 1 && d.trace.length === 1 + c[Action.workspace_snapshot]!;
+}
+
+function deviceNotes(s: Snapshot, d: DeviceModel): string[] {
   const notes = [
     'Peak, Tot alloc and Tot freed cover the recorded trace window only, in the sizes the trace records (requested bytes; the trace has no rounded block sizes, so Allocated/Active memory show dump-time values only).',
     'cudaMalloc retries and peaks before recording began are not in the file.',
   ];
   if (d.trace.length === 0) notes.push('This device has no trace entries: only dump-time figures are known.');
+  if (stateOnlyOom(s, d))
+    notes.push(
+      "A state-only OOM dump (torch_npu's OOM_SNAPSHOT_ENABLE=2): the trace holds just the oom entry, so the blocks alive have no alloc entry, only the stacks the dump gives them.",
+    );
   return notes;
 }
 
@@ -281,7 +311,7 @@ function deviceWarnings(s: Snapshot, d: DeviceModel): string[] {
     out.push(
       `${f.orphanFrees} frees in the trace have no alloc in it (${formatBytes(f.orphanFreeBytes)}): the ring buffer dropped them or recording started after they were made.`,
     );
-  if (f.blocksBeforeRecording > 0 && d.trace.length > 0)
+  if (f.blocksBeforeRecording > 0 && d.trace.length > 0 && !stateOnlyOom(s, d))
     out.push(
       `${plural(f.blocksBeforeRecording, 'block')} alive at dump (${formatBytes(f.blocksBeforeRecordingBytes)} requested) were allocated before the trace begins: no alloc entry, and no stack unless the block has one.`,
     );
@@ -310,7 +340,8 @@ function snapshotWarnings(s: Snapshot): string[] {
   }
   if (s.otherKeys.length > 0) out.push(`top-level keys memlens does not read: ${s.otherKeys.join(', ')}`);
   out.push(...unmodelledFileWarnings(s));
-  if (s.allocatorSettings === undefined && s.layout === 'dict')
+  // torch_npu never writes allocator_settings: its absence dates only PyTorch's own files.
+  if (s.allocatorSettings === undefined && s.layout === 'dict' && !isNpu(s.producer))
     out.push('no allocator_settings: recorded by PyTorch older than 2.3.');
   return out;
 }

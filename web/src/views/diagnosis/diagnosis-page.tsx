@@ -13,6 +13,8 @@ import './diagnosis.css';
 interface Props {
   client: EngineClient;
   device: number;
+  /** The device's name (npu:N for a torch_npu file, cuda:N otherwise). */
+  label: string;
   file: string;
   update: (patch: Partial<ViewState>) => void;
   /** The served run's recorded cycles of this snapshot's window (memlens record --cycles). */

@@ -1,6 +1,7 @@
 import { FREED_BEFORE_WINDOW } from '../../../model/allocations.js';
 import type { DeviceModel, Snapshot } from '../../../model/snapshot.js';
 import { stateAfter } from '../../../model/state-at.js';
+import { isWorkspaceSegment } from '../../../model/workspace.js';
 import { describeSegment } from '../../state/state-segments.js';
 
 /**
@@ -36,6 +37,11 @@ export interface PoolSegment {
    * of that pool can use its free space.
    */
   private_pool: [number, number] | null;
+  /**
+   * torch_npu's workspace segment (model/workspace.ts): held by the workspace allocator, so it has
+   * no free space (gaps 0) and no tensor.
+   */
+  workspace: boolean;
   blocks: PoolBlock[];
   allocated_bytes: number;
   /** Segment bytes minus the live blocks' bytes, the number of free stretches and the largest. */
@@ -65,6 +71,7 @@ export function poolStateAfter(s: Snapshot, d: DeviceModel, k: number): PoolStat
       pool: seg?.pool ?? null,
       stream: r.stream,
       private_pool: x === 0 && y === 0 ? null : [x, y],
+      workspace: seg !== undefined && isWorkspaceSegment(s.tables, seg),
       blocks: [],
       allocated_bytes: 0,
       gap_bytes: 0,
@@ -79,7 +86,7 @@ export function poolStateAfter(s: Snapshot, d: DeviceModel, k: number): PoolStat
     if (seg !== undefined && block.address < seg.address + seg.size) seg.blocks.push(block);
     else outside.push(block);
   }
-  for (const seg of segments) measureGaps(seg);
+  for (const seg of segments) if (!seg.workspace) measureGaps(seg);
   return {
     after_entry: state.after,
     segments,

@@ -1,0 +1,78 @@
+/**
+ * Words for the file's producer. memlens's sentences are written for PyTorch on CUDA; a file from
+ * torch_npu (Ascend NPU) gets the NPU's words instead: its runtime is CANN, its device memory call
+ * `aclrtMalloc` (Ascend/pytorch, torch_npu/csrc/core/npu/NPUCachingAllocator.cpp), its settings
+ * `PYTORCH_NPU_ALLOC_CONF`, its devices `npu:N`, and the viewer its users know MindStudio Insight.
+ * One table, applied where sentences leave the engine, so every command and view says the same.
+ */
+import type { Producer } from '../../model/producer.js';
+
+/** CUDA's phrase → the NPU's. Longer phrases first: each is replaced once, in this order. */
+const NPU_WORDS: readonly (readonly [RegExp, string])[] = [
+  // torch_npu writes no time_us at all: its absence dates nothing.
+  [/\(PyTorch < 2\.2\)/g, '(torch_npu records none)'],
+  [/torch\.cuda\.memory\._dump_snapshot/g, 'torch_npu.npu.memory._dump_snapshot'],
+  [/torch\.cuda\.memory_snapshot\(\)/g, 'torch_npu.npu.memory_snapshot()'],
+  [/torch\.cuda\.memory_summary\(\)/g, 'torch_npu.npu.memory_summary()'],
+  [/torch\.cuda\.empty_cache\(\)/g, 'torch_npu.npu.empty_cache()'],
+  [/torch\.cuda\./g, 'torch_npu.npu.'],
+  [/PYTORCH_CUDA_ALLOC_CONF/g, 'PYTORCH_NPU_ALLOC_CONF'],
+  [/cudaMallocAsync/g, 'aclrtMalloc'],
+  [/cudaMalloc/g, 'aclrtMalloc'],
+  [/cudaFree/g, 'aclrtFree'],
+  [/cudaMemGetInfo/g, 'aclrtGetMemInfo'],
+  [/cudaStream_t/g, 'aclrtStream'],
+  // No figure is published for the NPU's runtime: say what holds memory, not how much.
+  [/the CUDA context alone takes 0\.3-1 GiB/g, 'the CANN runtime and HCCL hold some of it'],
+  [/\bCUDA context\b/g, 'CANN runtime context'],
+  [/\bNCCL\b/g, 'HCCL'],
+  [/\bcuBLAS\b/g, 'CANN operator'],
+  [/\bnvidia-smi\b/g, 'npu-smi info'],
+  [/\bmemory_viz\b/g, 'MindStudio Insight'],
+  [/\bCUDA\b/g, 'CANN'],
+  [/\bGPUs\b/g, 'NPUs'],
+  [/\bGPU\b/g, 'NPU'],
+  [/\bcuda:(\d+)/g, 'npu:$1'],
+  // "device 3" names a device; "--device 3" is an option to copy and stays as it is.
+  [/(?<![-\w])device (\d+)\b/g, 'npu:$1'],
+];
+
+export function isNpu(p: Producer): boolean {
+  return p.kind === 'torch_npu';
+}
+
+/** How reports name device `n`: `npu:N` for torch_npu, `device N` for PyTorch. */
+export function deviceLabel(p: Producer, n: number): string {
+  return isNpu(p) ? `npu:${n}` : `device ${n}`;
+}
+
+/** A sentence (or a whole text report) in the producer's words. */
+export function inProducerWords(text: string, p: Producer): string {
+  if (!isNpu(p)) return text;
+  let out = text;
+  for (const [from, to] of NPU_WORDS) out = out.replace(from, to);
+  return out;
+}
+
+/**
+ * A report with its sentences in the producer's words, for a command to render (so text is wrapped
+ * after the words change) and to print as JSON. Frames (dicts with a `filename`), file names and
+ * the arguments of suggested commands are data, not sentences, and stay as written.
+ */
+export function jsonInProducerWords<T>(value: T, p: Producer): T {
+  if (!isNpu(p)) return value;
+  return reword(value, p) as T;
+}
+
+const DATA_KEYS = new Set(['file', 'filename', 'name', 'path', 'simulate']);
+
+function reword(v: unknown, p: Producer): unknown {
+  if (typeof v === 'string') return inProducerWords(v, p);
+  if (Array.isArray(v)) return v.map((x) => reword(x, p));
+  // Only plain objects are copied: typed arrays, maps and class instances are data.
+  if (v === null || typeof v !== 'object' || Object.getPrototypeOf(v) !== Object.prototype) return v;
+  if ('filename' in v) return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) out[k] = DATA_KEYS.has(k) ? x : reword(x, p);
+  return out;
+}

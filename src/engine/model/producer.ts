@@ -1,0 +1,101 @@
+/**
+ * Who wrote the file: PyTorch's CUDA (or ROCm) caching allocator, or torch_npu's (Ascend NPU).
+ * Both write the same format, so the answer comes from what only one of them writes, and every
+ * signal found is kept so reports can say what decided (docs/producers.md).
+ *
+ * - `workspace_snapshot` entries: only torch_npu's workspace allocator writes them (Ascend/pytorch,
+ *   torch_npu/csrc/npu/Module.cpp, THNPModule_memorySnapshot; NPUWorkspaceAllocator.cpp, get_trace).
+ * - torch_npu frames: its unwinder names native frames by library basename (`libtorch_npu.so`), and
+ *   its C++ namespaces are `c10_npu::` and `at_npu::` (NPUCachingAllocator.cpp).
+ * - streams: torch_npu writes `int64_t(aclrtStream)`, a pointer, and never stream 0 (Module.cpp);
+ *   CUDA's default stream is 0. A side stream alone proves nothing (CUDA code can run on one), so
+ *   pointer streams decide only where the file also lacks what every recent PyTorch writes
+ *   (`allocator_settings` since 2.3, `time_us` since 2.2) and torch_npu never does.
+ */
+import type { PyDict } from '../values/py-values.js';
+import type { SegmentTables } from './segments.js';
+import type { StackTable } from './stack-table.js';
+import { Action, type TraceColumns } from './trace-columns.js';
+
+export type ProducerKind = 'pytorch' | 'torch_npu';
+
+export interface Producer {
+  kind: ProducerKind;
+  /** What in the file decided, in words ("3 workspace_snapshot entries"); empty: nothing did. */
+  signals: string[];
+}
+
+export interface ProducerEvidence {
+  top: PyDict;
+  cols: TraceColumns;
+  stacks: StackTable;
+  tables: SegmentTables;
+}
+
+/** Below this a stream value is an index (CUDA's 0, ROCm's small ids), not a device pointer. */
+const POINTER_FLOOR = 2 ** 16;
+const NPU_FRAME = /(^|\/)(torch_npu\/|libtorch_npu\.so$)|^(c10_npu|at_npu)::/;
+
+export function detectProducer(e: ProducerEvidence): Producer {
+  const decisive: string[] = [];
+  const workspace = workspaceEntries(e.cols);
+  if (workspace > 0)
+    decisive.push(`${workspace} workspace_snapshot trace entr${workspace === 1 ? 'y' : 'ies'}`);
+  const frame = npuFrame(e.stacks);
+  if (frame !== null) decisive.push(`torch_npu frames (${frame})`);
+  const streams = streamsIn(e.cols, e.tables);
+  const pointers = streams.length > 0 && streams.every((v) => v >= POINTER_FLOOR);
+  const pointerSignal = `stream values are pointers, never 0 (${streams.map((v) => `0x${v.toString(16)}`).join(', ')})`;
+  if (decisive.length > 0)
+    return { kind: 'torch_npu', signals: pointers ? [...decisive, pointerSignal] : decisive };
+  const noCudaMarkers = !('allocator_settings' in e.top) && !hasTimes(e.cols);
+  if (pointers && noCudaMarkers && e.cols.length > 0)
+    return {
+      kind: 'torch_npu',
+      signals: [
+        pointerSignal,
+        'no allocator_settings and no time_us, which PyTorch writes since 2.3 and 2.2',
+      ],
+    };
+  return { kind: 'pytorch', signals: [] };
+}
+
+/** Raw stream values of every segment and every trace entry. */
+function streamsIn(cols: TraceColumns, tables: SegmentTables): number[] {
+  const used = new Uint8Array(cols.streams.length);
+  for (let i = 0; i < cols.length; i++) used[cols.stream[i]!] = 1;
+  const out = new Set(tables.segments.map((s) => s.stream));
+  used.forEach((u, code) => {
+    if (u === 1) out.add(cols.streams[code]!);
+  });
+  return [...out];
+}
+
+/**
+ * Bytes the caching allocator adds to every request before rounding it: torch_npu's `AddPadSize()`
+ * (Ascend/pytorch, torch_npu/csrc/core/npu/NPUCachingAllocator.cpp) is 32 (0 only on Ascend950
+ * with CANN >= 9.1.0, which the file does not say); PyTorch's CUDA allocator adds nothing.
+ */
+export function requestPad(p: Producer): number {
+  return p.kind === 'torch_npu' ? 32 : 0;
+}
+
+function workspaceEntries(cols: TraceColumns): number {
+  let n = 0;
+  for (let i = 0; i < cols.length; i++) if (cols.action[i] === Action.workspace_snapshot) n++;
+  return n;
+}
+
+function npuFrame(stacks: StackTable): string | null {
+  for (let i = 0; i < stacks.frameCount; i++) {
+    const f = stacks.frame(i);
+    if (NPU_FRAME.test(f.filename)) return f.filename;
+    if (NPU_FRAME.test(f.name)) return f.name.split('(')[0]!;
+  }
+  return null;
+}
+
+function hasTimes(cols: TraceColumns): boolean {
+  for (let i = 0; i < cols.length; i++) if (!Number.isNaN(cols.timeUs[i]!)) return true;
+  return false;
+}
