@@ -9,6 +9,7 @@ import { renderRun } from './run-text.js';
 interface RunCliOptions {
   jobs?: number;
   cache: boolean;
+  verifyCache?: boolean;
   json?: boolean;
 }
 
@@ -23,8 +24,12 @@ export function runCommand(program: Command): void {
       '<dir...>',
       'run directories (verl, torchtitan, composer, ... layouts), or snapshot files of one run',
     )
-    .option('--jobs <n>', 'decode at most n files at once (default: the number of cores)', parseCount)
+    .option('--jobs <n>', 'decode on n worker threads (default: the number of cores)', parseCount)
     .option('--no-cache', 'decode every file: neither read nor write the result cache (~/.cache/memlens)')
+    .option(
+      '--verify-cache',
+      'look every file up in the cache by its content (re-reading it), not by its size, mtime and inode',
+    )
     .option(
       '--json',
       'print JSON: {"runs": [{"root", "layout", "snapshots": [{"file", "step", "rank", "pid", "kind", "devices"}], "outliers", "growth", "ooms"}]}',
