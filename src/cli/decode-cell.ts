@@ -20,7 +20,7 @@ import { type ResultCache, statKey } from './result-cache.js';
  */
 export const ALWAYS_HASHED_BYTES = 4 * 1024 * 1024;
 
-/** A small file is read in one chunk (its size and a byte, to see its end), at least this big. */
+/** The least chunk a small file is read in. */
 const SMALL_CHUNK = 64 * 1024;
 
 export interface CellJob {
@@ -70,7 +70,9 @@ export async function decodeCell(job: CellJob, ctx: CellContext): Promise<CellDo
     if (notFile !== null) return { outcome: { error: notFile }, cached: false };
     const done = await readCell(job, ctx, handle, before.size);
     const after = await handle.stat();
-    if (done.hash !== undefined && sameFile(before, after)) done.key = statKey(job.file, before);
+    // Small files are looked up by content on every run: the index only keeps large ones.
+    if (done.hash !== undefined && before.size > ALWAYS_HASHED_BYTES && sameFile(before, after))
+      done.key = statKey(job.file, before);
     return done;
   } catch (e) {
     // The disk failed us, not the content: said, and not remembered.
@@ -82,10 +84,13 @@ export async function decodeCell(job: CellJob, ctx: CellContext): Promise<CellDo
 
 async function readCell(job: CellJob, ctx: CellContext, handle: FileHandle, size: number): Promise<CellDone> {
   const cache = ctx.cache;
-  if (cache === null) return { ...(await decode(job.file, size, handleChunks(handle), ctx)), cached: false };
+  // A small file is read in one chunk (its size and a byte, to see its end): the reader's buffers are that big.
+  const chunk = size <= ALWAYS_HASHED_BYTES ? Math.max(SMALL_CHUNK, size + 1) : undefined;
+  if (cache === null)
+    return { ...(await decode(job.file, size, handleChunks(handle, chunk), ctx)), cached: false };
   if (size <= ALWAYS_HASHED_BYTES) {
     // Small: the whole file in memory, hashed, looked up, and decoded from the same bytes.
-    const bytes = Buffer.concat(await all(handleChunks(handle, Math.max(SMALL_CHUNK, size + 1))));
+    const bytes = Buffer.concat(await all(handleChunks(handle, chunk)));
     const hash = createHash('sha256').update(bytes).digest('hex');
     const found = cache.get(hash);
     if (found !== undefined && 'value' in found) return { outcome: found.value, hash, cached: true };
