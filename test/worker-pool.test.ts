@@ -15,7 +15,7 @@ parentPort.on('message', ({ batch, items }) => {
 });`)}`,
 );
 
-async function pool(batches: string[][], jobs: number) {
+async function pool(batches: string[][], jobs: number, local?: (items: string[]) => Promise<number[]>) {
   const replies = new Map<string, unknown>();
   await runPool<string, number>(
     SCRIPT,
@@ -24,7 +24,7 @@ async function pool(batches: string[][], jobs: number) {
     (k, items) => {
       for (const [i, r] of items.entries()) replies.set(batches[k]![i]!, r);
     },
-    { jobs },
+    { jobs, local },
   );
   return replies;
 }
@@ -35,6 +35,20 @@ describe('runPool', () => {
     const replies = await pool(batches, 2);
     expect(replies.size).toBe(400);
     expect(new Set(replies.values()).size).toBeLessThanOrEqual(2);
+  });
+
+  it('with local, the calling thread is one of the pool (and the only one with 1 job)', async () => {
+    const batches = Array.from({ length: 40 }, (_, b) => [`${b}`]);
+    const here = async (items: string[]) => {
+      await new Promise((r) => setTimeout(r, 20));
+      return items.map(() => -1);
+    };
+    const both = await pool(batches, 2, here);
+    expect(both.size).toBe(40);
+    const ids = new Set(both.values());
+    expect(ids.has(-1)).toBe(true);
+    expect(ids.size).toBe(2);
+    expect(new Set((await pool(batches, 1, here)).values())).toEqual(new Set([-1]));
   });
 
   it('a thread that dies fails its batch; another thread takes the rest', async () => {

@@ -26,6 +26,11 @@ export interface DecodeRunOptions {
   progress?: boolean;
   /** Called with each snapshot as its result (or error) is known, cached ones first. */
   onResult?: (s: RunSnapshot) => void;
+  /**
+   * Decode on this thread too, as one of the pool: for a command with nothing else to do
+   * meanwhile (not a server, whose requests would wait).
+   */
+  hereToo?: boolean;
 }
 
 const WORKER = new URL('./cell-worker.js', import.meta.url);
@@ -83,12 +88,18 @@ export async function decodeRun(run: Run, opts: DecodeRunOptions): Promise<RunSn
         for (const [i, r] of replies.entries())
           record(batches[k]!.indexes[i]!, 'outcome' in r ? r : { outcome: r, cached: false });
       },
-      { jobs: opts.jobs },
+      { jobs: opts.jobs, local: opts.hereToo ? (jobs) => decodeHere(jobs, cache) : undefined },
     );
   }
   cache?.close();
   if (doubts.length > 0) process.stderr.write(`memlens: ${doubtLine(doubts)}\n`);
   return out;
+}
+
+async function decodeHere(jobs: CellJob[], cache: ResultCache<CellOutcome> | null): Promise<CellDone[]> {
+  const done: CellDone[] = [];
+  for (const job of jobs) done.push(await decodeCell(job, { cache, progress: false }));
+  return done;
 }
 
 /** The cached outcome of a large file whose size, mtime and inode the index knows. */

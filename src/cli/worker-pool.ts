@@ -20,62 +20,74 @@ export interface PoolMessage<T> {
   items: T[];
 }
 
+/** A worker thread, or the calling thread itself (PoolOptions.local): takes one batch at a time. */
+interface Slot<Req> {
+  take(batch: number, items: Req[]): void;
+}
+
 /**
  * A fixed pool of worker threads (as many as cores, at least one) fed batches from a queue: a
- * thread starts once, not per file, and small files travel together. A batch starts when a
- * thread is free and the memory budget allows it (one always runs, however large); each batch's
- * replies are handed over as they arrive. A thread that dies fails its batch, and another
- * takes its place for the rest.
+ * thread starts once, not per file, and small files travel together. With `local`, the calling
+ * thread is one of the pool (one thread fewer to start and warm up). A batch starts when a slot
+ * is free and the memory budget allows it (one always runs, however large); each batch's
+ * replies are handed over as they arrive. A thread that dies fails its batch, and another takes
+ * its place for the rest.
  */
 export async function runPool<Req, Reply>(
   script: URL,
   workerData: unknown,
   batches: PoolBatch<Req>[],
   onReplies: (batch: number, replies: (Reply | { error: string })[]) => void,
-  opts: PoolOptions = {},
+  opts: PoolOptions & { local?: (items: Req[]) => Promise<Reply[]> } = {},
 ): Promise<void> {
   if (batches.length === 0) return;
   const size = Math.min(batches.length, Math.max(1, opts.jobs ?? os.availableParallelism()));
   const budget = opts.budget ?? os.freemem() / 2;
-  const busy = new Map<Worker, number>();
-  const idle: Worker[] = [];
+  const busy = new Map<Slot<Req>, number>();
+  const idle: Slot<Req>[] = [];
   let next = 0;
   let using = 0;
   let finished = false;
+  const workers: Worker[] = [];
   await new Promise<void>((resolve) => {
-    const settle = (worker: Worker, replies: (Reply | { error: string })[]) => {
-      const k = busy.get(worker);
+    const settle = (slot: Slot<Req>, replies: (Reply | { error: string })[]) => {
+      const k = busy.get(slot);
       if (k === undefined) return;
-      busy.delete(worker);
+      busy.delete(slot);
       using -= batches[k]!.bytes;
       onReplies(k, replies);
     };
-    const dead = new Set<Worker>();
-    const lost = (worker: Worker, why: string) => {
-      if (finished || dead.has(worker)) return;
-      dead.add(worker);
-      const k = busy.get(worker);
+    const freed = (slot: Slot<Req>, replies: (Reply | { error: string })[]) => {
+      settle(slot, replies);
+      idle.push(slot);
+      pump();
+    };
+    const dead = new Set<Slot<Req>>();
+    const lost = (slot: Slot<Req>, why: string) => {
+      if (finished || dead.has(slot)) return;
+      dead.add(slot);
+      const k = busy.get(slot);
       if (k !== undefined)
         settle(
-          worker,
+          slot,
           batches[k]!.requests.map(() => ({ error: why })),
         );
-      else idle.splice(idle.indexOf(worker), 1);
+      else idle.splice(idle.indexOf(slot), 1);
       if (next < batches.length) start();
       pump();
     };
     const start = () => {
       const worker = new Worker(script, { workerData });
-      worker.on('message', (m: PoolMessage<Reply>) => {
-        settle(worker, m.items);
-        idle.push(worker);
-        pump();
-      });
-      worker.on('error', (e) => lost(worker, `could not be read: ${e.message.split('\n')[0]}`));
+      workers.push(worker);
+      const slot: Slot<Req> = {
+        take: (batch, items) => worker.postMessage({ batch, items } satisfies PoolMessage<Req>),
+      };
+      worker.on('message', (m: PoolMessage<Reply>) => freed(slot, m.items));
+      worker.on('error', (e) => lost(slot, `could not be read: ${e.message.split('\n')[0]}`));
       worker.on('exit', (code) =>
-        lost(worker, `could not be read (the decoding thread exited with code ${code})`),
+        lost(slot, `could not be read (the decoding thread exited with code ${code})`),
       );
-      idle.push(worker);
+      idle.push(slot);
     };
     const pump = () => {
       while (
@@ -83,19 +95,34 @@ export async function runPool<Req, Reply>(
         next < batches.length &&
         (busy.size === 0 || using + batches[next]!.bytes <= budget)
       ) {
-        const worker = idle.pop()!;
+        const slot = idle.pop()!;
         const k = next++;
-        busy.set(worker, k);
+        busy.set(slot, k);
         using += batches[k]!.bytes;
-        worker.postMessage({ batch: k, items: batches[k]!.requests } satisfies PoolMessage<Req>);
+        slot.take(k, batches[k]!.requests);
       }
       if (busy.size === 0 && next >= batches.length && !finished) {
         finished = true;
-        for (const w of idle) void w.terminate();
+        for (const w of workers) void w.terminate();
         resolve();
       }
     };
-    for (let i = 0; i < size; i++) start();
+    const local = opts.local;
+    if (local !== undefined) {
+      const slot: Slot<Req> = {
+        take: (_batch, items) =>
+          void local(items).then(
+            (replies) => freed(slot, replies),
+            (e: unknown) =>
+              freed(
+                slot,
+                items.map(() => ({ error: `could not be read: ${String(e)}` })),
+              ),
+          ),
+      };
+      idle.push(slot);
+    }
+    for (let i = local === undefined ? 0 : 1; i < size; i++) start();
     pump();
   });
 }

@@ -37,7 +37,7 @@ export function runCommand(program: Command): void {
     .action(async (args: string[], opts: RunCliOptions) => {
       const reports: RunReport[] = [];
       for (const { root, run } of runsOf(args)) {
-        const snapshots = await decodeRun(run, opts);
+        const snapshots = await decodeRun(run, { ...opts, hereToo: true });
         const report = runReport(root, run, snapshots);
         if (opts.json) reports.push(report);
         else process.stdout.write(`${renderRun(report, process.stdout.columns || 100)}\n`);
