@@ -69,9 +69,8 @@ export async function decodeCell(job: CellJob, ctx: CellContext): Promise<CellDo
         : 'is not a regular file';
     if (notFile !== null) return { outcome: { error: notFile }, cached: false };
     const done = await readCell(job, ctx, handle, before.size);
-    const after = await handle.stat();
     // Small files are looked up by content on every run: the index only keeps large ones.
-    if (done.hash !== undefined && before.size > ALWAYS_HASHED_BYTES && sameFile(before, after))
+    if (done.hash !== undefined && before.size > ALWAYS_HASHED_BYTES && sameFile(before, await handle.stat()))
       done.key = statKey(job.file, before);
     return done;
   } catch (e) {

@@ -24,7 +24,7 @@ export function runCommand(program: Command): void {
       '<dir...>',
       'run directories (verl, torchtitan, composer, ... layouts), or snapshot files of one run',
     )
-    .option('--jobs <n>', 'decode on n worker threads (default: the number of cores)', parseCount)
+    .option('--jobs <n>', 'decode on n threads at once (default: the number of cores)', parseCount)
     .option('--no-cache', 'decode every file: neither read nor write the result cache (~/.cache/memlens)')
     .option(
       '--verify-cache',
