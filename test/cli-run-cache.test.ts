@@ -159,6 +159,21 @@ describe('memlens run: the result cache is checked, never trusted blindly', () =
     expect(memlens().json).toEqual(now);
   });
 
+  it('a large file refused at its first byte is read to its end and remembered by its whole content', () => {
+    const junk = join(root, 'step2', 'torch_memory_rank4_pid40004.pickle');
+    writeFileSync(junk, Buffer.alloc(5 * MiB, 'x'));
+    try {
+      const before = entries().length;
+      const said = (s: string) => s.split('\n').filter((l) => l.startsWith(`memlens: ${junk}: not a pickle`));
+      expect(said(memlens().stderr)).toHaveLength(1);
+      expect(entries()).toHaveLength(before + 1);
+      expect(said(memlens().stderr)).toHaveLength(1);
+      expect(entries()).toHaveLength(before + 1);
+    } finally {
+      rmSync(junk);
+    }
+  });
+
   it('a broken snapshot: its failure is remembered by content and said on every run', () => {
     const broken = join(root, 'step1', 'torch_memory_rank2_pid40002.pickle');
     const bytes = readFileSync(broken);

@@ -20,6 +20,12 @@ import { type ResultCache, statKey } from './result-cache.js';
  */
 export const ALWAYS_HASHED_BYTES = 4 * 1024 * 1024;
 
+/**
+ * A file refused early is read to its end (to key its failure by its whole content) only up to
+ * this size: a 10 GB checkpoint among the snapshots is not worth reading to remember that.
+ */
+const MAX_DRAINED_BYTES = 256 * 1024 * 1024;
+
 /** The least chunk a small file is read in. */
 const SMALL_CHUNK = 64 * 1024;
 
@@ -106,7 +112,8 @@ async function readCell(job: CellJob, ctx: CellContext, handle: FileHandle, size
   // Large: hashed as it is decoded, one read.
   const hash = createHash('sha256');
   const read = { complete: false };
-  const decoded = await decode(job.file, size, hashed(handleChunks(handle), hash, read), ctx);
+  const chunks = hashed(handleChunks(handle), hash, read, size <= MAX_DRAINED_BYTES);
+  const decoded = await decode(job.file, size, chunks, ctx);
   return {
     outcome: decoded.outcome,
     hash: read.complete ? keyed(decoded, hash.digest('hex')) : undefined,
@@ -138,12 +145,14 @@ function failure(e: unknown): { error: string } {
 
 /**
  * The chunks, each hashed as it passes. If the decoder stops early (a bad file), the rest is
- * read and hashed too, from the same descriptor, so the failure is keyed by the whole content.
+ * read and hashed too (`drain`), from the same descriptor, so the failure is keyed by the whole
+ * content; without `drain` the hash stays incomplete and nothing is cached.
  */
 async function* hashed(
   chunks: AsyncIterable<Uint8Array>,
   hash: Hash,
   read: { complete: boolean },
+  drain: boolean,
 ): AsyncGenerator<Uint8Array> {
   const it = chunks[Symbol.asyncIterator]();
   let state: 'reading' | 'ended' | 'failed' = 'reading';
@@ -162,7 +171,7 @@ async function* hashed(
     }
     state = 'ended';
   } finally {
-    if (state === 'reading') {
+    if (state === 'reading' && drain) {
       try {
         for (let r = await next(); !r.done; r = await next()) hash.update(r.value);
         state = 'ended';
