@@ -56,11 +56,13 @@ describe('a cache that cannot be written', () => {
   });
 });
 
+const isCount = (v: unknown): v is { n: number } => typeof (v as { n?: unknown } | null)?.n === 'number';
+
 describe('temporary files left in the caches', () => {
   it('the result cache trim removes those of ended processes, keeps a live one', () => {
     const root = join(work, 'results');
-    const cache = new ResultCache<{ n: number }>('v', undefined, root);
-    cache.put(file, 'a'.repeat(64), { n: 1 });
+    const cache = new ResultCache<{ n: number }>('v', isCount, undefined, root);
+    cache.put('a'.repeat(64), { n: 1 });
     cache.close();
     const [dir] = readdirSync(root);
     const cacheDir = join(root, dir!);
@@ -68,7 +70,7 @@ describe('temporary files left in the caches', () => {
     const live = join(cacheDir, `${'c'.repeat(64)}.json.${process.pid}.tmp`);
     writeFileSync(dead, '');
     writeFileSync(live, '');
-    new ResultCache<{ n: number }>('v', undefined, root).close();
+    new ResultCache<{ n: number }>('v', isCount, undefined, root).close();
     expect(existsSync(dead)).toBe(false);
     expect(existsSync(live)).toBe(true);
   });

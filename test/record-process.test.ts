@@ -6,7 +6,7 @@
  * test-only CUDA stand-in (test/record-standin/cuda_standin.py).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NODE_FLAGS } from '../src/cli/node-flags.js';
@@ -21,6 +21,16 @@ import {
 } from './helpers/record-run.js';
 
 afterAll(removeTempDirs);
+
+/** Whether a process runs (an exited one that nobody reaped, a zombie, does not). */
+function runs(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
+  } catch {
+    return false;
+  }
+}
 
 const NOISY = `
 import sys, torch
@@ -152,6 +162,55 @@ describe('memlens record: signals and exit codes', () => {
       expect(exit).toBe(code);
       expect(manifestOf(out)).toMatchObject({ exit_code: code, signal });
     });
+
+  it('SIGTERM reaches every process the command started; what ignores it is killed after 10 s; run.json comes after', async () => {
+    const dir = tempDir('group');
+    const launcher = join(dir, 'launcher.py');
+    // Two Python processes under a launcher (as torchrun starts ranks); one ignores SIGTERM and
+    // beats into a file while it runs.
+    writeFileSync(
+      launcher,
+      [
+        'import os, subprocess, sys, time',
+        'd = sys.argv[1]',
+        'stubborn = ("import os, signal, sys, time\\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\\n"',
+        "            \"open(sys.argv[1] + '/pid_stubborn', 'w').write(str(os.getpid()))\\n\"",
+        "            \"while True:\\n    open(sys.argv[1] + '/beat', 'a').write('.')\\n    time.sleep(0.05)\\n\")",
+        "plain = (\"import os, sys, time\\nopen(sys.argv[1] + '/pid_plain', 'w').write(str(os.getpid()))\\n\"",
+        '         "while True:\\n    time.sleep(0.05)\\n")',
+        'procs = [subprocess.Popen([sys.executable, "-c", code, d]) for code in (stubborn, plain)]',
+        'while not all(os.path.exists(os.path.join(d, f)) for f in ("pid_stubborn", "pid_plain")):',
+        '    time.sleep(0.02)',
+        'print("ready", flush=True)',
+        'for p in procs:',
+        '    p.wait()',
+        '',
+      ].join('\n'),
+    );
+    const out = join(dir, 'out');
+    const child = spawn('node', [...NODE_FLAGS, CLI, 'record', '--out', out, '--', PYTHON, launcher, dir], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    await new Promise<void>((resolve) =>
+      child.stdout.on('data', (d: Buffer) => d.includes('ready') && resolve()),
+    );
+    const pids = ['pid_stubborn', 'pid_plain'].map((f) => Number(readFileSync(join(dir, f), 'utf8')));
+    try {
+      const sent = Date.now();
+      child.kill('SIGTERM');
+      const exit = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+      expect(Date.now() - sent).toBeGreaterThanOrEqual(10_000);
+      expect(exit).toBe(143);
+      expect(pids.filter(runs)).toEqual([]);
+      const beats = statSync(join(dir, 'beat'));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(statSync(join(dir, 'beat')).size).toBe(beats.size);
+      expect(statSync(join(out, 'run.json')).mtimeMs).toBeGreaterThanOrEqual(beats.mtimeMs);
+      expect(manifestOf(out)).toMatchObject({ exit_code: 143, signal: 'SIGTERM' });
+    } finally {
+      for (const pid of pids.filter(runs)) process.kill(pid, 'SIGKILL');
+    }
+  }, 40_000);
 
   it("keeps the command's exit code when run.json cannot be written, and says why", () => {
     const r = recordProgram(

@@ -1,29 +1,26 @@
 /**
- * Worker thread of `memlens run`: decodes one snapshot and posts back what the run needs of it
- * (cell-result.ts) and the file's content hash for the result cache.
+ * A worker thread of `memlens run`'s pool: decodes the snapshots of each batch it is sent, one
+ * after the other (decode-cell.ts), and posts back each one's outcome, content hash and stat key.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { type CellResult, cellResult } from '../engine/analyses/run/cell-result.js';
-import { openSnapshot } from './open-snapshot.js';
-import { contentHash } from './result-cache.js';
+import { type CellOutcome, isCellOutcome } from './cell-outcome.js';
+import { type CellDone, type CellJob, decodeCell } from './decode-cell.js';
+import { ResultCache } from './result-cache.js';
+import type { PoolMessage } from './worker-pool.js';
 
-export interface CellRequest {
-  file: string;
-  /** Known already (the cache's index); else the worker hashes the file after decoding it. */
-  hash?: string;
+export interface CellWorkerData {
+  /** The memlens version whose cache entries are read, or null without a cache. */
+  cacheVersion: string | null;
 }
 
-export type CellReply = { result: CellResult; hash: string } | { error: string };
+const { cacheVersion } = workerData as CellWorkerData;
+const ctx = {
+  cache: cacheVersion === null ? null : new ResultCache<CellOutcome>(cacheVersion, isCellOutcome),
+  progress: false,
+};
 
-async function main(req: CellRequest): Promise<CellReply> {
-  try {
-    const snapshot = await openSnapshot(req.file, { progress: false });
-    const result = cellResult(snapshot);
-    // Hashed after decoding: the file is in the page cache by then.
-    return { result, hash: req.hash ?? (await contentHash(req.file)) };
-  } catch (e) {
-    return { error: e instanceof Error ? e.message.split('\n')[0]! : String(e) };
-  }
-}
-
-parentPort!.postMessage(await main(workerData as CellRequest));
+parentPort!.on('message', async ({ batch, items }: PoolMessage<CellJob>) => {
+  const replies: CellDone[] = [];
+  for (const job of items) replies.push(await decodeCell(job, ctx));
+  parentPort!.postMessage({ batch, items: replies } satisfies PoolMessage<CellDone>);
+});

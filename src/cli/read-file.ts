@@ -1,4 +1,4 @@
-import { open, stat } from 'node:fs/promises';
+import { type FileHandle, open, stat } from 'node:fs/promises';
 import { SnapshotError } from '../engine/errors.js';
 
 const CHUNK = 4 * 1024 * 1024;
@@ -23,22 +23,38 @@ export async function fileSize(path: string): Promise<number> {
  * caller asks for the one after next, which is all loadSnapshot's sinks rely on.
  */
 export async function* readChunks(path: string, chunkBytes = CHUNK): AsyncGenerator<Uint8Array> {
-  let handle: Awaited<ReturnType<typeof open>>;
+  const handle = await openInput(path);
   try {
-    handle = await open(path, 'r');
+    yield* handleChunks(handle, chunkBytes);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Opens a file for reading; fs error codes become one-line messages. */
+export async function openInput(path: string): Promise<FileHandle> {
+  try {
+    return await open(path, 'r');
   } catch (e) {
     throw asInputError(e);
   }
+}
+
+/**
+ * readChunks over a descriptor the caller opened (and closes), from its first byte to its end:
+ * a caller that must know which file it read (its inode) asks the descriptor, not the path.
+ */
+export async function* handleChunks(handle: FileHandle, chunkBytes = CHUNK): AsyncGenerator<Uint8Array> {
   // Not zeroed first: every read overwrites what it returns.
   const ring = [0, 1, 2].map(() => Buffer.allocUnsafe(chunkBytes));
   let turn = 0;
+  let position = 0;
   const next = (): Promise<Uint8Array | null> => {
     const buf = ring[turn++ % ring.length]!;
-    const read = handle
-      .read(buf, 0, chunkBytes, null)
-      .then(({ bytesRead }) =>
-        bytesRead === 0 ? null : new Uint8Array(buf.buffer, buf.byteOffset, bytesRead),
-      );
+    const read = handle.read(buf, 0, chunkBytes, position).then(({ bytesRead }) => {
+      position += bytesRead;
+      return bytesRead === 0 ? null : new Uint8Array(buf.buffer, buf.byteOffset, bytesRead);
+    });
     // Awaited below; this only keeps a read abandoned by an early return from being unhandled.
     read.catch(() => {});
     return read;
@@ -53,7 +69,6 @@ export async function* readChunks(path: string, chunkBytes = CHUNK): AsyncGenera
     throw asInputError(e);
   } finally {
     await pending.catch(() => null);
-    await handle.close();
   }
 }
 

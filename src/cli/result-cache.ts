@@ -1,7 +1,9 @@
 /**
  * Per-snapshot results kept between runs of memlens, so reopening a run is instant and a run with
  * one new step decodes one file. Entries are keyed by the file's content (SHA-256) and the result
- * format; an index from (path, size, mtime, inode) to content hash spares hashing unchanged files.
+ * format; an index from (path, size, mtime, inode) to content hash spares hashing unchanged large
+ * files. Each entry carries a checksum, the schema and the memlens version that wrote it, and is
+ * checked when read: an entry in doubt is reported and recomputed, never believed.
  * It lives in the user's cache directory ($XDG_CACHE_HOME/memlens, else ~/.cache/memlens), never
  * next to the snapshots, and is bounded in size (oldest entries go first).
  */
@@ -12,7 +14,7 @@ import path from 'node:path';
 import { isStaleTemp } from './stale-temp.js';
 
 /** Bump when a cached result's shape or meaning changes: older entries are then ignored. */
-const FORMAT = 'cell-v1';
+const FORMAT = 'cell-v2';
 const DEFAULT_MAX_BYTES = 512 * 1024 * 1024;
 
 export function cacheRoot(): string {
@@ -20,46 +22,95 @@ export function cacheRoot(): string {
   return path.join(xdg && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), '.cache'), 'memlens');
 }
 
+/** What the cache holds for some content: its value, nothing, or an entry it cannot trust (and why). */
+export type CacheLookup<T> = { value: T } | { doubt: string } | undefined;
+
+/** An entry's first line; the value's JSON follows it. */
+interface EntryHeader {
+  schema: string;
+  memlens: string;
+  /** The content hash the entry answers for: a file swapped for another's is caught. */
+  content: string;
+  /** SHA-256 of the schema, memlens version, content hash and the value's JSON together. */
+  sha256: string;
+}
+
 export class ResultCache<T> {
   private readonly dir: string;
   private readonly indexFile: string;
-  private index: Record<string, string>;
+  private indexRead: Record<string, string> | undefined;
   private dirty = false;
 
   constructor(
     readonly version: string,
+    /** Whether a value read back has the shape of T (a checksum cannot vouch for an old writer's bug). */
+    private readonly valid: (value: unknown) => value is T,
     private readonly maxBytes = DEFAULT_MAX_BYTES,
     root = cacheRoot(),
   ) {
     this.dir = path.join(root, FORMAT);
     this.indexFile = path.join(this.dir, 'index.json');
-    this.index = readJson<Record<string, string>>(this.indexFile) ?? {};
   }
 
-  /** The content hash of `file` if it is unchanged since it was last hashed. */
+  /** Read on first use: a worker thread that only looks entries up never parses it. */
+  private get index(): Record<string, string> {
+    this.indexRead ??= readIndex(this.indexFile);
+    return this.indexRead;
+  }
+
+  /**
+   * The content hash of `file` if its size, mtime and inode are those it had when it was last
+   * hashed. Only as good as those: a file rewritten in place with all three restored is not seen.
+   */
   knownHash(file: string): string | undefined {
-    const key = statKey(file);
-    return key === null ? undefined : this.index[key];
+    try {
+      return this.index[statKey(file, fs.statSync(file))];
+    } catch {
+      return undefined;
+    }
   }
 
-  get(hash: string): T | undefined {
-    const entry = readJson<{ version: string; result: T }>(this.entryFile(hash));
-    return entry?.version === this.version ? entry.result : undefined;
+  /** The entry for content `hash`, checked against its checksum, versions and shape. */
+  get(hash: string): CacheLookup<T> {
+    let text: string;
+    try {
+      text = fs.readFileSync(this.entryFile(hash), 'utf8');
+    } catch {
+      return undefined;
+    }
+    const cut = text.indexOf('\n');
+    const header = cut < 0 ? undefined : parseJson<EntryHeader>(text.slice(0, cut));
+    if (header?.schema !== FORMAT) return { doubt: 'damaged (no valid header)' };
+    if (header.memlens !== this.version) return { doubt: `written by memlens ${String(header.memlens)}` };
+    const body = text.slice(cut + 1);
+    if (header.content !== hash) return { doubt: "another file's entry" };
+    if (header.sha256 !== checksum(this.version, hash, body)) return { doubt: 'checksum mismatch' };
+    const value = parseJson<unknown>(body);
+    return this.valid(value) ? { value } : { doubt: 'not the shape of a result' };
   }
 
-  /** Stores a result; a cache that cannot be written is skipped, never an error of the command. */
-  put(file: string, hash: string, result: T): void {
+  /** Stores the value for content `hash`; a cache that cannot be written is skipped, never an error. */
+  put(hash: string, value: T): void {
     try {
       fs.mkdirSync(this.dir, { recursive: true });
-      writeAtomically(this.entryFile(hash), JSON.stringify({ version: this.version, result }));
-      const key = statKey(file);
-      if (key !== null) {
-        this.index[key] = hash;
-        this.dirty = true;
-      }
+      const body = JSON.stringify(value);
+      const header: EntryHeader = {
+        schema: FORMAT,
+        memlens: this.version,
+        content: hash,
+        sha256: checksum(this.version, hash, body),
+      };
+      writeAtomically(this.entryFile(hash), `${JSON.stringify(header)}\n${body}`);
     } catch {
       // A read-only or full cache directory only costs the next run its speed.
     }
+  }
+
+  /** Remembers that the file with stat key `key` (statKey) holds content `hash`. */
+  remember(key: string, hash: string): void {
+    if (this.index[key] === hash) return;
+    this.index[key] = hash;
+    this.dirty = true;
   }
 
   /** Writes the index and trims the cache to its size bound. */
@@ -98,6 +149,15 @@ export class ResultCache<T> {
   }
 }
 
+/** What the stat index trusts of a file: its path, size, mtime and inode. */
+export function statKey(file: string, st: { size: number; mtimeMs: number; ino: number }): string {
+  return `${path.resolve(file)}\u0000${st.size}\u0000${st.mtimeMs}\u0000${st.ino}`;
+}
+
+function checksum(version: string, hash: string, body: string): string {
+  return createHash('sha256').update(`${FORMAT}\n${version}\n${hash}\n`).update(body).digest('hex');
+}
+
 /** SHA-256 of a file's bytes, streamed. */
 export async function contentHash(file: string): Promise<string> {
   const hash = createHash('sha256');
@@ -106,21 +166,27 @@ export async function contentHash(file: string): Promise<string> {
   return hash.digest('hex');
 }
 
-function statKey(file: string): string | null {
+function parseJson<T>(text: string): T | undefined {
   try {
-    const st = fs.statSync(file);
-    return `${path.resolve(file)}\u0000${st.size}\u0000${st.mtimeMs}\u0000${st.ino}`;
-  } catch {
-    return null;
-  }
-}
-
-function readJson<T>(file: string): T | undefined {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
+    return JSON.parse(text) as T;
   } catch {
     return undefined;
   }
+}
+
+/** The index, or an empty one when it is missing or not a map of strings (it only saves hashing). */
+function readIndex(file: string): Record<string, string> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return {};
+  }
+  const index = parseJson<unknown>(text);
+  if (typeof index !== 'object' || index === null || Array.isArray(index)) return {};
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(index)) if (typeof v === 'string') out[k] = v;
+  return out;
 }
 
 function writeAtomically(file: string, text: string): void {

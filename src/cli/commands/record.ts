@@ -20,6 +20,7 @@ interface RecordCliOptions {
   cyclesDevice: string;
   cyclesMaxGraphs: number;
   cyclesMaxNodes: number;
+  grace: number;
   json?: boolean;
 }
 
@@ -62,6 +63,12 @@ export function recordCommand(program: Command): void {
     .option('--cycles-max-graphs <n>', 'cycle graphs written per process at most', parsePositive, 100)
     .option('--cycles-max-nodes <n>', 'objects per cycle graph at most', parsePositive, 1000)
     .option(
+      '--grace <s>',
+      'seconds the command has to end after memlens gets SIGTERM or SIGHUP before its processes are killed',
+      parseCount,
+      10,
+    )
+    .option(
       '--json',
       "print run.json's manifest as one line on stdout when the command has ended (after its own output), instead of the summary",
     )
@@ -80,7 +87,11 @@ export function recordCommand(program: Command): void {
 async function record(command: string[], out: string, opts: RecordCliOptions): Promise<number> {
   process.stderr.write(`memlens record: recording into ${out}\n`);
   const started = new Date();
-  const end = await runChild(command, { ...process.env, ...helperEnv(out, opts) });
+  const end = await runChild(
+    command,
+    { ...process.env, ...helperEnv(out, opts) },
+    { graceSeconds: opts.grace },
+  );
   const ended = new Date();
   const procs = readProcRecords(out);
   const manifest = buildManifest(

@@ -9,6 +9,7 @@ import { renderRun, skippedText } from './run-text.js';
 interface RunCliOptions {
   jobs?: number;
   cache: boolean;
+  verifyCache?: boolean;
   json?: boolean;
   verbose?: boolean;
 }
@@ -24,9 +25,13 @@ export function runCommand(program: Command): void {
       '<dir...>',
       'run directories (verl, torchtitan, composer, ... layouts), or snapshot files of one run',
     )
-    .option('--jobs <n>', 'decode at most n files at once (default: the number of cores)', parseCount)
+    .option('--jobs <n>', 'decode on n threads at once (default: the number of cores)', parseCount)
     .option('--no-cache', 'decode every file: neither read nor write the result cache (~/.cache/memlens)')
     .option('--verbose', 'list each file left out as not a snapshot, with why')
+    .option(
+      '--verify-cache',
+      'look every file up in the cache by its content (re-reading it), not by its size, mtime and inode',
+    )
     .option(
       '--json',
       'print JSON: {"runs": [{"root", "layout", "snapshots": [{"file", "step", "rank", "replica", "pid", "kind", "devices"}], "outliers", "growth", "ooms", "shared", "skipped", "not_read"}]}',
@@ -40,7 +45,7 @@ export function runCommand(program: Command): void {
             ? 'listed below'
             : '--verbose lists them';
         for (const line of leftOutLines(root, run, listed)) process.stderr.write(`${line}\n`);
-        const snapshots = await decodeRun(run, opts);
+        const snapshots = await decodeRun(run, { ...opts, hereToo: true });
         const report = runReport(root, run, snapshots);
         if (opts.json) reports.push(report);
         else {

@@ -8,10 +8,16 @@ import type { Allocations } from './allocations.js';
  */
 const CHECKPOINT_BUDGET = 16 * 1024 * 1024;
 const MIN_STRIDE = 1024;
+/**
+ * Queries answered by one scan of the allocations before checkpoints are built: a command that
+ * asks about a moment or two (the dump, the peak) never pays for a replay of the whole trace.
+ */
+const SCANNED_QUERIES = 4;
 
 export class LiveIndex {
   private stride = 0;
   private checkpoints: Int32Array[] | undefined;
+  private queries = 0;
 
   constructor(
     private readonly allocs: Allocations,
@@ -20,12 +26,26 @@ export class LiveIndex {
 
   /** Allocation ids alive after entry `k` (k = -1: before the first entry), ascending. */
   aliveAfter(k: number): Int32Array {
-    const checkpoints = this.build();
     const at = Math.max(-1, Math.min(k, this.entries - 1));
+    if (this.checkpoints === undefined && ++this.queries <= SCANNED_QUERIES) return this.scan(at);
+    const checkpoints = this.build();
     const c = Math.floor((at + 1) / this.stride);
     const live = new Set(checkpoints[c]);
     for (let i = c * this.stride; i <= at; i++) this.step(live, i);
     return Int32Array.from(live).sort();
+  }
+
+  /** The ids whose interval holds entry `at`, by the rule `step` replays. */
+  private scan(at: number): Int32Array {
+    const a = this.allocs;
+    const out = new Int32Array(a.count);
+    let n = 0;
+    for (let id = 0; id < a.count; id++) {
+      const start = a.start[id]!;
+      const end = a.end[id]!;
+      if ((start === -1 ? end !== -1 : start <= at) && (end === -1 || end > at)) out[n++] = id;
+    }
+    return out.slice(0, n);
   }
 
   private build(): Int32Array[] {

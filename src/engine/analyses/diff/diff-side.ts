@@ -50,12 +50,18 @@ export const FIGURES: [keyof DeviceFigures, 'bytes' | 'count'][] = [
   ['ooms', 'count'],
 ];
 
-export function diffSide(s: Snapshot, devices: DeviceModel[], fullStacks: boolean): DiffSide {
+/** `summaries`: the devices' summaries when the caller has them already (one per device, in order). */
+export function diffSide(
+  s: Snapshot,
+  devices: DeviceModel[],
+  fullStacks: boolean,
+  summaries: DeviceFigures[] = summarize(s, devices).devices,
+): DiffSide {
   const sites = new Sites(s.stacks, fullStacks);
   return {
-    devices: devices.map((d) => ({
+    devices: devices.map((d, i) => ({
       device: d.device,
-      figures: figuresOf(summarize(s, [d]).devices[0]!),
+      figures: figuresOf(summaries[i]!),
       at_dump: momentSide(d, d.trace.length - 1, sites),
       at_peak: momentSide(d, d.totals.peakAllocatedAt, sites),
     })),

@@ -22,9 +22,10 @@ export function runDevices(s: Snapshot): DeviceModel[] {
 
 export function cellResult(s: Snapshot): CellResult {
   const devices = runDevices(s);
+  const summaries = summarize(s, devices).devices;
   return {
-    devices: summarize(s, devices).devices,
-    side: diffSide(s, devices, false),
+    devices: summaries,
+    side: diffSide(s, devices, false, summaries),
     ooms: devices
       .map((d) => ({ device: d.device, reports: oomReports(s, d) }))
       .filter((o) => o.reports.length > 0),
