@@ -1,5 +1,5 @@
 import { defineConfig } from 'vitest/config';
-import { NODE_FLAGS } from './src/cli/node-flags.js';
+import { NODE_FLAGS } from './src/node/node-flags.js';
 
 export default defineConfig({
   test: {

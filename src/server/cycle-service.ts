@@ -6,9 +6,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { gatherCycleInputs, readCycleFile, WindowFinder } from '../cli/cycle-inputs.js';
 import type { CycleGraph } from '../engine/analyses/cycles/cycle-file.js';
 import { type CycleReport, cycleReport } from '../engine/analyses/cycles/cycle-report.js';
+import { gatherCycleInputs, readCycleFile, WindowFinder } from '../node/cycles/cycle-inputs.js';
 import type { ServedFile } from './snapshot-files.js';
 
 export type ServedCycle =

@@ -5,13 +5,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { decodeRun } from '../cli/decode-run.js';
-import { leftOutLines } from '../cli/expand-paths.js';
-import { scanRun } from '../cli/scan-run.js';
 import { type RunReport, runReport } from '../engine/analyses/run/run-report.js';
 import { columnLabel, type RunSnapshot, stepLabel } from '../engine/analyses/run/run-table.js';
-import { discoverRun, type LeftOut, type Run, type RunCell } from '../engine/run/discover.js';
-import type { RunState } from './run-state.js';
+import { discoverRun, type LeftOut, type Run, type RunCell } from '../engine/run-layout/discover.js';
+import { leftOutLines } from '../node/files/expand-paths.js';
+import { scanRun } from '../node/files/scan-run.js';
+import { decodeRun } from '../node/workers/decode-run.js';
+import type { RunState } from '../wire/run-state.js';
 import { identityOf, type ServedFile } from './snapshot-files.js';
 
 /** How often a report of the files decoded so far is made while a large run decodes. */

@@ -1,9 +1,9 @@
 import { realpath, stat } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
-import { gatherCycleInputs } from '../cli/cycle-inputs.js';
-import { fileSize } from '../cli/read-file.js';
-import { scanRun } from '../cli/scan-run.js';
-import { SnapshotError } from '../engine/errors.js';
+import { SnapshotError } from '../engine/base/errors.js';
+import { gatherCycleInputs } from '../node/cycles/cycle-inputs.js';
+import { fileSize } from '../node/files/read-file.js';
+import { scanRun } from '../node/files/scan-run.js';
 
 /** A snapshot file `memlens view` may serve, and nothing else. */
 export interface ServedFile {

@@ -1,9 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { findIterations } from '../../src/engine/analyses/iterations/iterations.js';
-import { loadSnapshotBytes } from '../../src/engine/load.js';
-import { generateSnapshotBytes } from '../../src/engine/synth/index.js';
-import { sliceBytes } from '../../src/engine/synth/run.js';
+import { generateSnapshotBytes } from '../../scripts/synth/index.js';
+import { sliceBytes } from '../../scripts/synth/run.js';
+import { findIterations } from '../../src/engine/derived/iterations/iterations.js';
+import { loadSnapshotBytes } from '../../src/engine/load/load.js';
 
 /**
  * Cycle files as `memlens record --cycles` writes them (docs/cycles-format.md, schema 1), built

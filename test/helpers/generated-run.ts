@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { generateRun, type RunFile, type RunOptions } from '../../src/engine/synth/run.js';
+import { generateRun, type RunFile, type RunOptions } from '../../scripts/synth/run.js';
 
 /** Writes a generated training run's files under `root` in their layout's directories. */
 export function writeGeneratedRun(root: string, options: RunOptions): RunFile[] {

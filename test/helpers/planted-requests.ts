@@ -3,7 +3,7 @@
  * needed): the simulator starts from an empty allocator and every expected figure in the tests
  * is worked out by hand from allocator-spec.md, not by running the simulator.
  */
-import { loadSnapshotBytes } from '../../src/engine/load.js';
+import { loadSnapshotBytes } from '../../src/engine/load/load.js';
 import type { Snapshot } from '../../src/engine/model/snapshot.js';
 
 export const MiB = 1024 * 1024;

@@ -6,8 +6,8 @@ import { type SpawnSyncReturns, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NODE_FLAGS } from '../../src/cli/node-flags.js';
-import type { RunManifest } from '../../src/cli/record-manifest.js';
+import type { RunManifest } from '../../src/cli/record/record-manifest.js';
+import { NODE_FLAGS } from '../../src/node/node-flags.js';
 
 export const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js');
 export const PYTHON = '/usr/bin/python3';

@@ -1,6 +1,6 @@
 import type { PyValue } from '../../src/engine/encode/pickle-values.js';
 import { concatChunks, PickleWriter } from '../../src/engine/encode/pickle-writer.js';
-import { loadSnapshotBytes } from '../../src/engine/load.js';
+import { loadSnapshotBytes } from '../../src/engine/load/load.js';
 import type { Snapshot } from '../../src/engine/model/snapshot.js';
 
 /** A snapshot value (hand-made, or a slice plan's) pickled by the project's writer and loaded back. */

@@ -5,4 +5,4 @@ export {
   openBrowser,
   type RunningView,
   startView,
-} from '../../src/bench/view-session.js';
+} from '../../bench/view-session.js';

@@ -1,4 +1,4 @@
-import type { ReportManifest } from '../../src/cli/report-manifest.js';
+import type { ReportManifest } from '../../src/wire/report-manifest.js';
 import { embeddedReport } from './embedded-data.js';
 import { formatBytes } from './format.js';
 

@@ -1,4 +1,4 @@
-import { formatBytes, formatCount } from '../../src/engine/format.js';
+import { formatBytes, formatCount } from '../../src/engine/base/format.js';
 
 export { formatBytes, formatCount };
 

@@ -1,9 +1,9 @@
 import Table from 'cli-table3';
 import { type Command, InvalidArgumentError } from 'commander';
 import { categoriesOf, type DeviceCategories } from '../../engine/analyses/categories/category-curves.js';
-import { formatBytes, formatCount } from '../../engine/format.js';
-import { pc } from '../colors.js';
-import { type FileOptions, parseCount, parseDevice, runFiles } from '../run-files.js';
+import { formatBytes, formatCount } from '../../engine/base/format.js';
+import { pc } from '../text/colors.js';
+import { type FileOptions, parseCount, parseDevice, runFiles } from '../text/run-files.js';
 
 interface CategoriesCliOptions extends FileOptions {
   points: number;

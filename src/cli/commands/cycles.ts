@@ -12,12 +12,12 @@ import {
   wallClockText,
   windowText,
 } from '../../engine/analyses/cycles/cycle-words.js';
-import { formatBytes, plural } from '../../engine/format.js';
-import { pc } from '../colors.js';
-import { gatherCycleInputs, readCycleFile, WindowFinder } from '../cycle-inputs.js';
-import { textWidth } from '../indent.js';
-import { EXIT_BAD_INPUT, reportError } from '../run-files.js';
-import { fitToWidth, shortenMiddle } from '../text-width.js';
+import { formatBytes, plural } from '../../engine/base/format.js';
+import { gatherCycleInputs, readCycleFile, WindowFinder } from '../../node/cycles/cycle-inputs.js';
+import { pc } from '../text/colors.js';
+import { textWidth } from '../text/indent.js';
+import { EXIT_BAD_INPUT, reportError } from '../text/run-files.js';
+import { fitToWidth, shortenMiddle } from '../text/text-width.js';
 
 /** `memlens cycles`: the reference cycles `memlens record --cycles` wrote, with what they held. */
 export function cyclesCommand(program: Command): void {

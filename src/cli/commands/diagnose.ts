@@ -7,12 +7,12 @@ import {
 import type { Finding, FindingKind } from '../../engine/analyses/diagnosis/finding.js';
 import { stakeText } from '../../engine/analyses/diagnosis/rank.js';
 import { jsonInProducerWords } from '../../engine/analyses/producer/wording.js';
-import { pc } from '../colors.js';
-import { commandLines } from '../command-lines.js';
-import { recordedCycles, windowGraphs } from '../cycle-inputs.js';
-import { framesCell } from '../frames-text.js';
-import { indent as indentText, textWidth, wrapIndented } from '../indent.js';
-import { type FileOptions, parseBytes, parseDevice, runFiles } from '../run-files.js';
+import { recordedCycles, windowGraphs } from '../../node/cycles/cycle-inputs.js';
+import { pc } from '../text/colors.js';
+import { commandLines } from '../text/command-lines.js';
+import { framesCell } from '../text/frames-text.js';
+import { indent as indentText, textWidth, wrapIndented } from '../text/indent.js';
+import { type FileOptions, parseBytes, parseDevice, runFiles } from '../text/run-files.js';
 
 interface DiagnoseCliOptions extends FileOptions {
   capacity?: number;

@@ -5,15 +5,15 @@ import {
   type Matching,
   type MomentDiff,
 } from '../../engine/analyses/diff/diff.js';
-import { formatBytes, formatCount } from '../../engine/format.js';
-import { pickCell } from '../../engine/run/pick-cell.js';
-import { pc } from '../colors.js';
-import { expandPaths } from '../expand-paths.js';
-import { framesCell, sitesTable } from '../frames-text.js';
-import { indent } from '../indent.js';
-import { diffSidesInParallel, totalSize } from '../parallel-decode.js';
-import { progressFor } from '../progress.js';
-import { EXIT_BAD_INPUT, type FileOptions, parseCount, parseDevice, reportError } from '../run-files.js';
+import { formatBytes, formatCount } from '../../engine/base/format.js';
+import { pickCell } from '../../engine/run-layout/pick-cell.js';
+import { expandPaths } from '../../node/files/expand-paths.js';
+import { progressFor } from '../../node/files/progress.js';
+import { diffSidesInParallel, totalSize } from '../../node/workers/parallel-decode.js';
+import { pc } from '../text/colors.js';
+import { framesCell, sitesTable } from '../text/frames-text.js';
+import { indent } from '../text/indent.js';
+import { EXIT_BAD_INPUT, type FileOptions, parseCount, parseDevice, reportError } from '../text/run-files.js';
 
 interface DiffCliOptions extends FileOptions {
   top: number;

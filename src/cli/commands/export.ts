@@ -2,19 +2,19 @@ import { once } from 'node:events';
 import { createWriteStream, renameSync, rmSync } from 'node:fs';
 import { createGzip } from 'node:zlib';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { SnapshotError } from '../../engine/base/errors.js';
+import { formatCount, plural } from '../../engine/base/format.js';
 import {
   DEFAULT_COUNTER_POINTS,
   type PerfettoCounters,
   POINTS_PER_BUCKET,
   perfettoTrace,
-} from '../../engine/analyses/export/perfetto.js';
-import { SnapshotError } from '../../engine/errors.js';
-import { formatCount, plural } from '../../engine/format.js';
-import { checkOutputApart } from '../export-output.js';
-import { exportTables, type TableFormat } from '../export-tables.js';
-import { removeIfInterrupted } from '../interrupt-cleanup.js';
-import { openSnapshot } from '../open-snapshot.js';
-import { EXIT_BAD_INPUT, parseCount } from '../run-files.js';
+} from '../../engine/export/perfetto.js';
+import { checkOutputApart } from '../../node/export/export-output.js';
+import { exportTables, type TableFormat } from '../../node/export/export-tables.js';
+import { removeIfInterrupted } from '../../node/files/interrupt-cleanup.js';
+import { openSnapshot } from '../../node/files/open-snapshot.js';
+import { EXIT_BAD_INPUT, parseCount } from '../text/run-files.js';
 
 type ExportFormat = TableFormat | 'perfetto';
 

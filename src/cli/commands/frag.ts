@@ -12,10 +12,10 @@ import {
   listName,
 } from '../../engine/analyses/fragmentation/fragmentation.js';
 import { jsonInProducerWords } from '../../engine/analyses/producer/wording.js';
-import { formatBytes, formatCount } from '../../engine/format.js';
-import { pc } from '../colors.js';
-import { indent } from '../indent.js';
-import { type FileOptions, parseCount, parseDevice, parseEntry, runFiles } from '../run-files.js';
+import { formatBytes, formatCount } from '../../engine/base/format.js';
+import { pc } from '../text/colors.js';
+import { indent } from '../text/indent.js';
+import { type FileOptions, parseCount, parseDevice, parseEntry, runFiles } from '../text/run-files.js';
 
 interface FragCliOptions extends FileOptions {
   at?: number;

@@ -1,7 +1,5 @@
 import type { Command } from 'commander';
 import { type CycleCitation, citationText } from '../../engine/analyses/cycles/burst-cycles.js';
-import { formatFrame } from '../../engine/analyses/frames/short-path.js';
-import { topUserFrame } from '../../engine/analyses/frames/user-frames.js';
 import type { BurstPattern } from '../../engine/analyses/gc/burst-patterns.js';
 import {
   type DeviceGc,
@@ -17,12 +15,14 @@ import {
   patternPeriodText,
   patternSpanText,
 } from '../../engine/analyses/gc/gc-words.js';
-import { formatBytes, formatCount, formatDuration, plural } from '../../engine/format.js';
+import { formatBytes, formatCount, formatDuration, plural } from '../../engine/base/format.js';
+import { formatFrame } from '../../engine/derived/frames/short-path.js';
+import { topUserFrame } from '../../engine/derived/frames/user-frames.js';
 import type { Frame } from '../../engine/model/stack-table.js';
-import { pc } from '../colors.js';
-import { citeCycles, recordedCycles } from '../cycle-inputs.js';
-import { framesCell, sitesTable } from '../frames-text.js';
-import { type FileOptions, parseCount, parseDevice, runFiles } from '../run-files.js';
+import { citeCycles, recordedCycles } from '../../node/cycles/cycle-inputs.js';
+import { pc } from '../text/colors.js';
+import { framesCell, sitesTable } from '../text/frames-text.js';
+import { type FileOptions, parseCount, parseDevice, runFiles } from '../text/run-files.js';
 import { headerLines } from './leaks.js';
 
 interface GcCliOptions extends FileOptions {

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import type { IterationSummary } from '../../engine/analyses/iterations/iterations.js';
 import { leakIterationsSpan, leakKind } from '../../engine/analyses/leaks/leak-words.js';
 import {
   type DeviceLeaks,
@@ -8,10 +7,11 @@ import {
   leaksOf,
 } from '../../engine/analyses/leaks/leaks.js';
 import type { Unreleased } from '../../engine/analyses/leaks/unreleased.js';
-import { formatBytes, formatCount, plural, sinceStart } from '../../engine/format.js';
-import { pc } from '../colors.js';
-import { framesCell, sitesTable } from '../frames-text.js';
-import { type FileOptions, parseCount, parseDevice, runFiles } from '../run-files.js';
+import { formatBytes, formatCount, plural, sinceStart } from '../../engine/base/format.js';
+import type { IterationSummary } from '../../engine/derived/iterations/iterations.js';
+import { pc } from '../text/colors.js';
+import { framesCell, sitesTable } from '../text/frames-text.js';
+import { type FileOptions, parseCount, parseDevice, runFiles } from '../text/run-files.js';
 import { parseRange } from './tables.js';
 
 interface LeaksCliOptions extends FileOptions {

@@ -2,15 +2,15 @@ import type { Command } from 'commander';
 import { CATEGORIES } from '../../engine/analyses/categories/categories.js';
 import { shellWord } from '../../engine/analyses/diagnosis/finding.js';
 import { listName } from '../../engine/analyses/fragmentation/fragmentation.js';
-import { formatFrame } from '../../engine/analyses/frames/short-path.js';
 import { noOomEntryText, type OomReport, oomReports } from '../../engine/analyses/oom/oom.js';
 import { inProducerWords, jsonInProducerWords } from '../../engine/analyses/producer/wording.js';
-import { formatBytes, formatCount, plural } from '../../engine/format.js';
-import { pc } from '../colors.js';
-import { commandLines } from '../command-lines.js';
-import { framesCell, sitesTable } from '../frames-text.js';
-import { indent, textWidth, wrapIndented } from '../indent.js';
-import { type FileOptions, parseBytes, parseDevice, runFiles } from '../run-files.js';
+import { formatBytes, formatCount, plural } from '../../engine/base/format.js';
+import { formatFrame } from '../../engine/derived/frames/short-path.js';
+import { pc } from '../text/colors.js';
+import { commandLines } from '../text/command-lines.js';
+import { framesCell, sitesTable } from '../text/frames-text.js';
+import { indent, textWidth, wrapIndented } from '../text/indent.js';
+import { type FileOptions, parseBytes, parseDevice, runFiles } from '../text/run-files.js';
 
 interface OomCliOptions extends FileOptions {
   capacity?: number;

@@ -1,14 +1,14 @@
 import Table from 'cli-table3';
 import type { Command } from 'commander';
-import { liveMemoryProfile } from '../../engine/analyses/export/speedscope.js';
 import { type DevicePeak, type PeakOptions, peakOf } from '../../engine/analyses/peak/peak.js';
-import { SnapshotError } from '../../engine/errors.js';
-import { formatBytes, formatCount, formatDuration, plural } from '../../engine/format.js';
+import { SnapshotError } from '../../engine/base/errors.js';
+import { formatBytes, formatCount, formatDuration, plural } from '../../engine/base/format.js';
+import { liveMemoryProfile } from '../../engine/export/speedscope.js';
 import type { DeviceModel, Snapshot } from '../../engine/model/snapshot.js';
-import { pc } from '../colors.js';
-import { framesCell } from '../frames-text.js';
-import { type FileOptions, parseCount, parseDevice, parseEntry, runFiles } from '../run-files.js';
-import { writeFileAtomically } from '../write-file.js';
+import { writeFileAtomically } from '../../node/files/write-file.js';
+import { pc } from '../text/colors.js';
+import { framesCell } from '../text/frames-text.js';
+import { type FileOptions, parseCount, parseDevice, parseEntry, runFiles } from '../text/run-files.js';
 
 interface PeakCliOptions extends FileOptions {
   at?: number;

@@ -2,10 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { runChild } from '../record-child.js';
-import { buildManifest, readProcRecords, writeManifest } from '../record-manifest.js';
-import { reportRecording } from '../record-report.js';
-import { EXIT_BAD_INPUT, parseBytes, parseCount } from '../run-files.js';
+import { runChild } from '../record/record-child.js';
+import { buildManifest, readProcRecords, writeManifest } from '../record/record-manifest.js';
+import { reportRecording } from '../record/record-report.js';
+import { EXIT_BAD_INPUT, parseBytes, parseCount } from '../text/run-files.js';
 
 /** The Python helper shipped in the package (python/sitecustomize.py, python/memlens/). */
 const HELPER_DIR = fileURLToPath(new URL('../../../python/', import.meta.url));

@@ -1,14 +1,14 @@
 import { accessSync, closeSync, constants, openSync, readSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
-import { SnapshotError } from '../../engine/errors.js';
-import { formatBytes, formatCount, plural } from '../../engine/format.js';
-import { isDirectory } from '../expand-paths.js';
-import { type ReportContents, reportChunks } from '../report-page.js';
-import { fileContents, runContents } from '../report-snapshots.js';
-import { appTemplate } from '../report-template.js';
-import { EXIT_BAD_INPUT, parseBytes } from '../run-files.js';
-import { writeStreamAtomically } from '../write-file.js';
+import { SnapshotError } from '../../engine/base/errors.js';
+import { formatBytes, formatCount, plural } from '../../engine/base/format.js';
+import { isDirectory } from '../../node/files/expand-paths.js';
+import { writeStreamAtomically } from '../../node/files/write-file.js';
+import { type ReportContents, reportChunks } from '../report/report-page.js';
+import { fileContents, runContents } from '../report/report-snapshots.js';
+import { appTemplate } from '../report/report-template.js';
+import { EXIT_BAD_INPUT, parseBytes } from '../text/run-files.js';
 
 interface ReportOptions {
   output: string;

@@ -15,10 +15,10 @@ import {
   oomHeadline,
   outlierHeadline,
 } from '../../engine/analyses/run/run-words.js';
-import { formatBytes, plural } from '../../engine/format.js';
-import { pc } from '../colors.js';
-import { commandLines } from '../command-lines.js';
-import { wrapIndented } from '../indent.js';
+import { formatBytes, plural } from '../../engine/base/format.js';
+import { pc } from '../text/colors.js';
+import { commandLines } from '../text/command-lines.js';
+import { wrapIndented } from '../text/indent.js';
 
 /** The figures the text shows as rank × step tables; --json has them all. */
 const TABLES: RunFigure[] = ['peak_allocated', 'allocated'];

@@ -1,19 +1,19 @@
 import Table from 'cli-table3';
 import type { Command } from 'commander';
 import { inProducerWords } from '../../engine/analyses/producer/wording.js';
+import { SnapshotError } from '../../engine/base/errors.js';
+import { formatBytes, formatCount } from '../../engine/base/format.js';
 import { PickleWriter } from '../../engine/encode/pickle-writer.js';
-import { SnapshotError } from '../../engine/errors.js';
-import { formatBytes, formatCount } from '../../engine/format.js';
 import type { Snapshot } from '../../engine/model/snapshot.js';
 import type { Fidelity } from '../../engine/simulate/fidelity.js';
-import { howFar, type RunSummary } from '../../engine/simulate/run-summary.js';
+import { howFar, type RunSummary } from '../../engine/simulate/replay-summary.js';
 import { applyConf, DEFAULT_TORCH_VERSION, defaultSettings } from '../../engine/simulate/settings.js';
 import { type DeviceSimulation, type SimulationResult, simulate } from '../../engine/simulate/simulate.js';
 import { simulatedSnapshot } from '../../engine/simulate/to-snapshot.js';
-import { pc } from '../colors.js';
-import { indent } from '../indent.js';
-import { type FileOptions, parseBytes, parseDevice, runFiles } from '../run-files.js';
-import { writeStreamAtomically } from '../write-file.js';
+import { writeStreamAtomically } from '../../node/files/write-file.js';
+import { pc } from '../text/colors.js';
+import { indent } from '../text/indent.js';
+import { type FileOptions, parseBytes, parseDevice, runFiles } from '../text/run-files.js';
 
 interface SimulateCliOptions extends FileOptions {
   set?: string;

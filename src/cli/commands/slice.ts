@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import { type DeviceSlice, planSlice } from '../../engine/analyses/slice/slice.js';
 import type { SliceRequest } from '../../engine/analyses/slice/slice-window.js';
+import { SnapshotError } from '../../engine/base/errors.js';
+import { formatCount, plural } from '../../engine/base/format.js';
 import { PickleWriter } from '../../engine/encode/pickle-writer.js';
-import { SnapshotError } from '../../engine/errors.js';
-import { formatCount, plural } from '../../engine/format.js';
-import { type FileOptions, parseDevice, runFiles } from '../run-files.js';
-import { writeStreamAtomically } from '../write-file.js';
+import { writeStreamAtomically } from '../../node/files/write-file.js';
+import { type FileOptions, parseDevice, runFiles } from '../text/run-files.js';
 import { parseRange } from './tables.js';
 
 interface SliceCliOptions extends FileOptions {

@@ -14,22 +14,22 @@ import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { SCHEMA_VERSION } from '../../engine/analyses/export/schema.js';
-import { csvCell } from '../../engine/analyses/views/tables/table-csv.js';
-import { SnapshotError } from '../../engine/errors.js';
-import { openDuckDb, plainValue } from '../duckdb.js';
-import { expandPaths } from '../expand-paths.js';
+import { SnapshotError } from '../../engine/base/errors.js';
+import { SCHEMA_VERSION } from '../../engine/export/schema.js';
+import { csvCell } from '../../engine/views/tables/table-csv.js';
+import { cacheRoot, contentHash } from '../../node/cache/result-cache.js';
+import { isStaleTemp } from '../../node/cache/stale-temp.js';
+import { openDuckDb, plainValue } from '../../node/export/duckdb.js';
 import {
   checkManifest,
   type ExportManifest,
   exportTables,
   MANIFEST,
   readManifest,
-} from '../export-tables.js';
-import { cacheRoot, contentHash } from '../result-cache.js';
-import { EXIT_BAD_INPUT } from '../run-files.js';
-import { sqlFileList, sqlIdentifier } from '../sql-quote.js';
-import { isStaleTemp } from '../stale-temp.js';
+} from '../../node/export/export-tables.js';
+import { sqlFileList, sqlIdentifier } from '../../node/export/sql-quote.js';
+import { expandPaths } from '../../node/files/expand-paths.js';
+import { EXIT_BAD_INPUT } from '../text/run-files.js';
 
 type SqlFormat = 'table' | 'csv' | 'json';
 

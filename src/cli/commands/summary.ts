@@ -6,9 +6,9 @@ import {
   type SummaryRow,
   summarize,
 } from '../../engine/analyses/summary/summary.js';
-import { formatBytes, formatCount, formatDuration, plural } from '../../engine/format.js';
-import { pc } from '../colors.js';
-import { type FileOptions, parseDevice, runFiles } from '../run-files.js';
+import { formatBytes, formatCount, formatDuration, plural } from '../../engine/base/format.js';
+import { pc } from '../text/colors.js';
+import { type FileOptions, parseDevice, runFiles } from '../text/run-files.js';
 
 /** `memlens summary`: the memory_summary() table and what the file says about itself. */
 export function summaryCommand(program: Command): void {

@@ -1,18 +1,18 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { csvByteChunks } from '../../engine/analyses/views/tables/table-csv.js';
-import { jsonRowChunks } from '../../engine/analyses/views/tables/table-json.js';
+import { parseRangeText } from '../../engine/base/units.js';
+import type { DeviceModel, Snapshot } from '../../engine/model/snapshot.js';
+import { csvByteChunks } from '../../engine/views/tables/table-csv.js';
+import { jsonRowChunks } from '../../engine/views/tables/table-json.js';
 import {
   blockTable,
   eventTable,
   type RowTable,
   type Selection,
   selectRows,
-} from '../../engine/analyses/views/tables/tables.js';
-import type { DeviceModel, Snapshot } from '../../engine/model/snapshot.js';
-import { parseRangeText } from '../../engine/units.js';
-import { openSnapshot } from '../open-snapshot.js';
-import { EXIT_BAD_INPUT, parseCount, parseDevice, reportError } from '../run-files.js';
+} from '../../engine/views/tables/tables.js';
+import { openSnapshot } from '../../node/files/open-snapshot.js';
+import { EXIT_BAD_INPUT, parseCount, parseDevice, reportError } from '../text/run-files.js';
 
 interface TableCliOptions {
   range?: [number, number];

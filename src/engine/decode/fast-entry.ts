@@ -9,7 +9,7 @@ import { Field, fieldOf, type TraceColumns } from '../model/trace-columns.js';
 import { StackRef } from '../values/stack-ref.js';
 import { decodeUtf8 } from './byte-strings.js';
 import { u32 } from './bytes.js';
-import { EntryRuns } from './entry-runs.js';
+import { EntryRuns } from './entry-batches.js';
 import { EntryShape, memoOpLength } from './entry-shape.js';
 import { NOT_FRAMES, stackOfFrameRefs } from './frame-refs.js';
 import { decodeLong } from './ints.js';

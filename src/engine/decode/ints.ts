@@ -1,4 +1,4 @@
-import { SnapshotError } from '../errors.js';
+import { SnapshotError } from '../base/errors.js';
 
 const TWO_48 = 2 ** 48;
 /** Python ints longer than this are refused: no snapshot field needs them and BigInt parsing of

@@ -1,4 +1,4 @@
-import { SnapshotError } from '../errors.js';
+import { SnapshotError } from '../base/errors.js';
 import type { DecodedPickle } from '../model/decoded.js';
 import { RowList } from '../model/row-list.js';
 import { StackTable } from '../model/stack-table.js';

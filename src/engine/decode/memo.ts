@@ -1,4 +1,4 @@
-import { SnapshotError } from '../errors.js';
+import { SnapshotError } from '../base/errors.js';
 import { NO_STACK } from '../model/stack-table.js';
 import { StackRef } from '../values/stack-ref.js';
 import { ENTRY_IN_MEMO } from './special-values.js';

@@ -1,4 +1,4 @@
-import { SnapshotError } from '../errors.js';
+import { SnapshotError } from '../base/errors.js';
 
 /** Literals of protocol 0/1 text opcodes (FLOAT, STRING, UNICODE), as Python's repr writes them. */
 

@@ -1,4 +1,4 @@
-import { SnapshotError } from '../errors.js';
+import { SnapshotError } from '../base/errors.js';
 import { STACK_HASH_SEED, type StackTable, stackHashStep } from '../model/stack-table.js';
 import { describeValue, isDict, newDict, type PyDict, shortText } from '../values/py-values.js';
 

@@ -1,4 +1,4 @@
-import { SnapshotError } from '../errors.js';
+import { SnapshotError } from '../base/errors.js';
 import type { DeviceTrace } from './device-trace.js';
 import { Action, type TraceColumns } from './trace-columns.js';
 

@@ -1,4 +1,4 @@
-import { formatBytes } from '../format.js';
+import { formatBytes } from '../base/format.js';
 import type { RowList } from './row-list.js';
 import { type BlockColumns, BlockState, newBlocks, type Segment, type SegmentTables } from './segments.js';
 import type { RunningTotals } from './totals.js';

@@ -1,4 +1,4 @@
-import { SnapshotError } from '../errors.js';
+import { SnapshotError } from '../base/errors.js';
 import { describeValue, type Inert, isDict, isInert, type PyDict, shortText } from '../values/py-values.js';
 import type { AllocationFacts, Allocations } from './allocations.js';
 import type { DecodedPickle } from './decoded.js';

@@ -1,4 +1,4 @@
-import { SnapshotError } from '../errors.js';
+import { SnapshotError } from '../base/errors.js';
 import { describeValue, jsonText, type PyDict } from '../values/py-values.js';
 import { NO_STACK } from './stack-table.js';
 

@@ -3,7 +3,7 @@
  * backend (allocator-spec §2, §3, §5) plus the PyTorch version whose rules apply (§8).
  */
 
-import { SnapshotError } from '../errors.js';
+import { SnapshotError } from '../base/errors.js';
 import { requestPad } from '../model/producer.js';
 import type { Snapshot } from '../model/snapshot.js';
 import { Action } from '../model/trace-columns.js';

@@ -7,8 +7,8 @@ import type { DeviceModel, Snapshot } from '../model/snapshot.js';
 import { type CapacitySource, deviceCapacity } from './capacity.js';
 import { type Fidelity, fidelityOf } from './fidelity.js';
 import { type Replay, replayDevice } from './replay.js';
-import { type RunSummary, rankRuns, summarizeRun } from './run-summary.js';
-import { repeatedRuns } from './same-run.js';
+import { type RunSummary, rankRuns, summarizeRun } from './replay-summary.js';
+import { repeatedRuns } from './same-replay.js';
 import {
   applyConf,
   DEFAULT_TORCH_VERSION,

@@ -6,7 +6,7 @@
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
 import { deviceCapacity } from './capacity.js';
 import { replayDevice } from './replay.js';
-import { type RunSummary, summarizeRun } from './run-summary.js';
+import { type RunSummary, summarizeRun } from './replay-summary.js';
 import { DEFAULT_TORCH_VERSION, describeSettings, type SimSettings, snapshotSettings } from './settings.js';
 import { sweepSettings } from './sweep.js';
 

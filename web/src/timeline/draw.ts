@@ -1,13 +1,9 @@
-import type { PoolGroup } from '../../../src/engine/analyses/views/pools/pool-envelopes.js';
-import { byteTicks, decimalTicks } from '../../../src/engine/analyses/views/timeline/axis-ticks.js';
-import type {
-  OomMark,
-  StepMarker,
-  TimelineAxis,
-} from '../../../src/engine/analyses/views/timeline/timeline-axis.js';
-import type { TimelineLod } from '../../../src/engine/analyses/views/timeline/timeline-lod.js';
-import { formatCount, formatDuration } from '../../../src/engine/format.js';
+import { formatCount, formatDuration } from '../../../src/engine/base/format.js';
 import { lowerBound } from '../../../src/engine/model/lower-bound.js';
+import type { PoolGroup } from '../../../src/engine/views/pools/pool-envelopes.js';
+import { byteTicks, decimalTicks } from '../../../src/engine/views/timeline/axis-ticks.js';
+import type { OomMark, StepMarker, TimelineAxis } from '../../../src/engine/views/timeline/timeline-axis.js';
+import type { TimelineLod } from '../../../src/engine/views/timeline/timeline-lod.js';
 import { formatBytes } from '../format.js';
 import { allocationTone } from './paint-layer.js';
 

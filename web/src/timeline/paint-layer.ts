@@ -1,4 +1,4 @@
-import type { TimelineLod } from '../../../src/engine/analyses/views/timeline/timeline-lod.js';
+import type { TimelineLod } from '../../../src/engine/views/timeline/timeline-lod.js';
 
 /**
  * Paints a level of detail into a bitmap of plot size, in the engine worker: the page's frames

@@ -1,5 +1,5 @@
-import { freePartCode, type PoolGroup } from '../../../src/engine/analyses/views/pools/pool-envelopes.js';
-import { formatStream } from '../../../src/engine/format.js';
+import { formatStream } from '../../../src/engine/base/format.js';
+import { freePartCode, type PoolGroup } from '../../../src/engine/views/pools/pool-envelopes.js';
 import { envelopeTone } from './paint-layer.js';
 
 interface Props {

@@ -1,10 +1,10 @@
 import { useState } from 'react';
-import { frameWhere, shortName } from '../../../src/engine/analyses/frames/short-path.js';
+import { formatDuration, formatStream } from '../../../src/engine/base/format.js';
 import type {
   AllocationDetails,
   DetailFrame,
-} from '../../../src/engine/analyses/views/allocation/allocation-details.js';
-import { formatDuration, formatStream } from '../../../src/engine/format.js';
+} from '../../../src/engine/derived/allocation/allocation-details.js';
+import { frameWhere, shortName } from '../../../src/engine/derived/frames/short-path.js';
 import { exactBytes, formatBytes, formatCount, hex } from '../format.js';
 
 /** The pinned allocation: sizes, address, stream, lifetime, its entries, and the whole stack. */

@@ -3,7 +3,7 @@ import type {
   SnapshotSummary,
   SummaryRow,
 } from '../../../src/engine/analyses/summary/summary.js';
-import { formatDuration } from '../../../src/engine/format.js';
+import { formatDuration } from '../../../src/engine/base/format.js';
 import { exactBytes, formatBytes, formatCount } from '../format.js';
 import type { EngineClient } from '../worker/client.js';
 import { useQuery } from './analyses/use-query.js';

@@ -1,18 +1,14 @@
 import { categoriesOf } from '../../../src/engine/analyses/categories/category-curves.js';
 import { citeWindowCycles } from '../../../src/engine/analyses/cycles/burst-cycles.js';
 import { diagnoseFile, type FileDiagnosis } from '../../../src/engine/analyses/diagnosis/diagnosis.js';
-import { liveMemoryProfile } from '../../../src/engine/analyses/export/speedscope.js';
 import { fragmentationOf } from '../../../src/engine/analyses/fragmentation/fragmentation.js';
 import { gcBurstsOf } from '../../../src/engine/analyses/gc/gc-bursts.js';
 import { leaksOf } from '../../../src/engine/analyses/leaks/leaks.js';
 import { oomReports } from '../../../src/engine/analyses/oom/oom.js';
 import { jsonInProducerWords } from '../../../src/engine/analyses/producer/wording.js';
-import {
-  allocationsUnder,
-  type FlameTree,
-  flameTree,
-} from '../../../src/engine/analyses/views/flame/flame-tree.js';
+import { liveMemoryProfile } from '../../../src/engine/export/speedscope.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
+import { allocationsUnder, type FlameTree, flameTree } from '../../../src/engine/views/flame/flame-tree.js';
 import type { AnalysisQueries, FlameAt } from './analysis-protocol.js';
 
 type Handlers = {

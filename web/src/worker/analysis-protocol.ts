@@ -5,7 +5,7 @@ import type { DeviceFragmentation } from '../../../src/engine/analyses/fragmenta
 import type { DeviceGc } from '../../../src/engine/analyses/gc/gc-bursts.js';
 import type { DeviceLeaks } from '../../../src/engine/analyses/leaks/leaks.js';
 import type { OomReport } from '../../../src/engine/analyses/oom/oom.js';
-import type { FlameTree } from '../../../src/engine/analyses/views/flame/flame-tree.js';
+import type { FlameTree } from '../../../src/engine/views/flame/flame-tree.js';
 
 /** The flame graph's and the analysis panels' messages (merged into protocol.ts's Queries). */
 export interface FlameAt {

@@ -1,17 +1,20 @@
 import { jsonInProducerWords } from '../../../src/engine/analyses/producer/wording.js';
-import { allocationAt, offsetOf } from '../../../src/engine/analyses/state/live-order.js';
 import { deviceStreams } from '../../../src/engine/analyses/summary/stream-view.js';
 import { type SnapshotSummary, summarize } from '../../../src/engine/analyses/summary/summary.js';
-import { allocationDetails } from '../../../src/engine/analyses/views/allocation/allocation-details.js';
-import { poolStateAfter } from '../../../src/engine/analyses/views/pools/pool-state.js';
+import { asSnapshotError, SnapshotError } from '../../../src/engine/base/errors.js';
+import { allocationDetails } from '../../../src/engine/derived/allocation/allocation-details.js';
+import { allocationAt, offsetOf } from '../../../src/engine/derived/state/live-order.js';
+import { loadSnapshot } from '../../../src/engine/load/load.js';
+import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
+import { poolStateAfter } from '../../../src/engine/views/pools/pool-state.js';
 import {
   pieceAt,
   type SegmentPieces,
   segmentPieces,
   segmentTimelineLod,
-} from '../../../src/engine/analyses/views/pools/segment-timeline.js';
-import { convertWindow } from '../../../src/engine/analyses/views/timeline/axis-window.js';
-import { hoverFacts } from '../../../src/engine/analyses/views/timeline/hover-facts.js';
+} from '../../../src/engine/views/pools/segment-timeline.js';
+import { convertWindow } from '../../../src/engine/views/timeline/axis-window.js';
+import { hoverFacts } from '../../../src/engine/views/timeline/hover-facts.js';
 import {
   axisExtent,
   hasHistory,
@@ -19,11 +22,8 @@ import {
   oomMarks,
   stepMarkers,
   traceStartUs,
-} from '../../../src/engine/analyses/views/timeline/timeline-axis.js';
-import { timelineLod } from '../../../src/engine/analyses/views/timeline/timeline-lod.js';
-import { asSnapshotError, SnapshotError } from '../../../src/engine/errors.js';
-import { loadSnapshot } from '../../../src/engine/load.js';
-import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
+} from '../../../src/engine/views/timeline/timeline-axis.js';
+import { timelineLod } from '../../../src/engine/views/timeline/timeline-lod.js';
 import { envelopeTone, paintLayer } from '../timeline/paint-layer.js';
 import type { TimelineStack } from '../url-state.js';
 import { analysisHandlers } from './analysis-handlers.js';

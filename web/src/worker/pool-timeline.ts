@@ -1,3 +1,4 @@
+import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
 import {
   groupsOnStream,
   type PoolEnvelopes,
@@ -7,10 +8,9 @@ import {
   poolHitAt,
   poolOffsetOf,
   poolTimelineLod,
-} from '../../../src/engine/analyses/views/pools/pool-envelopes.js';
-import type { SegmentPieces } from '../../../src/engine/analyses/views/pools/segment-timeline.js';
-import type { TimelineRequest } from '../../../src/engine/analyses/views/timeline/timeline-lod.js';
-import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
+} from '../../../src/engine/views/pools/pool-envelopes.js';
+import type { SegmentPieces } from '../../../src/engine/views/pools/segment-timeline.js';
+import type { TimelineRequest } from '../../../src/engine/views/timeline/timeline-lod.js';
 import { oncePer } from './once-per.js';
 
 /** What lies under a point of the pools timeline: an allocation of a group, or the free rest of its envelope. */

@@ -1,16 +1,16 @@
 import { unreleasedIds, windowEntries } from '../../../src/engine/analyses/leaks/unreleased.js';
-import { searchAllocations } from '../../../src/engine/analyses/views/allocation/allocation-search.js';
-import { csvChunks } from '../../../src/engine/analyses/views/tables/table-csv.js';
-import { positionOf, tablePage } from '../../../src/engine/analyses/views/tables/table-window.js';
+import { SnapshotError } from '../../../src/engine/base/errors.js';
+import { searchAllocations } from '../../../src/engine/derived/allocation/allocation-search.js';
+import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
+import { csvChunks } from '../../../src/engine/views/tables/table-csv.js';
+import { positionOf, tablePage } from '../../../src/engine/views/tables/table-window.js';
 import {
   BLOCK_STATES,
   blockTable,
   eventTable,
   type RowTable,
   selectRows,
-} from '../../../src/engine/analyses/views/tables/tables.js';
-import { SnapshotError } from '../../../src/engine/errors.js';
-import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
+} from '../../../src/engine/views/tables/tables.js';
 import type { TableKind, TableQueries, TableSelected, TableSpec } from './table-protocol.js';
 
 /**

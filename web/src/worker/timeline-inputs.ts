@@ -1,5 +1,5 @@
 import { streamView } from '../../../src/engine/analyses/summary/stream-view.js';
-import { searchAllocations } from '../../../src/engine/analyses/views/allocation/allocation-search.js';
+import { searchAllocations } from '../../../src/engine/derived/allocation/allocation-search.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
 
 /**

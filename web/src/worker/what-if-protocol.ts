@@ -1,5 +1,5 @@
 import type { SnapshotDiff } from '../../../src/engine/analyses/diff/diff.js';
-import type { RunSummary } from '../../../src/engine/simulate/run-summary.js';
+import type { RunSummary } from '../../../src/engine/simulate/replay-summary.js';
 import type { DeviceSimulation } from '../../../src/engine/simulate/simulate.js';
 import type { Source } from './protocol.js';
 

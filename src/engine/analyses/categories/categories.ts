@@ -1,6 +1,6 @@
+import { annotationWindows, type EntryWindows } from '../../derived/iterations/annotation-windows.js';
 import { FREED_BEFORE_WINDOW } from '../../model/allocations.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
-import { annotationWindows, type EntryWindows } from '../iterations/annotation-windows.js';
 import { FRAMEWORK_RULES } from './category-frameworks.js';
 import { StackTraits, Trait } from './category-rules.js';
 

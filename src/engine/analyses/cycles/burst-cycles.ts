@@ -3,7 +3,7 @@
  * the recorded cycles whose tensors it freed (linked by cycle-links.ts), so a burst the trace can
  * only call "reference cycles, probably" gets the cycle's own path in words.
  */
-import { formatBytes, plural } from '../../format.js';
+import { formatBytes, plural } from '../../base/format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { type DeviceGc, type GcOptions, gcBurstsOf } from '../gc/gc-bursts.js';
 import type { CycleGraph } from './cycle-file.js';

@@ -4,7 +4,7 @@
  * nodes on a cycle. Reading checks every field the analyses use and names the first one that is
  * wrong, so a truncated or foreign JSON file is one plain sentence, never a crash later on.
  */
-import { SnapshotError } from '../../errors.js';
+import { SnapshotError } from '../../base/errors.js';
 import { isDict, type PyDict } from '../../values/py-values.js';
 
 export const CYCLES_SCHEMA = 1;

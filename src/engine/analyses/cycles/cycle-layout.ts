@@ -6,7 +6,7 @@
  * breadth-first layering, one barycentre pass to order each layer; graphs are bounded by the
  * recorder (1,000 nodes), and most cycles are a handful.
  */
-import { formatBytes } from '../../format.js';
+import { formatBytes } from '../../base/format.js';
 import type { CycleGraph } from './cycle-file.js';
 import { tensorPaths } from './cycle-paths.js';
 

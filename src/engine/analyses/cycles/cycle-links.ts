@@ -4,12 +4,12 @@
  * observer inspects the garbage at the collection's end, before it is released, so the tensor is
  * live at time_us and its free follows. What cannot be linked is said plainly, with the reason.
  */
-import { formatDuration } from '../../format.js';
+import { formatDuration } from '../../base/format.js';
+import { allocationDetails, type DetailFrame } from '../../derived/allocation/allocation-details.js';
+import { allocationsAtAddress } from '../../derived/allocation/allocation-search.js';
 import { entryAtTime, entryTimes } from '../../model/entry-times.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import type { DeviceGc } from '../gc/gc-bursts.js';
-import { allocationDetails, type DetailFrame } from '../views/allocation/allocation-details.js';
-import { allocationsAtAddress } from '../views/allocation/allocation-search.js';
 import type { CycleTensor } from './cycle-file.js';
 
 export interface AllocationLink {

@@ -3,7 +3,7 @@
  * cycle, one labelled reference after another, to the tensor
  * (`Callback.fn → method.__self__ → AwaitableTensor.cache → dict['value'] → Tensor 2.00 MiB`).
  */
-import { formatBytes } from '../../format.js';
+import { formatBytes } from '../../base/format.js';
 import type { CycleEdge, CycleGraph, CycleNode, EdgeKind } from './cycle-file.js';
 
 export interface PathHop {

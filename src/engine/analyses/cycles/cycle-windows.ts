@@ -6,7 +6,7 @@
  */
 import { entryTimes } from '../../model/entry-times.js';
 import type { Snapshot } from '../../model/snapshot.js';
-import type { Run, RunCell } from '../../run/discover.js';
+import type { Run, RunCell } from '../../run-layout/discover.js';
 import type { CycleGraph } from './cycle-file.js';
 
 export interface TimeSpan {

@@ -1,7 +1,7 @@
 /** A recorded cycle in the words the CLI and the web app share. */
-import { formatBytes, formatCount, plural, sinceStart } from '../../format.js';
-import { formatFrame } from '../frames/short-path.js';
-import { topUserFrame } from '../frames/user-frames.js';
+import { formatBytes, formatCount, plural, sinceStart } from '../../base/format.js';
+import { formatFrame } from '../../derived/frames/short-path.js';
+import { topUserFrame } from '../../derived/frames/user-frames.js';
 import type { AllocationLink, BurstLink } from './cycle-links.js';
 import type { CycleReport, CycleTensorReport } from './cycle-report.js';
 

@@ -1,6 +1,6 @@
-import { formatBytes, plural } from '../../format.js';
+import { formatBytes, plural } from '../../base/format.js';
+import type { SiteGroup } from '../../derived/frames/sites.js';
 import type { Frame } from '../../model/stack-table.js';
-import type { SiteGroup } from '../frames/sites.js';
 import { siteText } from '../leaks/leaks.js';
 import type { OomReading } from '../oom/verdict.js';
 

@@ -1,8 +1,8 @@
-import { formatBytes, formatCount, plural } from '../../format.js';
+import { formatBytes, formatCount, plural } from '../../base/format.js';
+import { estimatedFreeState } from '../../derived/state/free-blocks.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
+import { hasHistory } from '../../views/timeline/timeline-axis.js';
 import { fragmentationOf, type SegmentAllocMoment } from '../fragmentation/fragmentation.js';
-import { estimatedFreeState } from '../state/free-blocks.js';
-import { hasHistory } from '../views/timeline/timeline-axis.js';
 import type { Finding, Outcome } from './finding.js';
 
 /** Reserved above allocated matters from this share of the reserved peak (rounding stays below it). */

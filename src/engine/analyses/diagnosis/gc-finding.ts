@@ -1,10 +1,10 @@
-import { formatBytes, formatCount, plural } from '../../format.js';
+import { formatBytes, formatCount, plural } from '../../base/format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
+import { hasHistory } from '../../views/timeline/timeline-axis.js';
 import { citationText, citeWindowCycles, type WindowCycle } from '../cycles/burst-cycles.js';
 import { type DeviceGc, type GcBurst, gcBurstsOf } from '../gc/gc-bursts.js';
 import { burstLivedText } from '../gc/gc-words.js';
 import { siteText } from '../leaks/leaks.js';
-import { hasHistory } from '../views/timeline/timeline-axis.js';
 import { type Finding, type Outcome, siteFrames } from './finding.js';
 
 /**

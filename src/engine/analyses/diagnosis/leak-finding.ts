@@ -1,7 +1,7 @@
-import { formatBytes, formatCount, plural } from '../../format.js';
+import { formatBytes, formatCount, plural } from '../../base/format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
+import { hasHistory } from '../../views/timeline/timeline-axis.js';
 import { type DeviceLeaks, type LeakGroup, leaksOf } from '../leaks/leaks.js';
-import { hasHistory } from '../views/timeline/timeline-axis.js';
 import { type Finding, type Outcome, siteFrames } from './finding.js';
 import { leakSite } from './leak-site.js';
 import type { DeviceMemory } from './rank.js';

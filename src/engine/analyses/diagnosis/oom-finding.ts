@@ -1,8 +1,8 @@
-import { formatBytes, formatCount } from '../../format.js';
+import { formatBytes, formatCount } from '../../base/format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
+import { hasHistory } from '../../views/timeline/timeline-axis.js';
 import { siteText } from '../leaks/leaks.js';
 import { noOomEntryText, type OomReport, oomReports } from '../oom/oom.js';
-import { hasHistory } from '../views/timeline/timeline-axis.js';
 import { type Finding, type Outcome, siteBytes, siteFrames } from './finding.js';
 
 /** The largest sites listed as holding memory at the OOM (the oom analysis lists more). */

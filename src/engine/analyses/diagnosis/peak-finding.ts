@@ -1,9 +1,9 @@
-import { formatBytes, formatCount, plural } from '../../format.js';
+import { formatBytes, formatCount, plural } from '../../base/format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
+import { hasHistory } from '../../views/timeline/timeline-axis.js';
 import { categoriesOf } from '../categories/category-curves.js';
 import { siteText } from '../leaks/leaks.js';
 import { peakOf } from '../peak/peak.js';
-import { hasHistory } from '../views/timeline/timeline-axis.js';
 import { type Finding, siteBytes, siteFrames } from './finding.js';
 
 /**

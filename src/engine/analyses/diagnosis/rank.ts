@@ -1,4 +1,4 @@
-import { formatBytes } from '../../format.js';
+import { formatBytes } from '../../base/format.js';
 import type { DeviceModel } from '../../model/snapshot.js';
 import { FINDING_KINDS, type Finding, SEVERITIES } from './finding.js';
 

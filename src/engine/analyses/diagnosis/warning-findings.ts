@@ -1,7 +1,7 @@
-import { plural } from '../../format.js';
+import { plural } from '../../base/format.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
+import { hasHistory } from '../../views/timeline/timeline-axis.js';
 import { summarize } from '../summary/summary.js';
-import { hasHistory } from '../views/timeline/timeline-axis.js';
 import type { Finding } from './finding.js';
 
 /**

@@ -1,6 +1,6 @@
+import { groupBySite, Sites } from '../../derived/frames/sites.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import type { Frame } from '../../model/stack-table.js';
-import { groupBySite, Sites } from '../frames/sites.js';
 import { liveAllocated } from '../peak/peak.js';
 import { type DeviceFigures, summarize } from '../summary/summary.js';
 

@@ -1,8 +1,8 @@
-import { formatBytes, formatCount, plural } from '../../format.js';
+import { formatBytes, formatCount, plural } from '../../base/format.js';
+import { formatFrame } from '../../derived/frames/short-path.js';
+import { topUserFrame } from '../../derived/frames/user-frames.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import type { Frame } from '../../model/stack-table.js';
-import { formatFrame } from '../frames/short-path.js';
-import { topUserFrame } from '../frames/user-frames.js';
 import { type DeviceSide, type DiffSide, diffSide, FIGURES, type MomentSide } from './diff-side.js';
 
 export interface DiffOptions {

@@ -1,7 +1,7 @@
+import { occupiedBytes } from '../../derived/state/free-blocks.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { reservedRangesAfter } from '../../model/state-at.js';
 import { Action } from '../../model/trace-columns.js';
-import { occupiedBytes } from '../state/free-blocks.js';
 import { dumpOwner, type ReservedPieces, reservedPieces, segmentOfOwner } from './frag-span-owners.js';
 
 /**

@@ -1,4 +1,4 @@
-import { formatBytes, formatCount, formatDuration } from '../../format.js';
+import { formatBytes, formatCount, formatDuration } from '../../base/format.js';
 import type { CurvePoint } from './fragmentation.js';
 
 /** Columns of the segment_alloc table, the same in the CLI and the web panel. */

@@ -1,7 +1,4 @@
-import { formatBytes, formatCount, plural } from '../../format.js';
-import { lowerBound } from '../../model/lower-bound.js';
-import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
-import { Action } from '../../model/trace-columns.js';
+import { formatBytes, formatCount, plural } from '../../base/format.js';
 import {
   dumpFreeState,
   estimatedFreeState,
@@ -9,8 +6,11 @@ import {
   type FreeState,
   freeStateAfter,
   type SegmentGaps,
-} from '../state/free-blocks.js';
-import { SMALL_REQUEST_LIMIT } from '../state/trace-window.js';
+} from '../../derived/state/free-blocks.js';
+import { SMALL_REQUEST_LIMIT } from '../../derived/state/trace-window.js';
+import { lowerBound } from '../../model/lower-bound.js';
+import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
+import { Action } from '../../model/trace-columns.js';
 import { type FragSweep, fragSweep } from './frag-sweep.js';
 
 export interface FragOptions {

@@ -1,5 +1,5 @@
+import type { SiteGroup } from '../../derived/frames/sites.js';
 import type { Frame } from '../../model/stack-table.js';
-import type { SiteGroup } from '../frames/sites.js';
 import { type Spread, spread } from './spread.js';
 
 /**

@@ -1,8 +1,5 @@
-import { formatBytes, formatCount, formatDuration, plural } from '../../format.js';
-import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
-import type { Frame } from '../../model/stack-table.js';
-import { Action } from '../../model/trace-columns.js';
-import { groupBySite, NO_SITE, type SiteGroup, Sites } from '../frames/sites.js';
+import { formatBytes, formatCount, formatDuration, plural } from '../../base/format.js';
+import { groupBySite, NO_SITE, type SiteGroup, Sites } from '../../derived/frames/sites.js';
 import {
   findIterations,
   type IterationOptions,
@@ -10,7 +7,10 @@ import {
   type Iterations,
   iterationAt,
   summarizeIterations,
-} from '../iterations/iterations.js';
+} from '../../derived/iterations/iterations.js';
+import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
+import type { Frame } from '../../model/stack-table.js';
+import { Action } from '../../model/trace-columns.js';
 import { type BurstPattern, groupBursts, medianGap } from './burst-patterns.js';
 import { type Spread, spread } from './spread.js';
 

@@ -1,4 +1,4 @@
-import { formatBytes, formatCount, formatDuration, plural, sinceStart } from '../../format.js';
+import { formatBytes, formatCount, formatDuration, plural, sinceStart } from '../../base/format.js';
 import type { BurstPattern } from './burst-patterns.js';
 import type { GcBurst } from './gc-bursts.js';
 import type { Spread } from './spread.js';

@@ -1,4 +1,4 @@
-import { formatCount } from '../../format.js';
+import { formatCount } from '../../base/format.js';
 import type { LeakGroup } from './leaks.js';
 
 /**

@@ -1,9 +1,7 @@
-import { formatBytes, plural } from '../../format.js';
-import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
-import type { Frame } from '../../model/stack-table.js';
-import { formatFrame } from '../frames/short-path.js';
-import { Sites } from '../frames/sites.js';
-import { topUserFrame } from '../frames/user-frames.js';
+import { formatBytes, plural } from '../../base/format.js';
+import { formatFrame } from '../../derived/frames/short-path.js';
+import { Sites } from '../../derived/frames/sites.js';
+import { topUserFrame } from '../../derived/frames/user-frames.js';
 import {
   findIterations,
   type IterationOptions,
@@ -11,8 +9,10 @@ import {
   type Iterations,
   iterationAt,
   summarizeIterations,
-} from '../iterations/iterations.js';
-import { heldAtDump, releasedAt } from '../state/lifetimes.js';
+} from '../../derived/iterations/iterations.js';
+import { heldAtDump, releasedAt } from '../../derived/state/lifetimes.js';
+import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
+import type { Frame } from '../../model/stack-table.js';
 import { type Unreleased, unreleasedIn, type Window } from './unreleased.js';
 
 export interface LeakOptions extends IterationOptions {

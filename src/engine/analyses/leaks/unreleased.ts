@@ -1,8 +1,8 @@
-import { SnapshotError } from '../../errors.js';
+import { SnapshotError } from '../../base/errors.js';
+import { groupBySite, type SiteGroup, Sites } from '../../derived/frames/sites.js';
+import { releasedAt } from '../../derived/state/lifetimes.js';
 import { entryAtTime, entryTimes } from '../../model/entry-times.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
-import { groupBySite, type SiteGroup, Sites } from '../frames/sites.js';
-import { releasedAt } from '../state/lifetimes.js';
 
 /** A window of the trace: inclusive entry indices, or inclusive time_us bounds. */
 export type Window = { entries: [number, number] } | { timeUs: [number, number] };

@@ -3,9 +3,10 @@
  * site (as `memlens peak --at ENTRY` groups them) and by category (as `memlens categories` labels
  * them). An `oom` entry allocates nothing, so the state after it is the state it failed in.
  */
+
+import type { SiteGroup } from '../../derived/frames/sites.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { CATEGORIES, type Category, type Labels } from '../categories/categories.js';
-import type { SiteGroup } from '../frames/sites.js';
 import { liveAllocated, peakOf } from '../peak/peak.js';
 
 export interface HeldMemory {

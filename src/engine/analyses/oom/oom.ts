@@ -4,17 +4,22 @@
  * that tests it (suggestions.ts). With no `oom` in the trace and a capacity, the dump-time state
  * is checked the same way for a request of a given size, or for the largest that would fit.
  */
-import { SnapshotError } from '../../errors.js';
-import { formatBytes, formatCount, formatStream, plural } from '../../format.js';
+import { SnapshotError } from '../../base/errors.js';
+import { formatBytes, formatCount, formatStream, plural } from '../../base/format.js';
+import { type KindedFrame, userFirstStack } from '../../derived/frames/user-frames.js';
+import {
+  dumpFreeState,
+  type FreeGroup,
+  type FreeState,
+  freeStateAfter,
+} from '../../derived/state/free-blocks.js';
+import { SMALL_REQUEST_LIMIT } from '../../derived/state/trace-window.js';
 import { mainStream } from '../../model/main-stream.js';
 import { requestPad } from '../../model/producer.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import type { Frame } from '../../model/stack-table.js';
 import { Action } from '../../model/trace-columns.js';
 import { type Labels, labelAllocations } from '../categories/categories.js';
-import { type KindedFrame, userFirstStack } from '../frames/user-frames.js';
-import { dumpFreeState, type FreeGroup, type FreeState, freeStateAfter } from '../state/free-blocks.js';
-import { SMALL_REQUEST_LIMIT } from '../state/trace-window.js';
 import { type HeldMemory, heldAt } from './held.js';
 import { type FailureFigures, fragmentationSuggestions, type OomSuggestion } from './suggestions.js';
 import { type Figures, judge, type OomReading, type OomVerdict } from './verdict.js';

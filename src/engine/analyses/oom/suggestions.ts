@@ -3,9 +3,9 @@
  * recorded requests. Settings are derived from the allocator's rules (allocator-spec §3) and the
  * figures of the failure, never left as a placeholder.
  */
-import { formatBytes, plural } from '../../format.js';
-import type { SegmentGaps } from '../state/free-blocks.js';
-import { SMALL_REQUEST_LIMIT } from '../state/trace-window.js';
+import { formatBytes, plural } from '../../base/format.js';
+import type { SegmentGaps } from '../../derived/state/free-blocks.js';
+import { SMALL_REQUEST_LIMIT } from '../../derived/state/trace-window.js';
 
 const MiB = 2 ** 20;
 /** PyTorch 2.1–2.6 refuse max_split_size_mb ≤ 20 (later versions: below large_segment_size_mb, 20). */

@@ -5,9 +5,9 @@
  * filled by PyTorch from a large one filled by something else; where reserved + free is far below
  * any current GPU, both readings are given with the figure that decides between them.
  */
-import { formatBytes, formatBytesPair } from '../../format.js';
+import { formatBytes, formatBytesPair } from '../../base/format.js';
+import type { FreeGroup } from '../../derived/state/free-blocks.js';
 import { listName } from '../fragmentation/fragmentation.js';
-import type { FreeGroup } from '../state/free-blocks.js';
 
 export type OomVerdict =
   /** Cached free memory would have covered the request, but no block of its pool and stream did. */

@@ -1,6 +1,6 @@
+import { groupBySite, type SiteGroup, Sites } from '../../derived/frames/sites.js';
 import { FREED_BEFORE_WINDOW } from '../../model/allocations.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
-import { groupBySite, type SiteGroup, Sites } from '../frames/sites.js';
 
 export interface PeakOptions {
   /** Trace entry to look at instead of the peak (-1: before the first entry). */

@@ -7,7 +7,7 @@
  * compared across ranks only: from one step to the next they follow the batch (sequence
  * lengths), so a window's peak against its own rank's other windows flags noise.
  */
-import type { StepWindow } from '../../run/discover.js';
+import type { StepWindow } from '../../run-layout/discover.js';
 import { diffSides, type SiteDiff } from '../diff/diff.js';
 import type { CellResult } from './cell-result.js';
 import { median, scaledMad, standOutThreshold } from './robust.js';

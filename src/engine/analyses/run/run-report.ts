@@ -2,7 +2,7 @@
  * The run at a glance: its snapshots with their figures, the cells that stand out, the sites that
  * grow, and each OOM dump placed after the window it follows.
  */
-import type { LayoutName, LeftOut, Run, RunCell } from '../../run/discover.js';
+import type { LayoutName, LeftOut, Run, RunCell } from '../../run-layout/discover.js';
 import type { OomReport } from '../oom/oom.js';
 import type { DeviceSummary } from '../summary/summary.js';
 import type { CellResult } from './cell-result.js';

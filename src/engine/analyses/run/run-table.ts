@@ -8,7 +8,7 @@
  * all name a row by its lane, so where one cell holds two dumps (two processes of one rank, a
  * copy of a file) each gets its own lane (`rank 0 #2`) and every figure is shown and named once.
  */
-import type { RunCell, StepWindow } from '../../run/discover.js';
+import type { RunCell, StepWindow } from '../../run-layout/discover.js';
 import type { CellResult } from './cell-result.js';
 
 /** The figures of a cell the run compares, from the summary (corpus/README definitions). */

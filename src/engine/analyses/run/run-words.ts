@@ -1,6 +1,6 @@
 /** The run's findings in words, the same in the CLI, the web Run page and reports. */
-import { formatBytes } from '../../format.js';
-import { formatFrame } from '../frames/short-path.js';
+import { formatBytes } from '../../base/format.js';
+import { formatFrame } from '../../derived/frames/short-path.js';
 import type { GrowingSite } from './growth.js';
 import type { Outlier } from './outliers.js';
 import type { RunOom } from './run-report.js';

@@ -5,8 +5,9 @@
  * are shared objects, as PyTorch shares them, so the pickle stays as compact as the original.
  */
 
+import { SnapshotError } from '../../base/errors.js';
+import type { BlockAt, SegmentAt } from '../../derived/state/state-segments.js';
 import { type PyDict, type PyValue, pyFloat, pyTuple, Shared } from '../../encode/pickle-values.js';
-import { SnapshotError } from '../../errors.js';
 import type { DeviceTrace } from '../../model/device-trace.js';
 import { BlockState } from '../../model/segments.js';
 import type { Snapshot } from '../../model/snapshot.js';
@@ -14,7 +15,6 @@ import { NO_STACK, type StackTable } from '../../model/stack-table.js';
 import { Action, type TraceColumns } from '../../model/trace-columns.js';
 import { type PyDict as DecodedDict, isDict, isInert, shortText } from '../../values/py-values.js';
 import { StackRef } from '../../values/stack-ref.js';
-import type { BlockAt, SegmentAt } from '../state/state-segments.js';
 
 const STATE_NAMES: Record<number, string> = {
   [BlockState.allocated]: 'active_allocated',

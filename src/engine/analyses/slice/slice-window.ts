@@ -1,4 +1,4 @@
-import { SnapshotError } from '../../errors.js';
+import { SnapshotError } from '../../base/errors.js';
 import { entryAtTime, entryTimes } from '../../model/entry-times.js';
 import type { DeviceModel } from '../../model/snapshot.js';
 

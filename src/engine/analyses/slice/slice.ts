@@ -1,12 +1,12 @@
+import { SnapshotError } from '../../base/errors.js';
+import { plural } from '../../base/format.js';
+import { stateSegments } from '../../derived/state/state-segments.js';
 import { type PyValue, StreamedList } from '../../encode/pickle-values.js';
-import { SnapshotError } from '../../errors.js';
-import { plural } from '../../format.js';
 import { deviceTrace } from '../../model/device-trace.js';
 import { entryAtTime, monotoneTimes } from '../../model/entry-times.js';
 import type { RowList } from '../../model/row-list.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { isDict } from '../../values/py-values.js';
-import { stateSegments } from '../state/state-segments.js';
 import { FrameLists, keysNotCarried, plainValue, segmentDict, traceEntries } from './slice-dicts.js';
 import { type SliceRequest, type SliceWindow, sliceWindows } from './slice-window.js';
 

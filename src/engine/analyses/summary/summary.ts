@@ -1,10 +1,10 @@
-import { formatBytes, formatStream, plural } from '../../format.js';
+import { formatBytes, formatStream, plural } from '../../base/format.js';
+import { type PoolEnd, type WindowStats, windowStats } from '../../derived/state/trace-window.js';
 import type { Producer } from '../../model/producer.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { Action } from '../../model/trace-columns.js';
 import type { PyDict } from '../../values/py-values.js';
 import { deviceLabel, isNpu } from '../producer/wording.js';
-import { type PoolEnd, type WindowStats, windowStats } from '../state/trace-window.js';
 import { type DumpState, dumpState, type PoolState } from './dump-state.js';
 import { flaggedStreams } from './stream-view.js';
 import { unmodelledDeviceWarnings, unmodelledFileWarnings } from './unmodelled.js';

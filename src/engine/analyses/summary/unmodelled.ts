@@ -3,7 +3,7 @@
  * PyTorch versions, vendor builds (torch_npu, torch_mlu, ...) or tools newer than memlens. They are
  * named in the summary's warnings so a figure that leaves them out never looks complete by silence.
  */
-import { formatBytes } from '../../format.js';
+import { formatBytes } from '../../base/format.js';
 import { BlockState } from '../../model/segments.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { KNOWN_ACTIONS } from '../../model/trace-columns.js';

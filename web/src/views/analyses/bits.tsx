@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
-import { formatFrame } from '../../../../src/engine/analyses/frames/short-path.js';
-import { cellFrames, topUserFrame } from '../../../../src/engine/analyses/frames/user-frames.js';
+import { formatFrame } from '../../../../src/engine/derived/frames/short-path.js';
+import { cellFrames, topUserFrame } from '../../../../src/engine/derived/frames/user-frames.js';
 import type { Frame } from '../../../../src/engine/model/stack-table.js';
 import { exactBytes, formatBytes, formatCount } from '../../format.js';
 

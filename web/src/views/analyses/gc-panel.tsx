@@ -1,7 +1,5 @@
 import { useState } from 'react';
 import { type CycleCitation, citationText } from '../../../../src/engine/analyses/cycles/burst-cycles.js';
-import { formatFrame } from '../../../../src/engine/analyses/frames/short-path.js';
-import { topUserFrame } from '../../../../src/engine/analyses/frames/user-frames.js';
 import type { BurstPattern } from '../../../../src/engine/analyses/gc/burst-patterns.js';
 import type { DeviceGc, GcBurst } from '../../../../src/engine/analyses/gc/gc-bursts.js';
 import {
@@ -12,7 +10,9 @@ import {
   patternPeriodText,
   patternSpanText,
 } from '../../../../src/engine/analyses/gc/gc-words.js';
-import { formatDuration, plural } from '../../../../src/engine/format.js';
+import { formatDuration, plural } from '../../../../src/engine/base/format.js';
+import { formatFrame } from '../../../../src/engine/derived/frames/short-path.js';
+import { topUserFrame } from '../../../../src/engine/derived/frames/user-frames.js';
 import type { Frame } from '../../../../src/engine/model/stack-table.js';
 import { formatCount } from '../../format.js';
 import { Bytes, EntryLink, type Select } from './bits.js';

@@ -1,11 +1,11 @@
 import { type FormEvent, useState } from 'react';
-import type { SiteGroup } from '../../../../src/engine/analyses/frames/sites.js';
-import type { IterationSummary } from '../../../../src/engine/analyses/iterations/iterations.js';
 import { leakIterationsSpan, leakKind } from '../../../../src/engine/analyses/leaks/leak-words.js';
 import type { DeviceLeaks } from '../../../../src/engine/analyses/leaks/leaks.js';
 import type { Unreleased } from '../../../../src/engine/analyses/leaks/unreleased.js';
-import { plural } from '../../../../src/engine/format.js';
-import { parseRangeText } from '../../../../src/engine/units.js';
+import { plural } from '../../../../src/engine/base/format.js';
+import { parseRangeText } from '../../../../src/engine/base/units.js';
+import type { SiteGroup } from '../../../../src/engine/derived/frames/sites.js';
+import type { IterationSummary } from '../../../../src/engine/derived/iterations/iterations.js';
 import { formatCount } from '../../format.js';
 import type { EngineClient } from '../../worker/client.js';
 import { AllocLink, BlocksThrough, Bytes, EntryLink, Frames, type Select, Table } from './bits.js';

@@ -1,8 +1,8 @@
 import { type FormEvent, useState } from 'react';
 import { listName } from '../../../../src/engine/analyses/fragmentation/fragmentation.js';
-import { formatFrame } from '../../../../src/engine/analyses/frames/short-path.js';
 import type { OomReport } from '../../../../src/engine/analyses/oom/oom.js';
-import { parseByteText } from '../../../../src/engine/units.js';
+import { parseByteText } from '../../../../src/engine/base/units.js';
+import { formatFrame } from '../../../../src/engine/derived/frames/short-path.js';
 import { formatCount } from '../../format.js';
 import type { EngineClient } from '../../worker/client.js';
 import { Bytes, EntryLink, Frames, type Select, Table } from './bits.js';

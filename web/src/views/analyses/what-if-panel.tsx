@@ -1,12 +1,12 @@
 import { type FormEvent, useEffect, useState } from 'react';
-import { howFar, type RunSummary, rankRuns } from '../../../../src/engine/simulate/run-summary.js';
+import { parseByteText } from '../../../../src/engine/base/units.js';
+import { howFar, type RunSummary, rankRuns } from '../../../../src/engine/simulate/replay-summary.js';
 import {
   applyConf,
   DEFAULT_TORCH_VERSION,
   defaultSettings,
 } from '../../../../src/engine/simulate/settings.js';
 import type { DeviceSimulation } from '../../../../src/engine/simulate/simulate.js';
-import { parseByteText } from '../../../../src/engine/units.js';
 import { formatBytes, formatCount } from '../../format.js';
 import type { EngineClient } from '../../worker/client.js';
 import type { WhatIfArgs } from '../../worker/what-if-protocol.js';

@@ -13,7 +13,7 @@ import {
   wallClockText,
   windowText,
 } from '../../../../src/engine/analyses/cycles/cycle-words.js';
-import { formatBytes } from '../../../../src/engine/format.js';
+import { formatBytes } from '../../../../src/engine/base/format.js';
 import type { ServedCycle } from '../../../../src/server/cycle-service.js';
 import { embeddedCycles, embeddedReport } from '../../embedded-data.js';
 import type { ViewState } from '../../url-state.js';

@@ -1,6 +1,6 @@
 import { type FormEvent, useState } from 'react';
 import type { OomReading } from '../../../../src/engine/analyses/oom/verdict.js';
-import { parseByteText } from '../../../../src/engine/units.js';
+import { parseByteText } from '../../../../src/engine/base/units.js';
 import { TextField } from '../analyses/text-field.js';
 
 /**

@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'react';
 import { type RunReport, runReport } from '../../../../src/engine/analyses/run/run-report.js';
 import type { RunSnapshot } from '../../../../src/engine/analyses/run/run-table.js';
-import { discoverRun } from '../../../../src/engine/run/discover.js';
-import { notSnapshotJson } from '../../../../src/engine/run/not-snapshot.js';
-import type { RunState } from '../../../../src/server/run-state.js';
+import { discoverRun } from '../../../../src/engine/run-layout/discover.js';
+import { notSnapshotJson } from '../../../../src/engine/run-layout/not-snapshot.js';
+import type { RunState } from '../../../../src/wire/run-state.js';
 import { embeddedRun } from '../../embedded-data.js';
 import type { EngineClient } from '../../worker/client.js';
 import type { Source } from '../../worker/protocol.js';

@@ -24,7 +24,7 @@ import { RankLines } from './rank-lines.js';
 import type { RunData } from './run-data.js';
 import { runGrid } from './run-grid.js';
 import './run.css';
-import { plural } from '../../../../src/engine/format.js';
+import { plural } from '../../../../src/engine/base/format.js';
 
 interface Props {
   client: EngineClient;

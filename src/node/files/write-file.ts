@@ -1,0 +1,44 @@
+import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { SnapshotError } from '../../engine/base/errors.js';
+import { removeIfInterrupted } from './interrupt-cleanup.js';
+
+/**
+ * Writes to a temporary name, then renames: a failed or interrupted run (Ctrl+C, SIGTERM, SIGHUP,
+ * a kill) never leaves a half-written file, under either name.
+ */
+export function writeFileAtomically(path: string, data: string | Uint8Array): void {
+  const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+  writeStreamAtomically(path, (write) => write(bytes));
+}
+
+/**
+ * Same guarantee for output produced in chunks (a streamed pickle): `produce` hands each chunk to
+ * `write`; if it throws, the temporary file is removed and its error goes on unchanged.
+ */
+export function writeStreamAtomically(
+  path: string,
+  produce: (write: (chunk: Uint8Array) => void) => void,
+): void {
+  const tmp = `${path}.memlens-${process.pid}.tmp`;
+  // Before the file exists: an interrupt at any point after this leaves no temporary file.
+  const release = removeIfInterrupted(tmp);
+  let fd = -1;
+  try {
+    fd = openSync(tmp, 'w');
+    const out = fd;
+    produce((chunk) => {
+      for (let at = 0; at < chunk.length; ) at += writeSync(out, chunk, at);
+    });
+    closeSync(fd);
+    fd = -1;
+    renameSync(tmp, path);
+  } catch (e) {
+    if (fd >= 0) closeSync(fd);
+    rmSync(tmp, { force: true });
+    if (e instanceof SnapshotError) throw e;
+    const code = (e as { code?: string }).code ?? (e as Error).message;
+    throw new SnapshotError(`cannot write ${path} (${code})`);
+  } finally {
+    release();
+  }
+}

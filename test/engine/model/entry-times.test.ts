@@ -1,0 +1,52 @@
+/**
+ * One rule maps a time to an entry everywhere (model/entry-times.ts): times made non-decreasing,
+ * an entry without time_us keeping the previous one. Slice, unreleased-in-range, iterations and
+ * the timeline used three different rules before, which disagreed on out-of-order times.
+ */
+import { describe, expect, it } from 'vitest';
+import { windowEntries } from '../../../src/engine/analyses/leaks/unreleased.js';
+import { sliceWindows } from '../../../src/engine/analyses/slice/slice-window.js';
+import { entryAtTime, monotoneTimes } from '../../../src/engine/model/entry-times.js';
+import { firstAtOrAfter } from '../../../src/engine/views/timeline/timeline-axis.js';
+import { snapshotOf } from '../../helpers/snapshot-of.js';
+
+// Out of order (11 after 12), a missing time, repeated times.
+const TIMES = [10, 12, 11, Number.NaN, 15, 15, 20];
+
+describe('the time → entry rule', () => {
+  it('makes times non-decreasing and carries the last time over a missing one', () => {
+    expect(Array.from(monotoneTimes(TIMES, TIMES.length))).toEqual([10, 12, 12, 12, 15, 15, 20]);
+    expect(Array.from(monotoneTimes([Number.NaN, 5], 2))).toEqual([Number.NEGATIVE_INFINITY, 5]);
+  });
+
+  it('finds the first entry at or after a time, or strictly after it', () => {
+    const times = monotoneTimes(TIMES, TIMES.length);
+    expect([9, 10, 11, 12, 13, 15, 20, 21].map((t) => entryAtTime(times, t))).toEqual([
+      0, 0, 1, 1, 4, 4, 6, 7,
+    ]);
+    expect([9, 10, 12, 15, 20].map((t) => entryAtTime(times, t, true))).toEqual([0, 1, 4, 6, 7]);
+  });
+
+  it('slice, unreleased-in-range and the timeline cut an out-of-order trace at the same entries', () => {
+    const trace = TIMES.map((t, i) => ({
+      action: 'alloc',
+      addr: 4096 * (i + 1),
+      size: 512,
+      stream: 0,
+      ...(Number.isNaN(t) ? {} : { time_us: t }),
+      frames: [],
+    }));
+    const d = snapshotOf({ segments: [], device_traces: [trace] }).devices[0]!;
+    for (const [lo, hi] of [
+      [11, 15],
+      [12, 14],
+      [10, 20],
+    ] as const) {
+      const [first, last] = windowEntries(d, { timeUs: [lo, hi] });
+      expect(first).toBe(firstAtOrAfter(d, 'time', lo));
+      const [w] = sliceWindows([d], { by: 'time', from: lo, to: hi + 1 });
+      // slice's window is half-open [from, to); unreleased's is inclusive of hi.
+      expect([w!.start, w!.end - 1]).toEqual([first, last]);
+    }
+  });
+});
