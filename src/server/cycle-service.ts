@@ -4,23 +4,14 @@
  * window, so the page can open that snapshot on the allocation or the GC burst. Worked out on the
  * first request and again only when the cycle files change.
  */
+
 import fs from 'node:fs';
 import path from 'node:path';
 import type { CycleGraph } from '../engine/analyses/cycles/cycle-file.js';
-import { type CycleReport, cycleReport } from '../engine/analyses/cycles/cycle-report.js';
+import { cycleReport } from '../engine/analyses/cycles/cycle-report.js';
 import { gatherCycleInputs, readCycleFile, WindowFinder } from '../node/cycles/cycle-inputs.js';
+import type { ServedCycle } from '../wire/served-cycle.js';
 import type { ServedFile } from './snapshot-files.js';
-
-export type ServedCycle =
-  | {
-      /** The cycle file, relative to its run directory's parent (as the file list names snapshots). */
-      name: string;
-      graph: CycleGraph;
-      report: CycleReport;
-      /** The served snapshot that is its window (its name in api/files), null when none. */
-      snapshot: string | null;
-    }
-  | { name: string; error: string };
 
 export class CycleService {
   private cached: { key: string; cycles: ServedCycle[] } | null = null;

@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSnapshotBytes } from '../../scripts/synth/index.js';
 import { formatBytes, formatCount } from '../../src/engine/base/format.js';
-import type { RunSummary } from '../../src/engine/simulate/replay-summary.js';
+import type { ReplaySummary } from '../../src/engine/simulate/replay-summary.js';
 import { NODE_FLAGS } from '../../src/node/node-flags.js';
 import { CHROMIUM, CLI, openBrowser, type RunningView, startView } from '../helpers/view-server.js';
 
@@ -27,7 +27,9 @@ function cli(...args: string[]): { stdout: string; stderr: string; status: numbe
 }
 
 interface SimJson {
-  files: { devices: { recorded: RunSummary; what_if: RunSummary | null; sweep: RunSummary[] | null }[] }[];
+  files: {
+    devices: { recorded: ReplaySummary; what_if: ReplaySummary | null; sweep: ReplaySummary[] | null }[];
+  }[];
 }
 
 describe.skipIf(!ready && process.env.CI === undefined)('what-if and compare in headless Chromium', () => {
@@ -103,8 +105,8 @@ describe.skipIf(!ready && process.env.CI === undefined)('what-if and compare in 
       `no: all ${formatCount(sim.what_if!.trace_entries)} entries`,
     );
     for (const [row, f] of [
-      ['peak reserved', (x: RunSummary) => x.peak_reserved_completed_bytes],
-      ['peak allocated', (x: RunSummary) => x.peak_allocated_bytes],
+      ['peak reserved', (x: ReplaySummary) => x.peak_reserved_completed_bytes],
+      ['peak allocated', (x: ReplaySummary) => x.peak_allocated_bytes],
     ] as const) {
       expect(await cell(row, 0).textContent()).toBe(formatBytes(f(sim.recorded)));
       expect(await cell(row, 1).textContent()).toBe(formatBytes(f(sim.what_if!)));

@@ -1,5 +1,5 @@
-import type { ServedCycle } from '../../src/server/cycle-service.js';
 import type { ReportManifest } from '../../src/wire/report-manifest.js';
+import type { ServedCycle } from '../../src/wire/served-cycle.js';
 import type { ServedFile } from './served-files.js';
 import type { RunData } from './views/run/run-data.js';
 

@@ -14,9 +14,9 @@ import {
 } from '../../engine/analyses/cycles/cycle-words.js';
 import { formatBytes, plural } from '../../engine/base/format.js';
 import { gatherCycleInputs, readCycleFile, WindowFinder } from '../../node/cycles/cycle-inputs.js';
+import { EXIT_BAD_INPUT, reportError } from '../../node/files/report-error.js';
 import { pc } from '../text/colors.js';
 import { textWidth } from '../text/indent.js';
-import { EXIT_BAD_INPUT, reportError } from '../text/run-files.js';
 import { fitToWidth, shortenMiddle } from '../text/text-width.js';
 
 /** `memlens cycles`: the reference cycles `memlens record --cycles` wrote, with what they held. */

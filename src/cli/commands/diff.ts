@@ -9,11 +9,12 @@ import { formatBytes, formatCount } from '../../engine/base/format.js';
 import { pickCell } from '../../engine/run-layout/pick-cell.js';
 import { expandPaths } from '../../node/files/expand-paths.js';
 import { progressFor } from '../../node/files/progress.js';
+import { EXIT_BAD_INPUT, reportError } from '../../node/files/report-error.js';
 import { diffSidesInParallel, totalSize } from '../../node/workers/parallel-decode.js';
 import { pc } from '../text/colors.js';
 import { framesCell, sitesTable } from '../text/frames-text.js';
 import { indent } from '../text/indent.js';
-import { EXIT_BAD_INPUT, type FileOptions, parseCount, parseDevice, reportError } from '../text/run-files.js';
+import { type FileOptions, parseCount, parseDevice } from '../text/run-files.js';
 
 interface DiffCliOptions extends FileOptions {
   top: number;

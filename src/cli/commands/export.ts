@@ -14,7 +14,8 @@ import { checkOutputApart } from '../../node/export/export-output.js';
 import { exportTables, type TableFormat } from '../../node/export/export-tables.js';
 import { removeIfInterrupted } from '../../node/files/interrupt-cleanup.js';
 import { openSnapshot } from '../../node/files/open-snapshot.js';
-import { EXIT_BAD_INPUT, parseCount } from '../text/run-files.js';
+import { EXIT_BAD_INPUT } from '../../node/files/report-error.js';
+import { parseCount } from '../text/run-files.js';
 
 type ExportFormat = TableFormat | 'perfetto';
 

@@ -2,10 +2,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { EXIT_BAD_INPUT } from '../../node/files/report-error.js';
 import { runChild } from '../record/record-child.js';
 import { buildManifest, readProcRecords, writeManifest } from '../record/record-manifest.js';
 import { reportRecording } from '../record/record-report.js';
-import { EXIT_BAD_INPUT, parseBytes, parseCount } from '../text/run-files.js';
+import { parseBytes, parseCount } from '../text/run-files.js';
 
 /** The Python helper shipped in the package (python/sitecustomize.py, python/memlens/). */
 const HELPER_DIR = fileURLToPath(new URL('../../../python/', import.meta.url));

@@ -4,11 +4,12 @@ import type { Command } from 'commander';
 import { SnapshotError } from '../../engine/base/errors.js';
 import { formatBytes, formatCount, plural } from '../../engine/base/format.js';
 import { isDirectory } from '../../node/files/expand-paths.js';
+import { EXIT_BAD_INPUT } from '../../node/files/report-error.js';
 import { writeStreamAtomically } from '../../node/files/write-file.js';
 import { type ReportContents, reportChunks } from '../report/report-page.js';
 import { fileContents, runContents } from '../report/report-snapshots.js';
 import { appTemplate } from '../report/report-template.js';
-import { EXIT_BAD_INPUT, parseBytes } from '../text/run-files.js';
+import { parseBytes } from '../text/run-files.js';
 
 interface ReportOptions {
   output: string;

@@ -2,8 +2,9 @@ import type { Command } from 'commander';
 import { type RunReport, runReport } from '../../engine/analyses/run/run-report.js';
 import { discoverRun, type Run } from '../../engine/run-layout/discover.js';
 import { expandPaths, isDirectory, leftOutLines } from '../../node/files/expand-paths.js';
+import { EXIT_BAD_INPUT } from '../../node/files/report-error.js';
 import { decodeRun } from '../../node/workers/decode-run.js';
-import { EXIT_BAD_INPUT, parseCount } from '../text/run-files.js';
+import { parseCount } from '../text/run-files.js';
 import { renderRun, skippedText } from './run-text.js';
 
 interface RunCliOptions {

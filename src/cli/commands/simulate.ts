@@ -6,7 +6,7 @@ import { formatBytes, formatCount } from '../../engine/base/format.js';
 import { PickleWriter } from '../../engine/encode/pickle-writer.js';
 import type { Snapshot } from '../../engine/model/snapshot.js';
 import type { Fidelity } from '../../engine/simulate/fidelity.js';
-import { howFar, type RunSummary } from '../../engine/simulate/replay-summary.js';
+import { howFar, type ReplaySummary } from '../../engine/simulate/replay-summary.js';
 import { applyConf, DEFAULT_TORCH_VERSION, defaultSettings } from '../../engine/simulate/settings.js';
 import { type DeviceSimulation, type SimulationResult, simulate } from '../../engine/simulate/simulate.js';
 import { simulatedSnapshot } from '../../engine/simulate/to-snapshot.js';
@@ -82,7 +82,7 @@ function render(d: DeviceSimulation, showFidelity: boolean, words: (t: string) =
     pc.bold(`device ${d.device}`),
     `  ${formatCount(d.trace_entries)} trace entries replayed, ${capacityText(d)}`,
   ];
-  const runs: [string, RunSummary][] = [['recorded settings', d.recorded]];
+  const runs: [string, ReplaySummary][] = [['recorded settings', d.recorded]];
   if (d.what_if !== null) runs.push(['what if', d.what_if]);
   lines.push(runTable(runs, words));
   lines.push(
@@ -107,16 +107,16 @@ function capacityText(d: DeviceSimulation): string {
   return `${cap}, the reserved peak recorded after entry ${formatCount(d.capacity_peak_entry)}\n  (reserved + device_free at the oom was only ${formatBytes(d.capacity_at_oom_bytes ?? 0)}: memory held outside PyTorch grew)`;
 }
 
-function fragmentation(r: RunSummary): string {
+function fragmentation(r: ReplaySummary): string {
   const peak = `${formatBytes(r.fragmentation_at_peak_bytes)} (${r.fragmentation_at_peak_percent}%)`;
   return r.fragmentation_at_oom_bytes === null
     ? peak
     : `${peak}; at the OOM ${formatBytes(r.fragmentation_at_oom_bytes)}`;
 }
 
-function runTable(runs: [string, RunSummary][], words: (t: string) => string): string {
+function runTable(runs: [string, ReplaySummary][], words: (t: string) => string): string {
   const t = new Table({ head: ['', ...runs.map(([name]) => name)], style: { head: [], border: [] } });
-  const row = (label: string, f: (r: RunSummary) => string): void => {
+  const row = (label: string, f: (r: ReplaySummary) => string): void => {
     t.push([label, ...runs.map(([, r]) => f(r))]);
   };
   row('settings', (r) => settingsCell(r.settings));
@@ -138,7 +138,7 @@ function settingsCell(settings: string): string {
 }
 
 /** One row per run: a sweep has too many runs for one column each. */
-function sweepTable(runs: RunSummary[], words: (t: string) => string): string {
+function sweepTable(runs: ReplaySummary[], words: (t: string) => string): string {
   const t = new Table({
     head: ['#', 'settings', 'got to entry', 'peak\nreserved', 'frag.\nat peak', words('cudaMalloc')],
     style: { head: [], border: [], compact: true },

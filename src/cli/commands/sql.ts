@@ -29,7 +29,7 @@ import {
 } from '../../node/export/export-tables.js';
 import { sqlFileList, sqlIdentifier } from '../../node/export/sql-quote.js';
 import { expandPaths } from '../../node/files/expand-paths.js';
-import { EXIT_BAD_INPUT } from '../text/run-files.js';
+import { EXIT_BAD_INPUT } from '../../node/files/report-error.js';
 
 type SqlFormat = 'table' | 'csv' | 'json';
 

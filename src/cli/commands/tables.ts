@@ -12,7 +12,8 @@ import {
   selectRows,
 } from '../../engine/views/tables/tables.js';
 import { openSnapshot } from '../../node/files/open-snapshot.js';
-import { EXIT_BAD_INPUT, parseCount, parseDevice, reportError } from '../text/run-files.js';
+import { EXIT_BAD_INPUT, reportError } from '../../node/files/report-error.js';
+import { parseCount, parseDevice } from '../text/run-files.js';
 
 interface TableCliOptions {
   range?: [number, number];

@@ -5,12 +5,13 @@ import type { Command } from 'commander';
 import { plural } from '../../engine/base/format.js';
 import { gatherCycleInputs } from '../../node/cycles/cycle-inputs.js';
 import { isDirectory, snapshotsUnder } from '../../node/files/expand-paths.js';
+import { EXIT_BAD_INPUT } from '../../node/files/report-error.js';
 import { CycleService } from '../../server/cycle-service.js';
 import { RunService } from '../../server/run-service.js';
 import { startServer } from '../../server/serve.js';
 import { collectFiles, type ServedFile } from '../../server/snapshot-files.js';
 import { APP_ROOT } from '../../server/static-files.js';
-import { EXIT_BAD_INPUT, parseCount } from '../text/run-files.js';
+import { parseCount } from '../text/run-files.js';
 
 interface ViewOptions {
   port?: number;

@@ -7,10 +7,11 @@ import { formatBytes } from '../../engine/base/format.js';
 import { openSnapshot } from '../../node/files/open-snapshot.js';
 import { fileSize } from '../../node/files/read-file.js';
 import { VERSION } from '../../node/version.js';
-import { CycleService, type ServedCycle } from '../../server/cycle-service.js';
+import { CycleService } from '../../server/cycle-service.js';
 import { RunService } from '../../server/run-service.js';
 import { collectFiles } from '../../server/snapshot-files.js';
 import type { ReportManifest } from '../../wire/report-manifest.js';
+import type { ServedCycle } from '../../wire/served-cycle.js';
 import type { EmbeddedCycle, EmbeddedSnapshot, ReportContents } from './report-page.js';
 
 /**

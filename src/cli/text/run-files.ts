@@ -5,11 +5,10 @@ import { parseByteText, parseCountText } from '../../engine/base/units.js';
 import type { DeviceModel, Snapshot } from '../../engine/model/snapshot.js';
 import { expandPaths } from '../../node/files/expand-paths.js';
 import { openSnapshot } from '../../node/files/open-snapshot.js';
+import { EXIT_BAD_INPUT, reportError } from '../../node/files/report-error.js';
 import { textWidth } from './indent.js';
 import { fitToWidth, shortenMiddle } from './text-width.js';
 
-/** Exit code for bad input (unreadable, not a snapshot, corrupt). */
-export const EXIT_BAD_INPUT = 2;
 /** The output could not be written (a full disk, /dev/full); a reader that left (EPIPE) is success. */
 export const EXIT_WRITE_FAILED = 1;
 
@@ -83,11 +82,6 @@ function devicesOf(snapshot: Snapshot, device: number | undefined): DeviceModel[
     );
   }
   return found;
-}
-
-export function reportError(file: string, e: unknown): void {
-  const message = e instanceof Error ? e.message : String(e);
-  process.stderr.write(`memlens: ${file}: ${message.split('\n')[0]}\n`);
 }
 
 export function parseDevice(v: string): number {

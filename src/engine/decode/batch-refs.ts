@@ -1,5 +1,5 @@
 import { decodeUtf8 } from './byte-strings.js';
-import type { RunHost } from './entry-batches.js';
+import type { BatchHost } from './entry-batches.js';
 import { stackOfFrameRefs } from './frame-refs.js';
 import type { WasmEntryScan } from './wasm-entry-scan.js';
 
@@ -12,8 +12,8 @@ export const BAD = 0;
  * key of frame memo indices), the code of a memo slot below the memo's size (which holds what it
  * will hold for good).
  */
-export class RunRefs {
-  constructor(private readonly host: RunHost) {}
+export class BatchRefs {
+  constructor(private readonly host: BatchHost) {}
 
   /** The code of memo slot `index` (below the memo's size) if it is a str's or a stack's, else BAD. */
   slotCode(index: number): number {

@@ -1,13 +1,13 @@
 import type { StackTable } from '../model/stack-table.js';
 import { Field, type TraceColumns } from '../model/trace-columns.js';
-import { RunRefs } from './batch-refs.js';
+import { BatchRefs } from './batch-refs.js';
 import { type EntryShape, FRAMES, NUM, STR } from './entry-shape.js';
 import { NOT_FRAMES } from './frame-refs.js';
 import { Memo } from './memo.js';
 import { Stop, WasmEntryScan } from './wasm-entry-scan.js';
 
 /** What a run needs from the VM. */
-export interface RunHost {
+export interface BatchHost {
   readonly buf: Uint8Array;
   readonly memo: Memo;
   readonly trace: TraceColumns;
@@ -27,7 +27,7 @@ const BASE_FIELDS = [Field.action, Field.addr, Field.size, Field.stream, Field.t
  * distinct key, memo slot and str once. The run is cut before the first entry that fails, and the
  * VM reads that one its own way, with its errors.
  */
-export class EntryRuns {
+export class EntryBatches {
   /** The first row of the run last read. */
   first = 0;
   /** Position after the run last read. */
@@ -40,15 +40,15 @@ export class EntryRuns {
   private everyColumn = false;
   /** Bits (1 << Field) of the shape's fields, for beginRows. */
   private fieldBits = 0;
-  private readonly refs: RunRefs;
+  private readonly refs: BatchRefs;
 
   constructor(
-    private readonly host: RunHost,
+    private readonly host: BatchHost,
     private readonly shape: EntryShape,
     enabled: boolean,
   ) {
     this.scanner = enabled ? WasmEntryScan.create() : undefined;
-    this.refs = new RunRefs(host);
+    this.refs = new BatchRefs(host);
   }
 
   /** The VM reads another buffer (or the same one refilled): the scanner must copy it again. */

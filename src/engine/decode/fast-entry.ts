@@ -9,7 +9,7 @@ import { Field, fieldOf, type TraceColumns } from '../model/trace-columns.js';
 import { StackRef } from '../values/stack-ref.js';
 import { decodeUtf8 } from './byte-strings.js';
 import { u32 } from './bytes.js';
-import { EntryRuns } from './entry-batches.js';
+import { EntryBatches } from './entry-batches.js';
 import { EntryShape, memoOpLength } from './entry-shape.js';
 import { NOT_FRAMES, stackOfFrameRefs } from './frame-refs.js';
 import { decodeLong } from './ints.js';
@@ -65,14 +65,14 @@ export class FastEntryReader {
   /** Entries of the file's usual shape, read without resolving their keys (see EntryShape). */
   readonly shape: EntryShape;
   /** Whole runs of entries of that shape, read by the WebAssembly scanner where it runs. */
-  readonly runs: EntryRuns;
+  readonly runs: EntryBatches;
 
   constructor(
     private readonly host: FastHost,
     entryScan: boolean,
   ) {
     this.shape = new EntryShape(this);
-    this.runs = new EntryRuns(host, this.shape, entryScan);
+    this.runs = new EntryBatches(host, this.shape, entryScan);
   }
 
   // What EntryShape needs of the host, passed through.

@@ -14,7 +14,7 @@ export class OpenEntry {
   constructor(readonly row: number) {}
 }
 
-/** Consecutive trace entries in rows first..first+count-1, read as one run (see EntryRuns). */
+/** Consecutive trace entries in rows first..first+count-1, read as one run (see EntryBatches). */
 export class EntryRun {
   constructor(
     readonly first: number,

@@ -3,7 +3,7 @@ import { formatCount } from '../base/format.js';
 import type { Replay } from './replay.js';
 import { describeSettings, type SimSettings } from './settings.js';
 
-export interface RunSummary {
+export interface ReplaySummary {
   /** The settings as a PYTORCH_CUDA_ALLOC_CONF string ('' = all defaults). */
   settings: string;
   peak_reserved_bytes: number;
@@ -40,7 +40,7 @@ export interface RunSummary {
   final_reserved_bytes: number;
 }
 
-export function summarizeRun(settings: SimSettings, r: Replay): RunSummary {
+export function summarizeReplay(settings: SimSettings, r: Replay): ReplaySummary {
   const st = r.allocator.stats;
   const frag = st.reservedAtPeakAllocated - st.peakAllocated;
   return {
@@ -76,7 +76,7 @@ function round1(x: number): number {
  * equally far are compared over the same entries: lowest peak reserved, then fewest OOMs, then
  * fewest cudaMalloc calls.
  */
-export function rankRuns(runs: RunSummary[]): RunSummary[] {
+export function rankReplays(runs: ReplaySummary[]): ReplaySummary[] {
   return [...runs].sort(
     (x, y) =>
       y.completed_entries - x.completed_entries ||
@@ -87,7 +87,7 @@ export function rankRuns(runs: RunSummary[]): RunSummary[] {
 }
 
 /** How far a run got, as the CLI and the web sweep print it: all entries, or where it first failed. */
-export function howFar(r: RunSummary): string {
+export function howFar(r: ReplaySummary): string {
   if (r.trace_entries === 0) return 'no trace (dump only)';
   return r.oom
     ? `OOM at ${formatCount(r.first_oom_entry)} of ${formatCount(r.trace_entries)}`

@@ -28,7 +28,7 @@ function withoutSplitLimit(s: SimSettings): string {
  * For each run, the index of an earlier run it repeats exactly (-1: it must be replayed): same
  * settings but for a max_split_size above every block either run can hold.
  */
-export function repeatedRuns(snapshot: Snapshot, d: DeviceModel, runs: readonly SimSettings[]): number[] {
+export function repeatedReplays(snapshot: Snapshot, d: DeviceModel, runs: readonly SimSettings[]): number[] {
   const keys = runs.map((s) =>
     !s.expandable && s.maxSplitSize > largestBlock(snapshot, d, s) ? withoutSplitLimit(s) : null,
   );

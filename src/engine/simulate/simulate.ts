@@ -7,8 +7,8 @@ import type { DeviceModel, Snapshot } from '../model/snapshot.js';
 import { type CapacitySource, deviceCapacity } from './capacity.js';
 import { type Fidelity, fidelityOf } from './fidelity.js';
 import { type Replay, replayDevice } from './replay.js';
-import { type RunSummary, rankRuns, summarizeRun } from './replay-summary.js';
-import { repeatedRuns } from './same-replay.js';
+import { type ReplaySummary, rankReplays, summarizeReplay } from './replay-summary.js';
+import { repeatedReplays } from './same-replay.js';
 import {
   applyConf,
   DEFAULT_TORCH_VERSION,
@@ -39,10 +39,10 @@ export interface DeviceSimulation {
   /** With 'recorded peak': the entry after which the recording reserved that much. */
   capacity_peak_entry: number;
   trace_entries: number;
-  recorded: RunSummary;
-  what_if: RunSummary | null;
+  recorded: ReplaySummary;
+  what_if: ReplaySummary | null;
   /** Ranked best first (only with --sweep). */
-  sweep: RunSummary[] | null;
+  sweep: ReplaySummary[] | null;
   fidelity: Fidelity;
 }
 
@@ -67,7 +67,7 @@ export function simulate(s: Snapshot, devices: DeviceModel[], o: SimulateOptions
       recorded: true,
       allEvents: keep && !whatIf,
     });
-    let whatIfRun: RunSummary | null = null;
+    let whatIfRun: ReplaySummary | null = null;
     if (whatIf !== null) {
       const r = replayDevice(s, d, {
         settings: whatIf,
@@ -75,13 +75,13 @@ export function simulate(s: Snapshot, devices: DeviceModel[], o: SimulateOptions
         recorded: false,
         allEvents: keep,
       });
-      whatIfRun = summarizeRun(whatIf, r);
+      whatIfRun = summarizeReplay(whatIf, r);
       written.push({ device: d, replay: r, settings: whatIf });
     } else {
       written.push({ device: d, replay: recorded, settings: base });
     }
-    const recordedRun = summarizeRun(base, recorded);
-    const sweep = o.sweep ? rankRuns(sweepRuns(s, d, sweepSettings(base), cap.bytes, recordedRun)) : null;
+    const recordedRun = summarizeReplay(base, recorded);
+    const sweep = o.sweep ? rankReplays(sweepRuns(s, d, sweepSettings(base), cap.bytes, recordedRun)) : null;
     return {
       device: d.device,
       capacity_bytes: Number.isFinite(cap.bytes) ? cap.bytes : null,
@@ -107,16 +107,16 @@ function sweepRuns(
   d: DeviceModel,
   settings: SimSettings[],
   capacity: number,
-  recorded: RunSummary,
-): RunSummary[] {
-  const repeats = repeatedRuns(s, d, settings);
-  const out: RunSummary[] = [];
+  recorded: ReplaySummary,
+): ReplaySummary[] {
+  const repeats = repeatedReplays(s, d, settings);
+  const out: ReplaySummary[] = [];
   settings.forEach((set, i) => {
     const same = i === 0 ? recorded : out[repeats[i]!];
     out.push(
       same !== undefined
         ? { ...same, settings: describeSettings(set) }
-        : summarizeRun(
+        : summarizeReplay(
             set,
             replayDevice(s, d, { settings: set, capacity, recorded: false, allEvents: false }),
           ),

@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { EXIT_BAD_INPUT, reportError } from '../../cli/text/run-files.js';
 import { type CycleCitation, citeWindowCycles } from '../../engine/analyses/cycles/burst-cycles.js';
 import { type CycleGraph, parseCycleText } from '../../engine/analyses/cycles/cycle-file.js';
 import {
@@ -25,6 +24,7 @@ import { discoverRun, type Run } from '../../engine/run-layout/discover.js';
 import { naturalCompare } from '../../engine/run-layout/natural-order.js';
 import { isDirectory, mtime, snapshotsUnder } from '../files/expand-paths.js';
 import { openSnapshot } from '../files/open-snapshot.js';
+import { EXIT_BAD_INPUT, reportError } from '../files/report-error.js';
 
 /** Where `memlens record --cycles` writes the graphs, under the run's directory. */
 export const CYCLES_DIR = 'cycles';

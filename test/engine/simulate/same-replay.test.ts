@@ -7,8 +7,8 @@ import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.j
 import { Action } from '../../../src/engine/model/trace-columns.js';
 import { deviceCapacity } from '../../../src/engine/simulate/capacity.js';
 import { replayDevice } from '../../../src/engine/simulate/replay.js';
-import { summarizeRun } from '../../../src/engine/simulate/replay-summary.js';
-import { repeatedRuns } from '../../../src/engine/simulate/same-replay.js';
+import { summarizeReplay } from '../../../src/engine/simulate/replay-summary.js';
+import { repeatedReplays } from '../../../src/engine/simulate/same-replay.js';
 import {
   applyConf,
   describeSettings,
@@ -44,14 +44,17 @@ function check(s: Snapshot, capacities: (d: DeviceModel) => number[]): number {
   let repeats = 0;
   for (const d of s.devices) {
     const runs = candidates(s, d);
-    const same = repeatedRuns(s, d, runs);
+    const same = repeatedReplays(s, d, runs);
     runs.forEach((set, i) => {
       // A limit at or below the largest request splits differently: never a repeat.
       if (set.maxSplitSize <= largestRequest(d)) expect(same[i]).toBe(-1);
     });
     for (const capacity of capacities(d)) {
       const replay = (set: SimSettings) =>
-        summarizeRun(set, replayDevice(s, d, { settings: set, capacity, recorded: false, allEvents: false }));
+        summarizeReplay(
+          set,
+          replayDevice(s, d, { settings: set, capacity, recorded: false, allEvents: false }),
+        );
       same.forEach((j, i) => {
         if (j < 0) return;
         repeats++;

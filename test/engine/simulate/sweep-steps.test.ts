@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { generateSnapshotBytes } from '../../../scripts/synth/index.js';
 import { loadSnapshotBytes } from '../../../src/engine/load/load.js';
-import { rankRuns } from '../../../src/engine/simulate/replay-summary.js';
+import { rankReplays } from '../../../src/engine/simulate/replay-summary.js';
 import { simulate } from '../../../src/engine/simulate/simulate.js';
 import { sweepPlan, sweepStep } from '../../../src/engine/simulate/sweep-steps.js';
 
@@ -15,7 +15,7 @@ describe('sweep one run at a time', () => {
   );
   const d = s.devices[0]!;
   const stepwise = (o: { torchVersion?: string; capacity?: number }) =>
-    rankRuns(sweepPlan(s, o).map((_, i) => sweepStep(s, d, i, o)));
+    rankReplays(sweepPlan(s, o).map((_, i) => sweepStep(s, d, i, o)));
 
   it('ranks the same runs as simulate --sweep, recorded settings first in the plan', () => {
     const whole = simulate(s, [d], { sweep: true }).devices[0]!;

@@ -3,6 +3,7 @@ import { deviceStreams } from '../../../src/engine/analyses/summary/stream-view.
 import { type SnapshotSummary, summarize } from '../../../src/engine/analyses/summary/summary.js';
 import { asSnapshotError, SnapshotError } from '../../../src/engine/base/errors.js';
 import { allocationDetails } from '../../../src/engine/derived/allocation/allocation-details.js';
+import { hasHistory } from '../../../src/engine/derived/state/has-history.js';
 import { allocationAt, offsetOf } from '../../../src/engine/derived/state/live-order.js';
 import { loadSnapshot } from '../../../src/engine/load/load.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
@@ -17,7 +18,6 @@ import { convertWindow } from '../../../src/engine/views/timeline/axis-window.js
 import { hoverFacts } from '../../../src/engine/views/timeline/hover-facts.js';
 import {
   axisExtent,
-  hasHistory,
   hasTime,
   oomMarks,
   stepMarkers,

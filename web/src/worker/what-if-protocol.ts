@@ -1,5 +1,5 @@
 import type { SnapshotDiff } from '../../../src/engine/analyses/diff/diff.js';
-import type { RunSummary } from '../../../src/engine/simulate/replay-summary.js';
+import type { ReplaySummary } from '../../../src/engine/simulate/replay-summary.js';
 import type { DeviceSimulation } from '../../../src/engine/simulate/simulate.js';
 import type { Source } from './protocol.js';
 
@@ -26,7 +26,7 @@ export interface WhatIfQueries {
   whatIf: { args: WhatIfArgs; result: DeviceSimulation };
   /** The sweep's settings strings, in the order `sweepRun` indexes them. */
   sweepPlan: { args: { torchVersion: string }; result: string[] };
-  sweepRun: { args: Omit<WhatIfArgs, 'set'> & { index: number }; result: RunSummary };
+  sweepRun: { args: Omit<WhatIfArgs, 'set'> & { index: number }; result: ReplaySummary };
   /** `memlens diff A B` with A the open file's device; progress while B loads. */
   compare: { args: CompareArgs; result: SnapshotDiff };
 }

@@ -1,7 +1,7 @@
 import { formatBytes, formatCount, plural } from '../../base/format.js';
 import { estimatedFreeState } from '../../derived/state/free-blocks.js';
+import { hasHistory } from '../../derived/state/has-history.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
-import { hasHistory } from '../../views/timeline/timeline-axis.js';
 import { fragmentationOf, type SegmentAllocMoment } from '../fragmentation/fragmentation.js';
 import type { Finding, Outcome } from './finding.js';
 

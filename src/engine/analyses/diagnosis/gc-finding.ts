@@ -1,6 +1,6 @@
 import { formatBytes, formatCount, plural } from '../../base/format.js';
+import { hasHistory } from '../../derived/state/has-history.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
-import { hasHistory } from '../../views/timeline/timeline-axis.js';
 import { citationText, citeWindowCycles, type WindowCycle } from '../cycles/burst-cycles.js';
 import { type DeviceGc, type GcBurst, gcBurstsOf } from '../gc/gc-bursts.js';
 import { burstLivedText } from '../gc/gc-words.js';

@@ -1,6 +1,6 @@
 import { formatBytes, formatCount, plural } from '../../base/format.js';
+import { hasHistory } from '../../derived/state/has-history.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
-import { hasHistory } from '../../views/timeline/timeline-axis.js';
 import { type DeviceLeaks, type LeakGroup, leaksOf } from '../leaks/leaks.js';
 import { type Finding, type Outcome, siteFrames } from './finding.js';
 import { leakSite } from './leak-site.js';

@@ -1,6 +1,6 @@
 import { formatBytes, formatCount } from '../../base/format.js';
+import { hasHistory } from '../../derived/state/has-history.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
-import { hasHistory } from '../../views/timeline/timeline-axis.js';
 import { siteText } from '../leaks/leaks.js';
 import { noOomEntryText, type OomReport, oomReports } from '../oom/oom.js';
 import { type Finding, type Outcome, siteBytes, siteFrames } from './finding.js';

@@ -1,6 +1,6 @@
 import { formatBytes, formatCount, plural } from '../../base/format.js';
+import { hasHistory } from '../../derived/state/has-history.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
-import { hasHistory } from '../../views/timeline/timeline-axis.js';
 import { categoriesOf } from '../categories/category-curves.js';
 import { siteText } from '../leaks/leaks.js';
 import { peakOf } from '../peak/peak.js';

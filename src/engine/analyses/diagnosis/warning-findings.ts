@@ -1,6 +1,6 @@
 import { plural } from '../../base/format.js';
+import { hasHistory } from '../../derived/state/has-history.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
-import { hasHistory } from '../../views/timeline/timeline-axis.js';
 import { summarize } from '../summary/summary.js';
 import type { Finding } from './finding.js';
 

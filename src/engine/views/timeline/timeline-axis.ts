@@ -1,7 +1,6 @@
 import { entryTimes } from '../../model/entry-times.js';
 import { lowerBound } from '../../model/lower-bound.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
-import { Action } from '../../model/trace-columns.js';
 
 /**
  * The timeline's x axis. On the entry axis entry i spans [i, i+1); on the time axis it spans from
@@ -12,15 +11,6 @@ export type TimelineAxis = 'entry' | 'time';
 
 export function hasTime(d: DeviceModel): boolean {
   for (let i = 0; i < d.trace.length; i++) if (!Number.isNaN(d.trace.timeUs[i]!)) return true;
-  return false;
-}
-
-/**
- * Whether the trace holds any entry that is not a `snapshot` marker: a file whose trace is empty or
- * only marks where it was dumped has no history to draw, only the dump.
- */
-export function hasHistory(d: DeviceModel): boolean {
-  for (let i = 0; i < d.trace.length; i++) if (d.trace.action[i] !== Action.snapshot) return true;
   return false;
 }
 

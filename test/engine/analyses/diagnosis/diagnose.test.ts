@@ -12,9 +12,9 @@ import {
   SEVERITIES,
 } from '../../../../src/engine/analyses/diagnosis/finding.js';
 import { gcBurstsOf } from '../../../../src/engine/analyses/gc/gc-bursts.js';
+import { hasHistory } from '../../../../src/engine/derived/state/has-history.js';
 import { loadSnapshotBytes } from '../../../../src/engine/load/load.js';
 import type { Snapshot } from '../../../../src/engine/model/snapshot.js';
-import { hasHistory } from '../../../../src/engine/views/timeline/timeline-axis.js';
 import { NODE_FLAGS } from '../../../../src/node/node-flags.js';
 
 const CORPUS = join(import.meta.dirname, '..', '..', '..', '..', '..', 'shared', 'corpus');

@@ -4,10 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { generateSnapshotBytes } from '../../../../scripts/synth/index.js';
 import { formatFrame } from '../../../../src/engine/derived/frames/short-path.js';
 import { topUserFrame } from '../../../../src/engine/derived/frames/user-frames.js';
+import { hasHistory } from '../../../../src/engine/derived/state/has-history.js';
 import { loadSnapshotBytes } from '../../../../src/engine/load/load.js';
 import { byteTicks, decimalTicks } from '../../../../src/engine/views/timeline/axis-ticks.js';
 import { hoverFacts } from '../../../../src/engine/views/timeline/hover-facts.js';
-import { hasHistory, oomMarks, traceStartUs } from '../../../../src/engine/views/timeline/timeline-axis.js';
+import { oomMarks, traceStartUs } from '../../../../src/engine/views/timeline/timeline-axis.js';
 
 const CORPUS = join(import.meta.dirname, '..', '..', '..', '..', '..', 'shared', 'corpus');
 /** A corpus file whose trace is one `snapshot` marker: the dump and no history. */

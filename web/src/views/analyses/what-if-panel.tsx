@@ -1,6 +1,6 @@
 import { type FormEvent, useEffect, useState } from 'react';
 import { parseByteText } from '../../../../src/engine/base/units.js';
-import { howFar, type RunSummary, rankRuns } from '../../../../src/engine/simulate/replay-summary.js';
+import { howFar, type ReplaySummary, rankReplays } from '../../../../src/engine/simulate/replay-summary.js';
 import {
   applyConf,
   DEFAULT_TORCH_VERSION,
@@ -107,7 +107,7 @@ function inputProblem(d: { set: string; capacity: string; torchVersion: string }
   }
 }
 
-const ROWS: [string, (r: RunSummary) => string][] = [
+const ROWS: [string, (r: ReplaySummary) => string][] = [
   ['settings', (r) => r.settings || '(defaults)'],
   ['peak reserved', (r) => formatBytes(r.peak_reserved_completed_bytes)],
   ['peak allocated', (r) => formatBytes(r.peak_allocated_bytes)],
@@ -123,7 +123,7 @@ const ROWS: [string, (r: RunSummary) => string][] = [
 ];
 
 /** Exact bytes on hover for the rows that are sizes. */
-const TITLES: Record<string, (r: RunSummary) => number> = {
+const TITLES: Record<string, (r: ReplaySummary) => number> = {
   'peak reserved': (r) => r.peak_reserved_completed_bytes,
   'peak allocated': (r) => r.peak_allocated_bytes,
   'fragmentation at the allocated peak': (r) => r.fragmentation_at_peak_bytes,
@@ -137,7 +137,7 @@ function capacitySource(d: DeviceSimulation): string {
 }
 
 function Comparison({ d, select }: { d: DeviceSimulation; select: Select }) {
-  const runs: [string, RunSummary][] = [['recorded settings', d.recorded]];
+  const runs: [string, ReplaySummary][] = [['recorded settings', d.recorded]];
   if (d.what_if !== null) runs.push(['what if', d.what_if]);
   const f = d.fidelity;
   return (
@@ -198,7 +198,7 @@ function Comparison({ d, select }: { d: DeviceSimulation; select: Select }) {
 type SweepState =
   | { status: 'idle' }
   | { status: 'running'; done: number; total: number }
-  | { status: 'ready'; runs: RunSummary[] }
+  | { status: 'ready'; runs: ReplaySummary[] }
   | { status: 'error'; message: string };
 
 /**
@@ -224,13 +224,13 @@ function Sweep({
     let live = true;
     (async () => {
       const plan = await client.query('sweepPlan', { torchVersion: args.torchVersion });
-      const runs: RunSummary[] = [];
+      const runs: ReplaySummary[] = [];
       for (let index = 0; index < plan.length && live; index++) {
         setState({ status: 'running', done: index, total: plan.length });
         const { capacity, torchVersion } = args;
         runs.push(await client.query('sweepRun', { device, index, capacity, torchVersion }));
       }
-      if (live) setState({ status: 'ready', runs: rankRuns(runs) });
+      if (live) setState({ status: 'ready', runs: rankReplays(runs) });
     })().catch((e: Error) => live && setState({ status: 'error', message: e.message }));
     return () => {
       live = false;
@@ -264,7 +264,7 @@ function Sweep({
   );
 }
 
-function SweepTable({ runs }: { runs: RunSummary[] }) {
+function SweepTable({ runs }: { runs: ReplaySummary[] }) {
   return (
     <Table head={['#', 'settings', 'got to entry', 'peak reserved', 'frag. at peak', 'cudaMalloc', 'OOMs']}>
       {runs.map((r, i) => (

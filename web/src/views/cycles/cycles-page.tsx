@@ -14,7 +14,7 @@ import {
   windowText,
 } from '../../../../src/engine/analyses/cycles/cycle-words.js';
 import { formatBytes } from '../../../../src/engine/base/format.js';
-import type { ServedCycle } from '../../../../src/server/cycle-service.js';
+import type { ServedCycle } from '../../../../src/wire/served-cycle.js';
 import { embeddedCycles, embeddedReport } from '../../embedded-data.js';
 import type { ViewState } from '../../url-state.js';
 import { EMPTY_FORM } from '../table-filters.js';
