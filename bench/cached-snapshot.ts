@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { repoRoot } from './repo-root.js';
 
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const ROOT = repoRoot(import.meta.url);
 const CACHE = join(ROOT, 'bench', 'cache');
 /** Bump when the generator's output changes, so cached files are remade. */
 const GENERATOR_VERSION = 1;

@@ -1,17 +1,17 @@
 /**
  * One measurement in a fresh process, so peak RSS belongs to it alone:
- *   node dist/bench/measure.js read|touch|summary FILE
+ *   node dist-tools/bench/measure.js read|touch|summary FILE
  * prints one JSON line {ms, bytes, entries, maxRssBytes};
- *   node dist/bench/measure.js cli RESULT.json COMMAND ARGS...
+ *   node dist-tools/bench/measure.js cli RESULT.json COMMAND ARGS...
  * runs the memlens CLI in this process and writes {ms, cpuMs, maxRssBytes, exitCode} to RESULT.json as
  * the process exits (the CLI owns stdout, and it ends with process.exit).
  */
 import { writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { fileSize, readChunks } from '../src/node/files/read-file.js';
 import { summarize } from '../src/engine/analyses/summary/summary.js';
 import { loadSnapshot } from '../src/engine/load/load.js';
 import type { DeviceModel } from '../src/engine/model/snapshot.js';
+import { fileSize, readChunks } from '../src/node/files/read-file.js';
 
 /** Reads the file in 4 MiB chunks; with `touch`, also sums every byte in JS (the JS floor). */
 async function readOnly(path: string, touch: boolean): Promise<number> {

@@ -5,7 +5,7 @@
  * torch start-up, equal for all, stay out) and the whole command's wall time is kept too.
  * Configurations alternate run by run, so a busy moment of the shared machine hits all of them.
  *
- *   node --no-concurrent-recompilation dist/bench/record-bench.js [--runs 7] [--steps 1000]
+ *   node --no-concurrent-recompilation dist-tools/bench/record-bench.js [--runs 7] [--steps 1000]
  *
  * This machine has no CUDA: "record" measures the hooks (sitecustomize, post-import setup, the
  * optimizer step hook); "record + windows" adds the test-only CUDA stand-in

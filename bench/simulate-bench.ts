@@ -1,13 +1,13 @@
 /**
  * Simulator throughput, replay alone (decode excluded):
- *   node dist/bench/simulate-bench.js FILE [--set key:value,...] [--sweep] [--runs N]
+ *   node dist-tools/bench/simulate-bench.js FILE [--set key:value,...] [--sweep] [--runs N]
  * prints one JSON line per device and settings: {device, settings, entries, decodeMs, ms, cpuMs,
  * eventsPerSecond} (best of N runs; events/s from wall time). `--sweep` times every setting of
  * `memlens simulate --sweep`, then the whole `simulate(--sweep)` call (recorded run, fidelity,
  * sweep) as one line with settings "simulate --sweep".
- * Run as `npm run build && node --expose-gc dist/bench/simulate-bench.js bench/cache/synth-1GB-seed1-v1.pickle`.
+ * Run as `npm run build && node --expose-gc dist-tools/bench/simulate-bench.js bench/cache/synth-1GB-seed1-v1.pickle`.
  */
-import { fileSize, readChunks } from '../src/node/files/read-file.js';
+
 import { loadSnapshot } from '../src/engine/load/load.js';
 import type { DeviceModel } from '../src/engine/model/snapshot.js';
 import { replayDevice } from '../src/engine/simulate/replay.js';
@@ -20,6 +20,7 @@ import {
 } from '../src/engine/simulate/settings.js';
 import { simulate } from '../src/engine/simulate/simulate.js';
 import { cloneSettings, sweepSettings } from '../src/engine/simulate/sweep.js';
+import { fileSize, readChunks } from '../src/node/files/read-file.js';
 
 interface Timing {
   ms: number;

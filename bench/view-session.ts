@@ -1,20 +1,15 @@
 /**
  * `memlens view` and a headless Chromium page on it: shared by the web e2e tests and the web
  * benchmark. Lives in src/ (two levels below the repository root, as its compiled copy in dist/ is)
- * so that both the tests (from source) and `dist/bench/web-bench.js` reach the same built CLI.
+ * so that both the tests (from source) and `dist-tools/bench/web-bench.js` reach the same built CLI.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { NODE_FLAGS } from '../src/node/node-flags.js';
+import { repoRoot } from './repo-root.js';
 
-export const CLI = join(
-  resolve(dirname(fileURLToPath(import.meta.url)), '..'),
-  'dist',
-  'cli',
-  'main.js',
-);
+export const CLI = join(repoRoot(import.meta.url), 'dist', 'cli', 'main.js');
 
 export interface RunningView {
   url: string;

@@ -2,7 +2,7 @@
  * Writes a synthetic training run: one snapshot per rank per step window, as verl, torchtitan or
  * composer lay them out, with known differences planted on chosen ranks.
  *
- *   node dist/scripts/generate-run.js --out run/ --ranks 8 --windows 10 \
+ *   node dist-tools/scripts/generate-run.js --out run/ --ranks 8 --windows 10 \
  *     --extra-buffer 3:512MiB@4 --growth 5:16MiB --oom 2:exhaustion --expected run.json
  *
  * Each file appears under its name only once complete (written to a temporary name, renamed).
@@ -11,9 +11,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { parseByteText, parseCountText } from '../src/engine/base/units.js';
 import { OOM_CAUSES, type OomCause } from './synth/oom-plant.js';
 import { generateRun, type RunLayout, type RunOptions } from './synth/run.js';
-import { parseByteText, parseCountText } from '../src/engine/base/units.js';
 
 interface CliOptions {
   out: string;

@@ -1,7 +1,7 @@
 /**
  * Writes a synthetic PyTorch memory snapshot of any size, with its expected figures.
  *
- *   node dist/scripts/generate.js --out big.pickle --size 1GB --seed 3 --expected big.json
+ *   node dist-tools/scripts/generate.js --out big.pickle --size 1GB --seed 3 --expected big.json
  *
  * The file appears under its name only once complete (written to a temporary name, renamed).
  */

@@ -4,8 +4,8 @@ import { pickleDumps } from '../src/engine/encode/pickle-writer.js';
 import { impossibleCases } from '../test/helpers/impossible.js';
 
 /**
- * `node dist/scripts/make-impossible.js DIR`: writes DIR/<case>.pickle for each impossible
- * snapshot of src/testing/impossible.ts, and DIR/<case>.expected.json with what memlens must say.
+ * `node dist-tools/scripts/make-impossible.js DIR`: writes DIR/<case>.pickle for each impossible
+ * snapshot of test/helpers/impossible.ts, and DIR/<case>.expected.json with what memlens must say.
  */
 const dir = process.argv[2];
 if (dir === undefined) {

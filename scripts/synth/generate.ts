@@ -1,6 +1,12 @@
 /** Public API of the synthetic snapshot generator. */
 import { writeJson } from '../../src/engine/encode/json-writer.js';
-import { PyFloat, PyTuple, type PyValue, Shared, StreamedList } from '../../src/engine/encode/pickle-values.js';
+import {
+  PyFloat,
+  PyTuple,
+  type PyValue,
+  Shared,
+  StreamedList,
+} from '../../src/engine/encode/pickle-values.js';
 import { concatChunks, PickleWriter } from '../../src/engine/encode/pickle-writer.js';
 import type { ExpectedFigures } from './figures.js';
 import { type ResolvedOptions, resolveOptions, type SynthOptions } from './options.js';

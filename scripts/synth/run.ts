@@ -8,8 +8,9 @@
  * and the planted differences on their own ranks only. Each window is cut out of the rank's whole
  * trace by memlens's own slicer, at the ProfilerStep boundaries.
  */
-import { findIterations } from '../../src/engine/derived/iterations/iterations.js';
+
 import { planSlice } from '../../src/engine/analyses/slice/slice.js';
+import { findIterations } from '../../src/engine/derived/iterations/iterations.js';
 import { concatChunks, PickleWriter } from '../../src/engine/encode/pickle-writer.js';
 import { loadSnapshotBytes } from '../../src/engine/load/load.js';
 import type { DeviceModel, Snapshot } from '../../src/engine/model/snapshot.js';
@@ -17,7 +18,7 @@ import { generateSnapshotBytes } from './generate.js';
 import type { OomCause } from './oom-plant.js';
 import type { DevicePlants } from './options.js';
 
-/** The producers' layouts (src/engine/run/layouts.ts cites each one's source); torchtitan-2025: its iteration_<N>/ form. */
+/** The producers' layouts (src/engine/run-layout/layouts.ts cites each one's source); torchtitan-2025: its iteration_<N>/ form. */
 export type RunLayout = 'verl' | 'torchtitan' | 'torchtitan-2025' | 'composer';
 
 export interface RunOptions {

@@ -1,6 +1,12 @@
 /** Size rules of the caching allocator (allocator-spec §2), default settings: the generator's
  *  subset of the simulator's rules, with the same constants. */
-import { MIN_BLOCK, MIN_LARGE_ALLOC, ROUND_LARGE, SMALL_BUFFER, SMALL_SIZE } from '../../src/engine/simulate/rounding.js';
+import {
+  MIN_BLOCK,
+  MIN_LARGE_ALLOC,
+  ROUND_LARGE,
+  SMALL_BUFFER,
+  SMALL_SIZE,
+} from '../../src/engine/simulate/rounding.js';
 
 export { MIN_BLOCK, MIN_LARGE_ALLOC, ROUND_LARGE, SMALL_BUFFER, SMALL_SIZE };
 /** Default `large_segment_size`: 20 MiB. */

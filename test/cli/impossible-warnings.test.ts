@@ -9,7 +9,7 @@ import { NODE_FLAGS } from '../../src/node/node-flags.js';
 const ROOT = join(import.meta.dirname, '..', '..');
 const CLI = join(ROOT, 'dist', 'cli', 'main.js');
 const dir = mkdtempSync(join(tmpdir(), 'memlens-impossible-warn-'));
-execFileSync(process.execPath, [join(ROOT, 'dist', 'scripts', 'make-impossible.js'), dir]);
+execFileSync(process.execPath, [join(ROOT, 'dist-tools', 'scripts', 'make-impossible.js'), dir]);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('impossible parts of a file are named by every command', () => {

@@ -1,5 +1,5 @@
 /**
- * Every command's words on torch_npu files (src/engine/synth/npu.ts): the NPU's, never CUDA's,
+ * Every command's words on torch_npu files (scripts/synth/npu.ts): the NPU's, never CUDA's,
  * devices named npu:N, no warning the producer did not earn, and the OOM verdicts.
  */
 import { spawnSync } from 'node:child_process';

@@ -1,5 +1,5 @@
 /**
- * `memlens run` on folders laid out as the producers write them (src/engine/run/layouts.ts cites
+ * `memlens run` on folders laid out as the producers write them (src/engine/run-layout/layouts.ts cites
  * each source), with what people keep beside them: configs, Chrome traces, plots, links, sweep
  * folders, copies. Every snapshot is placed with its rank, step and kind; exit 0 when every
  * snapshot was read; what is left out is said.

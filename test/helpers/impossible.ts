@@ -1,6 +1,6 @@
 /**
  * Snapshots no allocator can produce, one impossibility each, for the tests and for
- * `node dist/scripts/make-impossible.js DIR`: what memlens must warn about each, and that no
+ * `node dist-tools/scripts/make-impossible.js DIR`: what memlens must warn about each, and that no
  * figure it prints goes below zero or beyond the total it is part of.
  *
  * Every case starts from one consistent snapshot (device 0: a 2 MiB small-pool segment holding a

@@ -27,7 +27,7 @@ import { deepStackValue } from '../helpers/deep-stacks.js';
  */
 const ROOT = join(import.meta.dirname, '..', '..');
 const CLI = join(ROOT, 'dist', 'cli', 'main.js');
-const GENERATE = join(ROOT, 'dist', 'scripts', 'generate.js');
+const GENERATE = join(ROOT, 'dist-tools', 'scripts', 'generate.js');
 const SIGNALS = [
   ['SIGINT', 130],
   ['SIGTERM', 143],

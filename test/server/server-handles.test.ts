@@ -133,7 +133,7 @@ describe('memlens view releases what each request opened', () => {
     }
   }, 60_000);
 
-  // 128 as in the report (issue 13); start-up under 64 is test/cli-startup.test.ts's.
+  // 128 as in the report (issue 13); start-up under 64 is test/cli/cli-startup.test.ts's.
   it('under ulimit -n 128 the app still loads after 200 downloads aborted mid-body', async () => {
     const { origin, child } = await startShell(viewScript(file, 128));
     try {

@@ -9,7 +9,7 @@ import type { RunData } from './views/run/run-data.js';
  * and base64-encoded in `<script type="application/octet-stream">` elements. The page reads them
  * as the files `memlens view` would serve (as File objects: the worker reads them as it reads a
  * dropped file, and DecompressionStream ungzips them), so nothing is fetched at all.
- * The manifest's shape: src/cli/report-manifest.ts.
+ * The manifest's shape: src/wire/report-manifest.ts.
  */
 let cached: { manifest: ReportManifest; files: ServedFile[] } | null | undefined;
 

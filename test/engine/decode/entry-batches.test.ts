@@ -1,6 +1,6 @@
 /**
  * Runs of trace entries are read by a WebAssembly scanner (assembly/entry-scan.ts, driven by
- * src/engine/decode/entry-runs.ts) instead of the JS paths. Whatever the bytes, the result must be
+ * src/engine/decode/entry-batches.ts) instead of the JS paths. Whatever the bytes, the result must be
  * exactly what the JS paths give: the same columns, stacks and memo, or the same error. These
  * tests decode each input both ways and compare, and check the scanner really read the runs.
  */

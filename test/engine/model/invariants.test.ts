@@ -10,14 +10,14 @@ import { NODE_FLAGS } from '../../../src/node/node-flags.js';
 import { type ImpossibleCase, impossibleCases } from '../../helpers/impossible.js';
 
 /**
- * Impossible snapshots (made by the project's script, dist/scripts/make-impossible.js): memlens
+ * Impossible snapshots (made by the project's script, dist-tools/scripts/make-impossible.js): memlens
  * names each impossibility with its count and first offender, in the text and the --json
  * warnings, and prints no negative byte count and no total its parts exceed; a file where no
  * figure would be honest is refused in one line with exit 2.
  */
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const CLI = join(ROOT, 'dist', 'cli', 'main.js');
-const SCRIPT = join(ROOT, 'dist', 'scripts', 'make-impossible.js');
+const SCRIPT = join(ROOT, 'dist-tools', 'scripts', 'make-impossible.js');
 const CASES = impossibleCases();
 let dir = '';
 

@@ -1,6 +1,6 @@
 /**
  * torch_npu (Ascend NPU) files, made by the generator that follows torch_npu's source
- * (src/engine/synth/npu.ts): what memlens says of them must be the NPU's truth, not CUDA's.
+ * (scripts/synth/npu.ts): what memlens says of them must be the NPU's truth, not CUDA's.
  */
 import { describe, expect, it } from 'vitest';
 import { generateSnapshotBytes, generateSnapshotJson } from '../../../scripts/synth/index.js';

@@ -1,6 +1,6 @@
 /**
  * A test per row of docs/producers.md "Run layouts": files named exactly as each producer's code
- * names them (src/engine/run/layouts.ts cites the source), each placed with its rank, step, kind
+ * names them (src/engine/run-layout/layouts.ts cites the source), each placed with its rank, step, kind
  * and, for torchft, its replica.
  */
 import { describe, expect, it } from 'vitest';

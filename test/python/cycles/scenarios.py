@@ -1,4 +1,4 @@
-"""Garbage shapes for test/record-cycles.test.ts, observed by memlens.cycles with real gc and real
+"""Garbage shapes for test/cli/record/cycles.test.ts, observed by memlens.cycles with real gc and real
 (CPU) torch. Usage: /usr/bin/python3 scenarios.py OUT_DIR [NAME...]
 
 Each scenario runs with the observer installed on OUT_DIR/<name> (device cpu unless it says
