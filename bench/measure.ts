@@ -8,9 +8,9 @@
  */
 import { writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { summarize } from '../src/engine/analyses/summary/summary.js';
-import { loadSnapshot } from '../src/engine/load/load.js';
-import type { DeviceModel } from '../src/engine/model/snapshot.js';
+import { summarize } from '../src/engine/analyses/summary/index.js';
+import { loadSnapshot } from '../src/engine/load/index.js';
+import type { DeviceModel } from '../src/engine/model/index.js';
 import { fileSize, readChunks } from '../src/node/files/read-file.js';
 
 /** Reads the file in 4 MiB chunks; with `touch`, also sums every byte in JS (the JS floor). */

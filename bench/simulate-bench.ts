@@ -8,18 +8,19 @@
  * Run as `npm run build && node --expose-gc dist-tools/bench/simulate-bench.js bench/cache/synth-1GB-seed1-v1.pickle`.
  */
 
-import { loadSnapshot } from '../src/engine/load/load.js';
-import type { DeviceModel } from '../src/engine/model/snapshot.js';
-import { replayDevice } from '../src/engine/simulate/replay.js';
+import { loadSnapshot } from '../src/engine/load/index.js';
+import type { DeviceModel } from '../src/engine/model/index.js';
 import {
   applyConf,
+  cloneSettings,
   DEFAULT_TORCH_VERSION,
   describeSettings,
   recordedSettings,
+  replayDevice,
   type SimSettings,
-} from '../src/engine/simulate/settings.js';
-import { simulate } from '../src/engine/simulate/simulate.js';
-import { cloneSettings, sweepSettings } from '../src/engine/simulate/sweep.js';
+  simulate,
+  sweepSettings,
+} from '../src/engine/simulate/index.js';
 import { fileSize, readChunks } from '../src/node/files/read-file.js';
 
 interface Timing {

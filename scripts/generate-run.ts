@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { parseByteText, parseCountText } from '../src/engine/base/units.js';
+import { parseByteText, parseCountText } from '../src/engine/base/index.js';
 import { OOM_CAUSES, type OomCause } from './synth/oom-plant.js';
 import { generateRun, type RunLayout, type RunOptions } from './synth/run.js';
 

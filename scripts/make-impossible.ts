@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pickleDumps } from '../src/engine/encode/pickle-writer.js';
+import { pickleDumps } from '../src/engine/encode/index.js';
 import { impossibleCases } from '../test/helpers/impossible.js';
 
 /**

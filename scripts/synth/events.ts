@@ -1,5 +1,5 @@
 /** Trace events as the allocator model emits them, before they are shaped into snapshot dicts. */
-import { Action, KNOWN_ACTIONS } from '../../src/engine/model/trace-columns.js';
+import { Action, KNOWN_ACTIONS } from '../../src/engine/model/index.js';
 import type { Stack } from './frames.js';
 
 // The model's action codes and names: the generator writes the format's own vocabulary.

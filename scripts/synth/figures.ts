@@ -4,7 +4,7 @@
  * state and event counters rather than from the encoded file.
  */
 
-import type { DeviceFigures } from '../../src/engine/analyses/summary/summary.js';
+import type { DeviceFigures } from '../../src/engine/analyses/summary/index.js';
 import { ALLOCATED, FREE } from './blocks.js';
 import { ACTION_NAMES, OOM, type SimEvent } from './events.js';
 import type { OomFacts } from './oom-plant.js';
@@ -12,7 +12,7 @@ import type { PlantedFacts } from './planted.js';
 import type { ExtraBufferFacts } from './rank-plant.js';
 import type { SegmentView } from './views.js';
 
-export type { DeviceFigures, PoolFigures } from '../../src/engine/analyses/summary/summary.js';
+export type { DeviceFigures, PoolFigures } from '../../src/engine/analyses/summary/index.js';
 
 export interface ExpectedFigures {
   devices: DeviceFigures[];

@@ -3,7 +3,7 @@
  * every traceback, so a pickle holds each frame once and refers to it by memo index afterwards;
  * the generator does the same by wrapping every frame dict in one `Shared`.
  */
-import { type PyValue, Shared } from '../../src/engine/encode/pickle-values.js';
+import { type PyValue, Shared } from '../../src/engine/encode/index.js';
 
 /** name, filename, line: a Python frame has a real file and line; C++ frames mostly '??' and 0. */
 export type FrameSpec = readonly [name: string, filename: string, line: number];

@@ -1,13 +1,14 @@
 /** Public API of the synthetic snapshot generator. */
-import { writeJson } from '../../src/engine/encode/json-writer.js';
 import {
+  concatChunks,
+  PickleWriter,
   PyFloat,
   PyTuple,
   type PyValue,
   Shared,
   StreamedList,
-} from '../../src/engine/encode/pickle-values.js';
-import { concatChunks, PickleWriter } from '../../src/engine/encode/pickle-writer.js';
+  writeJson,
+} from '../../src/engine/encode/index.js';
 import type { ExpectedFigures } from './figures.js';
 import { type ResolvedOptions, resolveOptions, type SynthOptions } from './options.js';
 import { makePlan } from './sim.js';

@@ -7,8 +7,7 @@
  * difference, the 32-byte pad (`pad: 32`); the workload is a short scripted one, so every figure
  * a test checks can be worked out by hand.
  */
-import { type PyValue, pyTuple, Shared } from '../../src/engine/encode/pickle-values.js';
-import { concatChunks, PickleWriter } from '../../src/engine/encode/pickle-writer.js';
+import { concatChunks, PickleWriter, type PyValue, pyTuple, Shared } from '../../src/engine/encode/index.js';
 import { Allocator } from './allocator.js';
 import { ALLOCATED, type Block, FREE } from './blocks.js';
 import { ACTION_NAMES, Clock, OOM, type SimEvent } from './events.js';

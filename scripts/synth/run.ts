@@ -9,11 +9,11 @@
  * trace by memlens's own slicer, at the ProfilerStep boundaries.
  */
 
-import { planSlice } from '../../src/engine/analyses/slice/slice.js';
-import { findIterations } from '../../src/engine/derived/iterations/iterations.js';
-import { concatChunks, PickleWriter } from '../../src/engine/encode/pickle-writer.js';
-import { loadSnapshotBytes } from '../../src/engine/load/load.js';
-import type { DeviceModel, Snapshot } from '../../src/engine/model/snapshot.js';
+import { planSlice } from '../../src/engine/analyses/slice/index.js';
+import { findIterations } from '../../src/engine/derived/index.js';
+import { concatChunks, PickleWriter } from '../../src/engine/encode/index.js';
+import { loadSnapshotBytes } from '../../src/engine/load/index.js';
+import type { DeviceModel, Snapshot } from '../../src/engine/model/index.js';
 import { generateSnapshotBytes } from './generate.js';
 import type { OomCause } from './oom-plant.js';
 import type { DevicePlants } from './options.js';

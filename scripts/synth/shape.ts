@@ -2,7 +2,7 @@
  * Shapes the simulation into the dicts `_snapshot()` returns, key order included:
  * late 2025 (2.10), PyTorch 2.0 (`history` blocks) and the bare segment list.
  */
-import { type PyValue, pyFloat, pyTuple, Shared } from '../../src/engine/encode/pickle-values.js';
+import { type PyValue, pyFloat, pyTuple, Shared } from '../../src/engine/encode/index.js';
 import { ALLOCATED, type Block, FREE, PENDING } from './blocks.js';
 import { ACTION_NAMES, OOM, type SimEvent } from './events.js';
 import type { Stack } from './frames.js';

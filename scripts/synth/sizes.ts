@@ -6,7 +6,7 @@ import {
   ROUND_LARGE,
   SMALL_BUFFER,
   SMALL_SIZE,
-} from '../../src/engine/simulate/rounding.js';
+} from '../../src/engine/simulate/index.js';
 
 export { MIN_BLOCK, MIN_LARGE_ALLOC, ROUND_LARGE, SMALL_BUFFER, SMALL_SIZE };
 /** Default `large_segment_size`: 20 MiB. */

@@ -4,7 +4,7 @@
  * are streamed: each re-runs its device's simulation (pass 2) while the writer pulls entries,
  * so memory stays bounded whatever the trace length.
  */
-import { type PyValue, StreamedList } from '../../src/engine/encode/pickle-values.js';
+import { type PyValue, StreamedList } from '../../src/engine/encode/index.js';
 import type { Annotation, SimEvent } from './events.js';
 import { type DeviceFigures, deviceFigures, type ExpectedFigures, TraceFigures } from './figures.js';
 import type { Plants } from './planted.js';

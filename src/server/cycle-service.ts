@@ -7,8 +7,8 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import type { CycleGraph } from '../engine/analyses/cycles/cycle-file.js';
-import { cycleReport } from '../engine/analyses/cycles/cycle-report.js';
+import type { CycleGraph } from '../engine/analyses/cycles/index.js';
+import { cycleReport } from '../engine/analyses/cycles/index.js';
 import { gatherCycleInputs, readCycleFile, WindowFinder } from '../node/cycles/cycle-inputs.js';
 import type { ServedCycle } from '../wire/served-cycle.js';
 import type { ServedFile } from './snapshot-files.js';

@@ -5,9 +5,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { type RunReport, runReport } from '../engine/analyses/run/run-report.js';
-import { columnLabel, type RunSnapshot, stepLabel } from '../engine/analyses/run/run-table.js';
-import { discoverRun, type LeftOut, type Run, type RunCell } from '../engine/run-layout/discover.js';
+import {
+  columnLabel,
+  type RunReport,
+  type RunSnapshot,
+  runReport,
+  stepLabel,
+} from '../engine/analyses/run/index.js';
+import { discoverRun, type LeftOut, type Run, type RunCell } from '../engine/run-layout/index.js';
 import { leftOutLines } from '../node/files/expand-paths.js';
 import { scanRun } from '../node/files/scan-run.js';
 import { decodeRun } from '../node/workers/decode-run.js';

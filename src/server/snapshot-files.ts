@@ -1,6 +1,6 @@
 import { realpath, stat } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
-import { SnapshotError } from '../engine/base/errors.js';
+import { SnapshotError } from '../engine/base/index.js';
 import { gatherCycleInputs } from '../node/cycles/cycle-inputs.js';
 import { fileSize } from '../node/files/read-file.js';
 import { scanRun } from '../node/files/scan-run.js';

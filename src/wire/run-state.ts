@@ -1,4 +1,4 @@
-import type { RunReport } from '../engine/analyses/run/run-report.js';
+import type { RunReport } from '../engine/analyses/run/index.js';
 
 /** What GET api/run answers (the server's run-service.ts; the page's views/run/run-data.ts). */
 export interface RunState {

@@ -1,5 +1,4 @@
-import type { CycleGraph } from '../engine/analyses/cycles/cycle-file.js';
-import type { CycleReport } from '../engine/analyses/cycles/cycle-report.js';
+import type { CycleGraph, CycleReport } from '../engine/analyses/cycles/index.js';
 export type ServedCycle =
   | {
       /** The cycle file, relative to its run directory's parent (as the file list names snapshots). */

@@ -1,4 +1,4 @@
-import { formatBytes, formatCount } from '../../src/engine/base/format.js';
+import { formatBytes, formatCount } from '../../src/engine/base/index.js';
 
 export { formatBytes, formatCount };
 

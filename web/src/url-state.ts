@@ -1,5 +1,5 @@
-import { RUN_FIGURES, type RunFigure } from '../../src/engine/analyses/run/run-table.js';
-import type { TimelineAxis } from '../../src/engine/views/timeline/timeline-axis.js';
+import { RUN_FIGURES, type RunFigure } from '../../src/engine/analyses/run/index.js';
+import type { TimelineAxis } from '../../src/engine/views/timeline/index.js';
 import { readTableState, type TableState, writeTableState } from './views/table-url.js';
 
 /**

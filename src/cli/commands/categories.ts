@@ -1,7 +1,7 @@
 import Table from 'cli-table3';
 import { type Command, InvalidArgumentError } from 'commander';
-import { categoriesOf, type DeviceCategories } from '../../engine/analyses/categories/category-curves.js';
-import { formatBytes, formatCount } from '../../engine/base/format.js';
+import { categoriesOf, type DeviceCategories } from '../../engine/analyses/categories/index.js';
+import { formatBytes, formatCount } from '../../engine/base/index.js';
 import { pc } from '../text/colors.js';
 import { type FileOptions, parseCount, parseDevice, runFiles } from '../text/run-files.js';
 

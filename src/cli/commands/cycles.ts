@@ -1,18 +1,19 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { CycleGraph } from '../../engine/analyses/cycles/cycle-file.js';
-import { type CycleReport, cycleReport } from '../../engine/analyses/cycles/cycle-report.js';
+import type { CycleGraph } from '../../engine/analyses/cycles/index.js';
 import {
   allocationText,
   burstText,
+  type CycleReport,
+  cycleReport,
   cycleTitle,
   heldText,
   recordedSiteText,
   tensorText,
   wallClockText,
   windowText,
-} from '../../engine/analyses/cycles/cycle-words.js';
-import { formatBytes, plural } from '../../engine/base/format.js';
+} from '../../engine/analyses/cycles/index.js';
+import { formatBytes, plural } from '../../engine/base/index.js';
 import { gatherCycleInputs, readCycleFile, WindowFinder } from '../../node/cycles/cycle-inputs.js';
 import { EXIT_BAD_INPUT, reportError } from '../../node/files/report-error.js';
 import { pc } from '../text/colors.js';

@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
+import type { Finding, FindingKind } from '../../engine/analyses/diagnosis/index.js';
 import {
   type DeviceDiagnosis,
   diagnoseFile,
   type FileDiagnosis,
-} from '../../engine/analyses/diagnosis/diagnosis.js';
-import type { Finding, FindingKind } from '../../engine/analyses/diagnosis/finding.js';
-import { stakeText } from '../../engine/analyses/diagnosis/rank.js';
-import { jsonInProducerWords } from '../../engine/analyses/producer/wording.js';
+  stakeText,
+} from '../../engine/analyses/diagnosis/index.js';
+import { jsonInProducerWords } from '../../engine/analyses/producer/index.js';
 import { recordedCycles, windowGraphs } from '../../node/cycles/cycle-inputs.js';
 import { pc } from '../text/colors.js';
 import { commandLines } from '../text/command-lines.js';

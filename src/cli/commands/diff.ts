@@ -4,9 +4,9 @@ import {
   diffSides,
   type Matching,
   type MomentDiff,
-} from '../../engine/analyses/diff/diff.js';
-import { formatBytes, formatCount } from '../../engine/base/format.js';
-import { pickCell } from '../../engine/run-layout/pick-cell.js';
+} from '../../engine/analyses/diff/index.js';
+import { formatBytes, formatCount } from '../../engine/base/index.js';
+import { pickCell } from '../../engine/run-layout/index.js';
 import { expandPaths } from '../../node/files/expand-paths.js';
 import { progressFor } from '../../node/files/progress.js';
 import { EXIT_BAD_INPUT, reportError } from '../../node/files/report-error.js';

@@ -2,14 +2,13 @@ import { once } from 'node:events';
 import { createWriteStream, renameSync, rmSync } from 'node:fs';
 import { createGzip } from 'node:zlib';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { SnapshotError } from '../../engine/base/errors.js';
-import { formatCount, plural } from '../../engine/base/format.js';
+import { formatCount, plural, SnapshotError } from '../../engine/base/index.js';
 import {
   DEFAULT_COUNTER_POINTS,
   type PerfettoCounters,
   POINTS_PER_BUCKET,
   perfettoTrace,
-} from '../../engine/export/perfetto.js';
+} from '../../engine/export/index.js';
 import { checkOutputApart } from '../../node/export/export-output.js';
 import { exportTables, type TableFormat } from '../../node/export/export-tables.js';
 import { removeIfInterrupted } from '../../node/files/interrupt-cleanup.js';

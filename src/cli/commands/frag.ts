@@ -1,18 +1,16 @@
 import Table from 'cli-table3';
 import type { Command } from 'commander';
 import {
-  nonReleasablePeakWords,
-  SEGMENT_ALLOC_COLUMNS,
-} from '../../engine/analyses/fragmentation/frag-words.js';
-import {
   type DeviceFragmentation,
   type FragOptions,
   type FragState,
   fragmentationOf,
   listName,
-} from '../../engine/analyses/fragmentation/fragmentation.js';
-import { jsonInProducerWords } from '../../engine/analyses/producer/wording.js';
-import { formatBytes, formatCount } from '../../engine/base/format.js';
+  nonReleasablePeakWords,
+  SEGMENT_ALLOC_COLUMNS,
+} from '../../engine/analyses/fragmentation/index.js';
+import { jsonInProducerWords } from '../../engine/analyses/producer/index.js';
+import { formatBytes, formatCount } from '../../engine/base/index.js';
 import { pc } from '../text/colors.js';
 import { indent } from '../text/indent.js';
 import { type FileOptions, parseCount, parseDevice, parseEntry, runFiles } from '../text/run-files.js';

@@ -1,24 +1,21 @@
 import type { Command } from 'commander';
-import { type CycleCitation, citationText } from '../../engine/analyses/cycles/burst-cycles.js';
-import type { BurstPattern } from '../../engine/analyses/gc/burst-patterns.js';
+import { type CycleCitation, citationText } from '../../engine/analyses/cycles/index.js';
+import type { BurstPattern } from '../../engine/analyses/gc/index.js';
 import {
+  burstLivedText,
+  burstWhenText,
   type DeviceGc,
   type GcBurst,
   type GcOptions,
   gcBurstsOf,
-} from '../../engine/analyses/gc/gc-bursts.js';
-import {
-  burstLivedText,
-  burstWhenText,
   patternCountText,
   patternEachText,
   patternPeriodText,
   patternSpanText,
-} from '../../engine/analyses/gc/gc-words.js';
-import { formatBytes, formatCount, formatDuration, plural } from '../../engine/base/format.js';
-import { formatFrame } from '../../engine/derived/frames/short-path.js';
-import { topUserFrame } from '../../engine/derived/frames/user-frames.js';
-import type { Frame } from '../../engine/model/stack-table.js';
+} from '../../engine/analyses/gc/index.js';
+import { formatBytes, formatCount, formatDuration, plural } from '../../engine/base/index.js';
+import { formatFrame, topUserFrame } from '../../engine/derived/index.js';
+import type { Frame } from '../../engine/model/index.js';
 import { citeCycles, recordedCycles } from '../../node/cycles/cycle-inputs.js';
 import { pc } from '../text/colors.js';
 import { framesCell, sitesTable } from '../text/frames-text.js';

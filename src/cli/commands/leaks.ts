@@ -1,14 +1,15 @@
 import type { Command } from 'commander';
-import { leakIterationsSpan, leakKind } from '../../engine/analyses/leaks/leak-words.js';
+import type { Unreleased } from '../../engine/analyses/leaks/index.js';
 import {
   type DeviceLeaks,
   type LeakGroup,
   type LeakOptions,
+  leakIterationsSpan,
+  leakKind,
   leaksOf,
-} from '../../engine/analyses/leaks/leaks.js';
-import type { Unreleased } from '../../engine/analyses/leaks/unreleased.js';
-import { formatBytes, formatCount, plural, sinceStart } from '../../engine/base/format.js';
-import type { IterationSummary } from '../../engine/derived/iterations/iterations.js';
+} from '../../engine/analyses/leaks/index.js';
+import { formatBytes, formatCount, plural, sinceStart } from '../../engine/base/index.js';
+import type { IterationSummary } from '../../engine/derived/index.js';
 import { pc } from '../text/colors.js';
 import { framesCell, sitesTable } from '../text/frames-text.js';
 import { type FileOptions, parseCount, parseDevice, runFiles } from '../text/run-files.js';

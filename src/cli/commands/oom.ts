@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
-import { CATEGORIES } from '../../engine/analyses/categories/categories.js';
-import { shellWord } from '../../engine/analyses/diagnosis/finding.js';
-import { listName } from '../../engine/analyses/fragmentation/fragmentation.js';
-import { noOomEntryText, type OomReport, oomReports } from '../../engine/analyses/oom/oom.js';
-import { inProducerWords, jsonInProducerWords } from '../../engine/analyses/producer/wording.js';
-import { formatBytes, formatCount, plural } from '../../engine/base/format.js';
-import { formatFrame } from '../../engine/derived/frames/short-path.js';
+import { CATEGORIES } from '../../engine/analyses/categories/index.js';
+import { shellWord } from '../../engine/analyses/diagnosis/index.js';
+import { listName } from '../../engine/analyses/fragmentation/index.js';
+import { noOomEntryText, type OomReport, oomReports } from '../../engine/analyses/oom/index.js';
+import { inProducerWords, jsonInProducerWords } from '../../engine/analyses/producer/index.js';
+import { formatBytes, formatCount, plural } from '../../engine/base/index.js';
+import { formatFrame } from '../../engine/derived/index.js';
 import { pc } from '../text/colors.js';
 import { commandLines } from '../text/command-lines.js';
 import { framesCell, sitesTable } from '../text/frames-text.js';

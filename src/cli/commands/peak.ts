@@ -1,10 +1,9 @@
 import Table from 'cli-table3';
 import type { Command } from 'commander';
-import { type DevicePeak, type PeakOptions, peakOf } from '../../engine/analyses/peak/peak.js';
-import { SnapshotError } from '../../engine/base/errors.js';
-import { formatBytes, formatCount, formatDuration, plural } from '../../engine/base/format.js';
-import { liveMemoryProfile } from '../../engine/export/speedscope.js';
-import type { DeviceModel, Snapshot } from '../../engine/model/snapshot.js';
+import { type DevicePeak, type PeakOptions, peakOf } from '../../engine/analyses/peak/index.js';
+import { formatBytes, formatCount, formatDuration, plural, SnapshotError } from '../../engine/base/index.js';
+import { liveMemoryProfile } from '../../engine/export/index.js';
+import type { DeviceModel, Snapshot } from '../../engine/model/index.js';
 import { writeFileAtomically } from '../../node/files/write-file.js';
 import { pc } from '../text/colors.js';
 import { framesCell } from '../text/frames-text.js';

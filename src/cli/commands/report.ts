@@ -1,8 +1,7 @@
 import { accessSync, closeSync, constants, openSync, readSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
-import { SnapshotError } from '../../engine/base/errors.js';
-import { formatBytes, formatCount, plural } from '../../engine/base/format.js';
+import { formatBytes, formatCount, plural, SnapshotError } from '../../engine/base/index.js';
 import { isDirectory } from '../../node/files/expand-paths.js';
 import { EXIT_BAD_INPUT } from '../../node/files/report-error.js';
 import { writeStreamAtomically } from '../../node/files/write-file.js';

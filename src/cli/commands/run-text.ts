@@ -1,21 +1,20 @@
-import { shellWord } from '../../engine/analyses/diagnosis/finding.js';
-import { type RunLead, runLead } from '../../engine/analyses/run/run-lead.js';
-import type { RunReport } from '../../engine/analyses/run/run-report.js';
+import { shellWord } from '../../engine/analyses/diagnosis/index.js';
+import type { RunReport } from '../../engine/analyses/run/index.js';
 import {
   columnOrder,
-  laneOrder,
-  type RunFigure,
-  type RunRow,
-  runComparable,
-  windowRows,
-} from '../../engine/analyses/run/run-table.js';
-import {
   FIGURE_WORDS,
   growthHeadline,
+  laneOrder,
   oomHeadline,
   outlierHeadline,
-} from '../../engine/analyses/run/run-words.js';
-import { formatBytes, plural } from '../../engine/base/format.js';
+  type RunFigure,
+  type RunLead,
+  type RunRow,
+  runComparable,
+  runLead,
+  windowRows,
+} from '../../engine/analyses/run/index.js';
+import { formatBytes, plural } from '../../engine/base/index.js';
 import { pc } from '../text/colors.js';
 import { commandLines } from '../text/command-lines.js';
 import { wrapIndented } from '../text/indent.js';

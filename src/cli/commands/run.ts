@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { type RunReport, runReport } from '../../engine/analyses/run/run-report.js';
-import { discoverRun, type Run } from '../../engine/run-layout/discover.js';
+import { type RunReport, runReport } from '../../engine/analyses/run/index.js';
+import { discoverRun, type Run } from '../../engine/run-layout/index.js';
 import { expandPaths, isDirectory, leftOutLines } from '../../node/files/expand-paths.js';
 import { EXIT_BAD_INPUT } from '../../node/files/report-error.js';
 import { decodeRun } from '../../node/workers/decode-run.js';

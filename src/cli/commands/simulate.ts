@@ -1,15 +1,21 @@
 import Table from 'cli-table3';
 import type { Command } from 'commander';
-import { inProducerWords } from '../../engine/analyses/producer/wording.js';
-import { SnapshotError } from '../../engine/base/errors.js';
-import { formatBytes, formatCount } from '../../engine/base/format.js';
-import { PickleWriter } from '../../engine/encode/pickle-writer.js';
-import type { Snapshot } from '../../engine/model/snapshot.js';
-import type { Fidelity } from '../../engine/simulate/fidelity.js';
-import { howFar, type ReplaySummary } from '../../engine/simulate/replay-summary.js';
-import { applyConf, DEFAULT_TORCH_VERSION, defaultSettings } from '../../engine/simulate/settings.js';
-import { type DeviceSimulation, type SimulationResult, simulate } from '../../engine/simulate/simulate.js';
-import { simulatedSnapshot } from '../../engine/simulate/to-snapshot.js';
+import { inProducerWords } from '../../engine/analyses/producer/index.js';
+import { formatBytes, formatCount, SnapshotError } from '../../engine/base/index.js';
+import { PickleWriter } from '../../engine/encode/index.js';
+import type { Snapshot } from '../../engine/model/index.js';
+import type { Fidelity } from '../../engine/simulate/index.js';
+import {
+  applyConf,
+  DEFAULT_TORCH_VERSION,
+  type DeviceSimulation,
+  defaultSettings,
+  howFar,
+  type ReplaySummary,
+  type SimulationResult,
+  simulate,
+  simulatedSnapshot,
+} from '../../engine/simulate/index.js';
 import { writeStreamAtomically } from '../../node/files/write-file.js';
 import { pc } from '../text/colors.js';
 import { indent } from '../text/indent.js';

@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
-import { type DeviceSlice, planSlice } from '../../engine/analyses/slice/slice.js';
-import type { SliceRequest } from '../../engine/analyses/slice/slice-window.js';
-import { SnapshotError } from '../../engine/base/errors.js';
-import { formatCount, plural } from '../../engine/base/format.js';
-import { PickleWriter } from '../../engine/encode/pickle-writer.js';
+import type { SliceRequest } from '../../engine/analyses/slice/index.js';
+import { type DeviceSlice, planSlice } from '../../engine/analyses/slice/index.js';
+import { formatCount, plural, SnapshotError } from '../../engine/base/index.js';
+import { PickleWriter } from '../../engine/encode/index.js';
 import { writeStreamAtomically } from '../../node/files/write-file.js';
 import { type FileOptions, parseDevice, runFiles } from '../text/run-files.js';
 import { parseRange } from './tables.js';

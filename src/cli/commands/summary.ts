@@ -5,8 +5,8 @@ import {
   type SnapshotSummary,
   type SummaryRow,
   summarize,
-} from '../../engine/analyses/summary/summary.js';
-import { formatBytes, formatCount, formatDuration, plural } from '../../engine/base/format.js';
+} from '../../engine/analyses/summary/index.js';
+import { formatBytes, formatCount, formatDuration, plural } from '../../engine/base/index.js';
 import { pc } from '../text/colors.js';
 import { type FileOptions, parseDevice, runFiles } from '../text/run-files.js';
 

@@ -1,16 +1,16 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { parseRangeText } from '../../engine/base/units.js';
-import type { DeviceModel, Snapshot } from '../../engine/model/snapshot.js';
-import { csvByteChunks } from '../../engine/views/tables/table-csv.js';
-import { jsonRowChunks } from '../../engine/views/tables/table-json.js';
+import { parseRangeText } from '../../engine/base/index.js';
+import type { DeviceModel, Snapshot } from '../../engine/model/index.js';
 import {
   blockTable,
+  csvByteChunks,
   eventTable,
+  jsonRowChunks,
   type RowTable,
   type Selection,
   selectRows,
-} from '../../engine/views/tables/tables.js';
+} from '../../engine/views/tables/index.js';
 import { openSnapshot } from '../../node/files/open-snapshot.js';
 import { EXIT_BAD_INPUT, reportError } from '../../node/files/report-error.js';
 import { parseCount, parseDevice } from '../text/run-files.js';

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { plural } from '../../engine/base/format.js';
+import { plural } from '../../engine/base/index.js';
 import { gatherCycleInputs } from '../../node/cycles/cycle-inputs.js';
 import { isDirectory, snapshotsUnder } from '../../node/files/expand-paths.js';
 import { EXIT_BAD_INPUT } from '../../node/files/report-error.js';

@@ -5,10 +5,10 @@
  * --json, only the one line on why there is no snapshot is said here).
  */
 import path from 'node:path';
-import { shellWord } from '../../engine/analyses/diagnosis/finding.js';
-import { runReport } from '../../engine/analyses/run/run-report.js';
-import { formatBytes, plural } from '../../engine/base/format.js';
-import { discoverRun } from '../../engine/run-layout/discover.js';
+import { shellWord } from '../../engine/analyses/diagnosis/index.js';
+import { runReport } from '../../engine/analyses/run/index.js';
+import { formatBytes, plural } from '../../engine/base/index.js';
+import { discoverRun } from '../../engine/run-layout/index.js';
 import { decodeRun } from '../../node/workers/decode-run.js';
 import { renderRun } from '../commands/run-text.js';
 import type { ProcRecord, RunManifest } from './record-manifest.js';

@@ -1,9 +1,8 @@
 import { createReadStream, realpathSync } from 'node:fs';
 import { basename, join, resolve, sep } from 'node:path';
 import { createGzip, gzipSync } from 'node:zlib';
-import type { RunReport } from '../../engine/analyses/run/run-report.js';
-import { asSnapshotError, SnapshotError } from '../../engine/base/errors.js';
-import { formatBytes } from '../../engine/base/format.js';
+import type { RunReport } from '../../engine/analyses/run/index.js';
+import { asSnapshotError, formatBytes, SnapshotError } from '../../engine/base/index.js';
 import { openSnapshot } from '../../node/files/open-snapshot.js';
 import { fileSize } from '../../node/files/read-file.js';
 import { VERSION } from '../../node/version.js';

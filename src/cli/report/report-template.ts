@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
-import { SnapshotError } from '../../engine/base/errors.js';
+import { SnapshotError } from '../../engine/base/index.js';
 import { APP_ROOT } from '../../server/static-files.js';
 
 /**

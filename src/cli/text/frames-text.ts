@@ -1,6 +1,5 @@
 import Table from 'cli-table3';
-import { formatFrame } from '../../engine/derived/frames/short-path.js';
-import { cellFrames, type FrameLike } from '../../engine/derived/frames/user-frames.js';
+import { cellFrames, type FrameLike, formatFrame } from '../../engine/derived/index.js';
 import { pc } from './colors.js';
 
 /** A stack as a table cell: its first frames (user-frames.ts cellFrames), one per line. */

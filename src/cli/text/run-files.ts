@@ -1,8 +1,7 @@
 import { InvalidArgumentError } from 'commander';
-import { inProducerWords, jsonInProducerWords } from '../../engine/analyses/producer/wording.js';
-import { SnapshotError } from '../../engine/base/errors.js';
-import { parseByteText, parseCountText } from '../../engine/base/units.js';
-import type { DeviceModel, Snapshot } from '../../engine/model/snapshot.js';
+import { inProducerWords, jsonInProducerWords } from '../../engine/analyses/producer/index.js';
+import { parseByteText, parseCountText, SnapshotError } from '../../engine/base/index.js';
+import type { DeviceModel, Snapshot } from '../../engine/model/index.js';
 import { expandPaths } from '../../node/files/expand-paths.js';
 import { openSnapshot } from '../../node/files/open-snapshot.js';
 import { EXIT_BAD_INPUT, reportError } from '../../node/files/report-error.js';

@@ -2,8 +2,8 @@
  * What the result cache keeps per snapshot content: the run's result of the file, or why it
  * could not be decoded (remembered too, so a rerun does not decode a broken file again).
  */
-import type { CellResult } from '../../engine/analyses/run/cell-result.js';
-import { RUN_FIGURES } from '../../engine/analyses/run/run-table.js';
+import type { CellResult } from '../../engine/analyses/run/index.js';
+import { RUN_FIGURES } from '../../engine/analyses/run/index.js';
 
 export type CellOutcome = { result: CellResult } | { error: string };
 

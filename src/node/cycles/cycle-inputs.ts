@@ -1,27 +1,26 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { type CycleCitation, citeWindowCycles } from '../../engine/analyses/cycles/burst-cycles.js';
-import { type CycleGraph, parseCycleText } from '../../engine/analyses/cycles/cycle-file.js';
 import {
+  type CycleCitation,
+  type CycleGraph,
+  candidateCells,
+  citeWindowCycles,
   gcCache,
   holdsCudaTensors,
-  NO_CUDA_TENSOR,
-  type WindowMatch,
-} from '../../engine/analyses/cycles/cycle-report.js';
-import {
-  candidateCells,
   holdsStep,
+  NO_CUDA_TENSOR,
   noWindowReason,
+  parseCycleText,
   spanHolds,
   type TimeSpan,
   traceSpan,
+  type WindowMatch,
   windowCycles,
-} from '../../engine/analyses/cycles/cycle-windows.js';
-import type { DeviceGc, GcOptions } from '../../engine/analyses/gc/gc-bursts.js';
-import { SnapshotError } from '../../engine/base/errors.js';
-import type { DeviceModel, Snapshot } from '../../engine/model/snapshot.js';
-import { discoverRun, type Run } from '../../engine/run-layout/discover.js';
-import { naturalCompare } from '../../engine/run-layout/natural-order.js';
+} from '../../engine/analyses/cycles/index.js';
+import type { DeviceGc, GcOptions } from '../../engine/analyses/gc/index.js';
+import { SnapshotError } from '../../engine/base/index.js';
+import type { DeviceModel, Snapshot } from '../../engine/model/index.js';
+import { discoverRun, naturalCompare, type Run } from '../../engine/run-layout/index.js';
 import { isDirectory, mtime, snapshotsUnder } from '../files/expand-paths.js';
 import { openSnapshot } from '../files/open-snapshot.js';
 import { EXIT_BAD_INPUT, reportError } from '../files/report-error.js';

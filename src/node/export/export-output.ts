@@ -1,6 +1,6 @@
 import { readdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import { SnapshotError } from '../../engine/base/errors.js';
+import { SnapshotError } from '../../engine/base/index.js';
 
 /**
  * Refuses an output that would destroy an input: one that is an input, holds one, or lies inside

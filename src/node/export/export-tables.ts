@@ -2,10 +2,17 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, w
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { SnapshotError } from '../../engine/base/errors.js';
-import { SCHEMA_VERSION, TABLE_NAMES, TABLES, type TableName } from '../../engine/export/schema.js';
-import { type Batch, type ExportSource, tableBatches } from '../../engine/export/table-rows.js';
-import type { RunCell } from '../../engine/run-layout/discover.js';
+import { SnapshotError } from '../../engine/base/index.js';
+import {
+  type Batch,
+  type ExportSource,
+  SCHEMA_VERSION,
+  TABLE_NAMES,
+  TABLES,
+  type TableName,
+  tableBatches,
+} from '../../engine/export/index.js';
+import type { RunCell } from '../../engine/run-layout/index.js';
 import { expandPaths } from '../files/expand-paths.js';
 import { openSnapshot } from '../files/open-snapshot.js';
 import { openDuckDb } from './duckdb.js';

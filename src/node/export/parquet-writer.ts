@@ -1,13 +1,15 @@
 import { rmSync } from 'node:fs';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { type ColumnSpec, SCHEMA_VERSION, type TableName } from '../../engine/export/schema.js';
 import {
   type Batch,
+  type ColumnSpec,
   DEFAULT_BATCH_ROWS,
   isSeries,
   isText,
+  SCHEMA_VERSION,
+  type TableName,
   type TextColumn,
-} from '../../engine/export/table-rows.js';
+} from '../../engine/export/index.js';
 import { VERSION } from '../version.js';
 import { type StagedColumn, writePlainParquet } from './plain-parquet.js';
 import { isPlainLiteral, sqlFileList, sqlIdentifier, sqlString } from './sql-quote.js';

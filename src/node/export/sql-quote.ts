@@ -2,7 +2,7 @@
  * Every piece of SQL text memlens builds from a value (a file name, a path, a table name read from
  * an export's manifest, a frame name) goes through here, so that no value is ever read as SQL.
  */
-import { SnapshotError } from '../../engine/base/errors.js';
+import { SnapshotError } from '../../engine/base/index.js';
 
 /**
  * A DuckDB string literal. DuckDB's parser ends a literal at a NUL, so a NUL (a frame name may

@@ -1,7 +1,7 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
-import type { ColumnSpec } from '../../engine/export/schema.js';
-import { type Batch, isText, numberAt } from '../../engine/export/table-rows.js';
-import { csvCell } from '../../engine/views/tables/table-csv.js';
+import type { ColumnSpec } from '../../engine/export/index.js';
+import { type Batch, isText, numberAt } from '../../engine/export/index.js';
+import { csvCell } from '../../engine/views/tables/index.js';
 
 const ROWS_PER_WRITE = 8192;
 

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { discoverRun, type Run } from '../../engine/run-layout/discover.js';
+import { discoverRun, type Run } from '../../engine/run-layout/index.js';
 import { type RunScan, scanRun } from './scan-run.js';
 
 export interface ExpandedPaths {

@@ -1,6 +1,6 @@
-import { asSnapshotError } from '../../engine/base/errors.js';
-import { loadSnapshot } from '../../engine/load/load.js';
-import type { Snapshot } from '../../engine/model/snapshot.js';
+import { asSnapshotError } from '../../engine/base/index.js';
+import { loadSnapshot } from '../../engine/load/index.js';
+import type { Snapshot } from '../../engine/model/index.js';
 import { progressFor } from './progress.js';
 import { fileSize, readChunks } from './read-file.js';
 

@@ -1,5 +1,5 @@
 import { SingleBar } from 'cli-progress';
-import { formatBytes } from '../../engine/base/format.js';
+import { formatBytes } from '../../engine/base/index.js';
 
 /** Files smaller than this load in well under a second: a bar would only flicker. */
 const MIN_BYTES_FOR_BAR = 32 * 1024 * 1024;

@@ -1,5 +1,5 @@
 import { type FileHandle, open, stat } from 'node:fs/promises';
-import { SnapshotError } from '../../engine/base/errors.js';
+import { SnapshotError } from '../../engine/base/index.js';
 
 const CHUNK = 4 * 1024 * 1024;
 

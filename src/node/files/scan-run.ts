@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { holdsSnapshots, isSnapshotName, type LeftOut } from '../../engine/run-layout/discover.js';
+import { holdsSnapshots, isSnapshotName, type LeftOut } from '../../engine/run-layout/index.js';
 import { notSnapshotReason } from './sniff-snapshot.js';
 
 /** What a run directory holds: its snapshot files, what was left out and why, what could not be read. */

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import zlib from 'node:zlib';
-import { notSnapshotJson } from '../../engine/run-layout/not-snapshot.js';
+import { notSnapshotJson } from '../../engine/run-layout/index.js';
 
 /** Enough of a file to see its first keys, however the JSON is indented. */
 const HEAD_BYTES = 64 * 1024;

@@ -1,5 +1,5 @@
 import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { SnapshotError } from '../../engine/base/errors.js';
+import { SnapshotError } from '../../engine/base/index.js';
 import { removeIfInterrupted } from './interrupt-cleanup.js';
 
 /**

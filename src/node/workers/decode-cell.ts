@@ -7,8 +7,8 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { cellResult } from '../../engine/analyses/run/cell-result.js';
-import { SnapshotError } from '../../engine/base/errors.js';
+import { cellResult } from '../../engine/analyses/run/index.js';
+import { SnapshotError } from '../../engine/base/index.js';
 import type { CellOutcome } from '../cache/cell-outcome.js';
 import { type ResultCache, statKey } from '../cache/result-cache.js';
 import { decodeChunks } from '../files/open-snapshot.js';

@@ -5,8 +5,8 @@
  */
 import fs from 'node:fs';
 import os from 'node:os';
-import type { RunSnapshot } from '../../engine/analyses/run/run-table.js';
-import type { Run } from '../../engine/run-layout/discover.js';
+import type { RunSnapshot } from '../../engine/analyses/run/index.js';
+import type { Run } from '../../engine/run-layout/index.js';
 import { type CellOutcome, isCellOutcome } from '../cache/cell-outcome.js';
 import { type CacheLookup, ResultCache } from '../cache/result-cache.js';
 import { VERSION } from '../version.js';

@@ -3,8 +3,8 @@
  * the diff (diff-side.ts), so the two files of a diff decode on two cores at once.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { diffSide } from '../../engine/analyses/diff/diff-side.js';
-import { SnapshotError } from '../../engine/base/errors.js';
+import { diffSide } from '../../engine/analyses/diff/index.js';
+import { SnapshotError } from '../../engine/base/index.js';
 import { openSnapshot } from '../files/open-snapshot.js';
 import type { SideReply, SideRequest } from './parallel-decode.js';
 

@@ -1,4 +1,4 @@
-import type { DiffSide } from '../../engine/analyses/diff/diff-side.js';
+import type { DiffSide } from '../../engine/analyses/diff/index.js';
 import { fileSize } from '../files/read-file.js';
 import { runWorker } from './worker-pool.js';
 

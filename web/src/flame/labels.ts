@@ -1,5 +1,5 @@
-import { shortName } from '../../../src/engine/derived/frames/short-path.js';
-import { type FlameTree, NO_STACK_FRAME, ROOT_FRAME } from '../../../src/engine/views/flame/flame-tree.js';
+import { shortName } from '../../../src/engine/derived/index.js';
+import { type FlameTree, NO_STACK_FRAME, ROOT_FRAME } from '../../../src/engine/views/flame/index.js';
 
 /**
  * A frame's label: its name (C++ without its signature), with its file and line where another

@@ -1,4 +1,4 @@
-import type { FlameTree } from '../../../src/engine/views/flame/flame-tree.js';
+import type { FlameTree } from '../../../src/engine/views/flame/index.js';
 import { frameLabel } from './labels.js';
 
 export const ROW = 18;

@@ -1,9 +1,13 @@
-import { formatCount, formatDuration } from '../../../src/engine/base/format.js';
-import { lowerBound } from '../../../src/engine/model/lower-bound.js';
-import type { PoolGroup } from '../../../src/engine/views/pools/pool-envelopes.js';
-import { byteTicks, decimalTicks } from '../../../src/engine/views/timeline/axis-ticks.js';
-import type { OomMark, StepMarker, TimelineAxis } from '../../../src/engine/views/timeline/timeline-axis.js';
-import type { TimelineLod } from '../../../src/engine/views/timeline/timeline-lod.js';
+import { formatCount, formatDuration } from '../../../src/engine/base/index.js';
+import { lowerBound } from '../../../src/engine/model/index.js';
+import type { PoolGroup } from '../../../src/engine/views/pools/index.js';
+import type {
+  OomMark,
+  StepMarker,
+  TimelineAxis,
+  TimelineLod,
+} from '../../../src/engine/views/timeline/index.js';
+import { byteTicks, decimalTicks } from '../../../src/engine/views/timeline/index.js';
 import { formatBytes } from '../format.js';
 import { allocationTone } from './paint-layer.js';
 

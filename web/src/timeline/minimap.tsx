@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
-import type { OomMark, TimelineAxis } from '../../../src/engine/views/timeline/timeline-axis.js';
+import type { OomMark, TimelineAxis } from '../../../src/engine/views/timeline/index.js';
 import type { EngineClient } from '../worker/client.js';
 import type { DeviceInfo } from '../worker/protocol.js';
 import { sizedContext, useMeasuredWidth } from './canvas.js';

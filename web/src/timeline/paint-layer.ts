@@ -1,4 +1,4 @@
-import type { TimelineLod } from '../../../src/engine/views/timeline/timeline-lod.js';
+import type { TimelineLod } from '../../../src/engine/views/timeline/index.js';
 
 /**
  * Paints a level of detail into a bitmap of plot size, in the engine worker: the page's frames

@@ -1,5 +1,5 @@
-import { formatStream } from '../../../src/engine/base/format.js';
-import { freePartCode, type PoolGroup } from '../../../src/engine/views/pools/pool-envelopes.js';
+import { formatStream } from '../../../src/engine/base/index.js';
+import { freePartCode, type PoolGroup } from '../../../src/engine/views/pools/index.js';
 import { envelopeTone } from './paint-layer.js';
 
 interface Props {

@@ -1,4 +1,4 @@
-import { formatStream } from '../../../src/engine/base/format.js';
+import { formatStream } from '../../../src/engine/base/index.js';
 
 interface Props {
   streams: number[];

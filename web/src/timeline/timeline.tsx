@@ -1,8 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
-import { formatDuration, formatStream } from '../../../src/engine/base/format.js';
-import { freePartGroup, type PoolGroup } from '../../../src/engine/views/pools/pool-envelopes.js';
-import type { HoverFacts } from '../../../src/engine/views/timeline/hover-facts.js';
-import type { TimelineAxis } from '../../../src/engine/views/timeline/timeline-axis.js';
+import { formatDuration, formatStream } from '../../../src/engine/base/index.js';
+import { freePartGroup, type PoolGroup } from '../../../src/engine/views/pools/index.js';
+import type { HoverFacts, TimelineAxis } from '../../../src/engine/views/timeline/index.js';
 import { exactBytes, formatBytes, formatCount } from '../format.js';
 import type { TimelineStack, ZoomMode } from '../url-state.js';
 import { frameContext, sizedContext, useMeasuredWidth } from './canvas.js';

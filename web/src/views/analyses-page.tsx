@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import type { WindowCycle } from '../../../src/engine/analyses/cycles/burst-cycles.js';
+import type { WindowCycle } from '../../../src/engine/analyses/cycles/index.js';
 import { hex } from '../format.js';
 import { PANELS, type Panel, type ViewState } from '../url-state.js';
 import type { EngineClient } from '../worker/client.js';

@@ -1,10 +1,7 @@
 import { useState } from 'react';
-import { formatDuration, formatStream } from '../../../src/engine/base/format.js';
-import type {
-  AllocationDetails,
-  DetailFrame,
-} from '../../../src/engine/derived/allocation/allocation-details.js';
-import { frameWhere, shortName } from '../../../src/engine/derived/frames/short-path.js';
+import { formatDuration, formatStream } from '../../../src/engine/base/index.js';
+import type { AllocationDetails, DetailFrame } from '../../../src/engine/derived/index.js';
+import { frameWhere, shortName } from '../../../src/engine/derived/index.js';
 import { exactBytes, formatBytes, formatCount, hex } from '../format.js';
 
 /** The pinned allocation: sizes, address, stream, lifetime, its entries, and the whole stack. */

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
-import type { AllocationDetails } from '../../../src/engine/derived/allocation/allocation-details.js';
-import type { FlameTree } from '../../../src/engine/views/flame/flame-tree.js';
+import type { AllocationDetails } from '../../../src/engine/derived/index.js';
+import type { FlameTree } from '../../../src/engine/views/flame/index.js';
 import { frameLabel } from '../flame/labels.js';
 import { drawFlame, frameWhere, hitFlame, layoutFlame, parentsOf, ROW } from '../flame/layout.js';
 import { exactBytes, formatBytes, formatCount } from '../format.js';

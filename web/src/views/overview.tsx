@@ -2,8 +2,8 @@ import type {
   DeviceSummary,
   SnapshotSummary,
   SummaryRow,
-} from '../../../src/engine/analyses/summary/summary.js';
-import { formatDuration } from '../../../src/engine/base/format.js';
+} from '../../../src/engine/analyses/summary/index.js';
+import { formatDuration } from '../../../src/engine/base/index.js';
 import { exactBytes, formatBytes, formatCount } from '../format.js';
 import type { EngineClient } from '../worker/client.js';
 import { useQuery } from './analyses/use-query.js';

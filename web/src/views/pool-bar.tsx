@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useRef } from 'react';
-import { lowerBound } from '../../../src/engine/model/lower-bound.js';
-import type { PoolBlock, PoolSegment } from '../../../src/engine/views/pools/pool-state.js';
+import { lowerBound } from '../../../src/engine/model/index.js';
+import type { PoolBlock, PoolSegment } from '../../../src/engine/views/pools/index.js';
 import { exactBytes, formatBytes, hex } from '../format.js';
 import { sizedContext, useParentWidth } from '../timeline/canvas.js';
 import { DENSE_BLOCKS } from './pool-dense.js';

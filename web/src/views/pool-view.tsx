@@ -1,11 +1,11 @@
 import { memo, useEffect, useMemo, useRef, useState } from 'react';
-import { formatDuration } from '../../../src/engine/base/format.js';
+import { formatDuration } from '../../../src/engine/base/index.js';
 import {
   orderSegments,
   type PoolSegment,
   type PoolStateReport,
   type SegmentOrder,
-} from '../../../src/engine/views/pools/pool-state.js';
+} from '../../../src/engine/views/pools/index.js';
 import { exactBytes, formatBytes, formatCount, hex } from '../format.js';
 import type { EntryInfo } from '../worker/protocol.js';
 import { Bytes } from './analyses/bits.js';

@@ -1,6 +1,6 @@
-import { formatDuration } from '../../../src/engine/base/format.js';
-import { shortName, shortPath } from '../../../src/engine/derived/frames/short-path.js';
-import type { Cell } from '../../../src/engine/views/tables/tables.js';
+import { formatDuration } from '../../../src/engine/base/index.js';
+import { shortName, shortPath } from '../../../src/engine/derived/index.js';
+import type { Cell } from '../../../src/engine/views/tables/index.js';
 import { exactBytes, formatBytes, formatCount, hex } from '../format.js';
 
 /**

@@ -1,4 +1,4 @@
-import { parseAddress } from '../../../src/engine/derived/allocation/allocation-search.js';
+import { parseAddress } from '../../../src/engine/derived/index.js';
 import type { TableKind } from '../worker/table-protocol.js';
 
 /**

@@ -1,7 +1,6 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useCallback, useEffect, useRef, useState } from 'react';
-import type { TablePage } from '../../../src/engine/views/tables/table-window.js';
-import type { Cell } from '../../../src/engine/views/tables/tables.js';
+import type { Cell, TablePage } from '../../../src/engine/views/tables/index.js';
 import type { ViewState } from '../url-state.js';
 import type { EngineClient } from '../worker/client.js';
 import type { DeviceInfo } from '../worker/protocol.js';

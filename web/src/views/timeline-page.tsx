@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import type { AllocationDetails } from '../../../src/engine/derived/allocation/allocation-details.js';
+import type { AllocationDetails } from '../../../src/engine/derived/index.js';
 import { formatCount } from '../format.js';
 import type { Selection } from '../timeline/draw.js';
 import { Minimap } from '../timeline/minimap.js';

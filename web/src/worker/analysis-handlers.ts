@@ -1,14 +1,14 @@
-import { categoriesOf } from '../../../src/engine/analyses/categories/category-curves.js';
-import { citeWindowCycles } from '../../../src/engine/analyses/cycles/burst-cycles.js';
-import { diagnoseFile, type FileDiagnosis } from '../../../src/engine/analyses/diagnosis/diagnosis.js';
-import { fragmentationOf } from '../../../src/engine/analyses/fragmentation/fragmentation.js';
-import { gcBurstsOf } from '../../../src/engine/analyses/gc/gc-bursts.js';
-import { leaksOf } from '../../../src/engine/analyses/leaks/leaks.js';
-import { oomReports } from '../../../src/engine/analyses/oom/oom.js';
-import { jsonInProducerWords } from '../../../src/engine/analyses/producer/wording.js';
-import { liveMemoryProfile } from '../../../src/engine/export/speedscope.js';
-import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
-import { allocationsUnder, type FlameTree, flameTree } from '../../../src/engine/views/flame/flame-tree.js';
+import { categoriesOf } from '../../../src/engine/analyses/categories/index.js';
+import { citeWindowCycles } from '../../../src/engine/analyses/cycles/index.js';
+import { diagnoseFile, type FileDiagnosis } from '../../../src/engine/analyses/diagnosis/index.js';
+import { fragmentationOf } from '../../../src/engine/analyses/fragmentation/index.js';
+import { gcBurstsOf } from '../../../src/engine/analyses/gc/index.js';
+import { leaksOf } from '../../../src/engine/analyses/leaks/index.js';
+import { oomReports } from '../../../src/engine/analyses/oom/index.js';
+import { jsonInProducerWords } from '../../../src/engine/analyses/producer/index.js';
+import { liveMemoryProfile } from '../../../src/engine/export/index.js';
+import type { DeviceModel, Snapshot } from '../../../src/engine/model/index.js';
+import { allocationsUnder, type FlameTree, flameTree } from '../../../src/engine/views/flame/index.js';
 import type { AnalysisQueries, FlameAt } from './analysis-protocol.js';
 
 type Handlers = {

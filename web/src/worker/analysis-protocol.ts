@@ -1,11 +1,11 @@
-import type { DeviceCategories } from '../../../src/engine/analyses/categories/category-curves.js';
-import type { CycleCitation, WindowCycle } from '../../../src/engine/analyses/cycles/burst-cycles.js';
-import type { FileDiagnosis } from '../../../src/engine/analyses/diagnosis/diagnosis.js';
-import type { DeviceFragmentation } from '../../../src/engine/analyses/fragmentation/fragmentation.js';
-import type { DeviceGc } from '../../../src/engine/analyses/gc/gc-bursts.js';
-import type { DeviceLeaks } from '../../../src/engine/analyses/leaks/leaks.js';
-import type { OomReport } from '../../../src/engine/analyses/oom/oom.js';
-import type { FlameTree } from '../../../src/engine/views/flame/flame-tree.js';
+import type { DeviceCategories } from '../../../src/engine/analyses/categories/index.js';
+import type { CycleCitation, WindowCycle } from '../../../src/engine/analyses/cycles/index.js';
+import type { FileDiagnosis } from '../../../src/engine/analyses/diagnosis/index.js';
+import type { DeviceFragmentation } from '../../../src/engine/analyses/fragmentation/index.js';
+import type { DeviceGc } from '../../../src/engine/analyses/gc/index.js';
+import type { DeviceLeaks } from '../../../src/engine/analyses/leaks/index.js';
+import type { OomReport } from '../../../src/engine/analyses/oom/index.js';
+import type { FlameTree } from '../../../src/engine/views/flame/index.js';
 
 /** The flame graph's and the analysis panels' messages (merged into protocol.ts's Queries). */
 export interface FlameAt {

@@ -1,29 +1,30 @@
-import { jsonInProducerWords } from '../../../src/engine/analyses/producer/wording.js';
-import { deviceStreams } from '../../../src/engine/analyses/summary/stream-view.js';
-import { type SnapshotSummary, summarize } from '../../../src/engine/analyses/summary/summary.js';
-import { asSnapshotError, SnapshotError } from '../../../src/engine/base/errors.js';
-import { allocationDetails } from '../../../src/engine/derived/allocation/allocation-details.js';
-import { hasHistory } from '../../../src/engine/derived/state/has-history.js';
-import { allocationAt, offsetOf } from '../../../src/engine/derived/state/live-order.js';
-import { loadSnapshot } from '../../../src/engine/load/load.js';
-import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
-import { poolStateAfter } from '../../../src/engine/views/pools/pool-state.js';
+import { jsonInProducerWords } from '../../../src/engine/analyses/producer/index.js';
+import {
+  deviceStreams,
+  type SnapshotSummary,
+  summarize,
+} from '../../../src/engine/analyses/summary/index.js';
+import { asSnapshotError, SnapshotError } from '../../../src/engine/base/index.js';
+import { allocationAt, allocationDetails, hasHistory, offsetOf } from '../../../src/engine/derived/index.js';
+import { loadSnapshot } from '../../../src/engine/load/index.js';
+import type { DeviceModel, Snapshot } from '../../../src/engine/model/index.js';
 import {
   pieceAt,
+  poolStateAfter,
   type SegmentPieces,
   segmentPieces,
   segmentTimelineLod,
-} from '../../../src/engine/views/pools/segment-timeline.js';
-import { convertWindow } from '../../../src/engine/views/timeline/axis-window.js';
-import { hoverFacts } from '../../../src/engine/views/timeline/hover-facts.js';
+} from '../../../src/engine/views/pools/index.js';
 import {
   axisExtent,
+  convertWindow,
   hasTime,
+  hoverFacts,
   oomMarks,
   stepMarkers,
+  timelineLod,
   traceStartUs,
-} from '../../../src/engine/views/timeline/timeline-axis.js';
-import { timelineLod } from '../../../src/engine/views/timeline/timeline-lod.js';
+} from '../../../src/engine/views/timeline/index.js';
 import { envelopeTone, paintLayer } from '../timeline/paint-layer.js';
 import type { TimelineStack } from '../url-state.js';
 import { analysisHandlers } from './analysis-handlers.js';

@@ -1,4 +1,4 @@
-import type { Snapshot } from '../../../src/engine/model/snapshot.js';
+import type { Snapshot } from '../../../src/engine/model/index.js';
 import type { Source } from './protocol.js';
 
 /**

@@ -1,4 +1,5 @@
-import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
+import type { DeviceModel, Snapshot } from '../../../src/engine/model/index.js';
+import type { SegmentPieces } from '../../../src/engine/views/pools/index.js';
 import {
   groupsOnStream,
   type PoolEnvelopes,
@@ -8,9 +9,8 @@ import {
   poolHitAt,
   poolOffsetOf,
   poolTimelineLod,
-} from '../../../src/engine/views/pools/pool-envelopes.js';
-import type { SegmentPieces } from '../../../src/engine/views/pools/segment-timeline.js';
-import type { TimelineRequest } from '../../../src/engine/views/timeline/timeline-lod.js';
+} from '../../../src/engine/views/pools/index.js';
+import type { TimelineRequest } from '../../../src/engine/views/timeline/index.js';
 import { oncePer } from './once-per.js';
 
 /** What lies under a point of the pools timeline: an allocation of a group, or the free rest of its envelope. */

@@ -1,10 +1,14 @@
-import type { SnapshotSummary } from '../../../src/engine/analyses/summary/summary.js';
-import type { AllocationDetails } from '../../../src/engine/derived/allocation/allocation-details.js';
-import type { PoolGroup } from '../../../src/engine/views/pools/pool-envelopes.js';
-import type { PoolStateReport } from '../../../src/engine/views/pools/pool-state.js';
-import type { HoverFacts } from '../../../src/engine/views/timeline/hover-facts.js';
-import type { OomMark, StepMarker, TimelineAxis } from '../../../src/engine/views/timeline/timeline-axis.js';
-import type { TimelineLod, TimelineRequest } from '../../../src/engine/views/timeline/timeline-lod.js';
+import type { SnapshotSummary } from '../../../src/engine/analyses/summary/index.js';
+import type { AllocationDetails } from '../../../src/engine/derived/index.js';
+import type { PoolGroup, PoolStateReport } from '../../../src/engine/views/pools/index.js';
+import type {
+  HoverFacts,
+  OomMark,
+  StepMarker,
+  TimelineAxis,
+  TimelineLod,
+  TimelineRequest,
+} from '../../../src/engine/views/timeline/index.js';
 import type { LayerSize } from '../timeline/paint-layer.js';
 import type { TimelineStack, ZoomMode } from '../url-state.js';
 import type { AnalysisQueries } from './analysis-protocol.js';

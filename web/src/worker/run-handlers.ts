@@ -1,7 +1,7 @@
-import { cellResult } from '../../../src/engine/analyses/run/cell-result.js';
-import { SnapshotError } from '../../../src/engine/base/errors.js';
-import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
-import { hasTime, stepMarkers, timePositions } from '../../../src/engine/views/timeline/timeline-axis.js';
+import { cellResult } from '../../../src/engine/analyses/run/index.js';
+import { SnapshotError } from '../../../src/engine/base/index.js';
+import type { DeviceModel, Snapshot } from '../../../src/engine/model/index.js';
+import { hasTime, stepMarkers, timePositions } from '../../../src/engine/views/timeline/index.js';
 import type { Source } from './protocol.js';
 import type { AllocCurve, RunQueries } from './run-protocol.js';
 

@@ -1,4 +1,4 @@
-import type { CellResult } from '../../../src/engine/analyses/run/cell-result.js';
+import type { CellResult } from '../../../src/engine/analyses/run/index.js';
 import type { Source } from './protocol.js';
 
 /** One device's allocated bytes across its trace, sized for a small chart. */

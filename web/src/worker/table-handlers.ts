@@ -1,16 +1,17 @@
-import { unreleasedIds, windowEntries } from '../../../src/engine/analyses/leaks/unreleased.js';
-import { SnapshotError } from '../../../src/engine/base/errors.js';
-import { searchAllocations } from '../../../src/engine/derived/allocation/allocation-search.js';
-import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
-import { csvChunks } from '../../../src/engine/views/tables/table-csv.js';
-import { positionOf, tablePage } from '../../../src/engine/views/tables/table-window.js';
+import { unreleasedIds, windowEntries } from '../../../src/engine/analyses/leaks/index.js';
+import { SnapshotError } from '../../../src/engine/base/index.js';
+import { searchAllocations } from '../../../src/engine/derived/index.js';
+import type { DeviceModel, Snapshot } from '../../../src/engine/model/index.js';
 import {
   BLOCK_STATES,
   blockTable,
+  csvChunks,
   eventTable,
+  positionOf,
   type RowTable,
   selectRows,
-} from '../../../src/engine/views/tables/tables.js';
+  tablePage,
+} from '../../../src/engine/views/tables/index.js';
 import type { TableKind, TableQueries, TableSelected, TableSpec } from './table-protocol.js';
 
 /**

@@ -1,5 +1,5 @@
-import type { TablePage } from '../../../src/engine/views/tables/table-window.js';
-import type { TimelineAxis } from '../../../src/engine/views/timeline/timeline-axis.js';
+import type { TablePage } from '../../../src/engine/views/tables/index.js';
+import type { TimelineAxis } from '../../../src/engine/views/timeline/index.js';
 
 /** The Blocks and Events tables' and the timeline search's messages (merged into protocol.ts's Queries). */
 export type TableKind = 'events' | 'blocks';

@@ -1,6 +1,6 @@
-import { streamView } from '../../../src/engine/analyses/summary/stream-view.js';
-import { searchAllocations } from '../../../src/engine/derived/allocation/allocation-search.js';
-import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
+import { streamView } from '../../../src/engine/analyses/summary/index.js';
+import { searchAllocations } from '../../../src/engine/derived/index.js';
+import type { DeviceModel, Snapshot } from '../../../src/engine/model/index.js';
 
 /**
  * The device model the timeline queries read: the whole device, or one stream's view of it

@@ -1,7 +1,6 @@
-import { diffSnapshots } from '../../../src/engine/analyses/diff/diff.js';
-import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
-import { simulate } from '../../../src/engine/simulate/simulate.js';
-import { sweepPlan, sweepStep } from '../../../src/engine/simulate/sweep-steps.js';
+import { diffSnapshots } from '../../../src/engine/analyses/diff/index.js';
+import type { DeviceModel, Snapshot } from '../../../src/engine/model/index.js';
+import { simulate, sweepPlan, sweepStep } from '../../../src/engine/simulate/index.js';
 import type { Source } from './protocol.js';
 import type { WhatIfQueries } from './what-if-protocol.js';
 

@@ -1,6 +1,5 @@
-import type { SnapshotDiff } from '../../../src/engine/analyses/diff/diff.js';
-import type { ReplaySummary } from '../../../src/engine/simulate/replay-summary.js';
-import type { DeviceSimulation } from '../../../src/engine/simulate/simulate.js';
+import type { SnapshotDiff } from '../../../src/engine/analyses/diff/index.js';
+import type { DeviceSimulation, ReplaySummary } from '../../../src/engine/simulate/index.js';
 import type { Source } from './protocol.js';
 
 /** What-if and Compare panels' messages (merged into protocol.ts's Queries). */

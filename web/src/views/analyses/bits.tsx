@@ -1,7 +1,6 @@
 import type { ReactNode } from 'react';
-import { formatFrame } from '../../../../src/engine/derived/frames/short-path.js';
-import { cellFrames, topUserFrame } from '../../../../src/engine/derived/frames/user-frames.js';
-import type { Frame } from '../../../../src/engine/model/stack-table.js';
+import { cellFrames, formatFrame, topUserFrame } from '../../../../src/engine/derived/index.js';
+import type { Frame } from '../../../../src/engine/model/index.js';
 import { exactBytes, formatBytes, formatCount } from '../../format.js';
 
 /** What a panel does with an entry, allocation or segment it mentions: select it everywhere. */

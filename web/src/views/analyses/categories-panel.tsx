@@ -1,9 +1,6 @@
 import { useEffect, useRef } from 'react';
-import { CATEGORIES, type Category } from '../../../../src/engine/analyses/categories/categories.js';
-import type {
-  CategoryCurve,
-  DeviceCategories,
-} from '../../../../src/engine/analyses/categories/category-curves.js';
+import type { CategoryCurve, DeviceCategories } from '../../../../src/engine/analyses/categories/index.js';
+import { CATEGORIES, type Category } from '../../../../src/engine/analyses/categories/index.js';
 import { formatBytes, formatCount } from '../../format.js';
 import { sizedContext, useParentWidth } from '../../timeline/canvas.js';
 import { Bytes, EntryLink, type Select, Table } from './bits.js';

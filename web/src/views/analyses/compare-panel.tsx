@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import type { DeviceDiff, MomentDiff, SnapshotDiff } from '../../../../src/engine/analyses/diff/diff.js';
+import type { DeviceDiff, MomentDiff, SnapshotDiff } from '../../../../src/engine/analyses/diff/index.js';
 import { formatBytes, formatCount } from '../../format.js';
 import { type ServedFile, servedFiles, sourceOf } from '../../served-files.js';
 import type { EngineClient } from '../../worker/client.js';

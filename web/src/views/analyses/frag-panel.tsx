@@ -1,12 +1,9 @@
+import type { DeviceFragmentation, FragState } from '../../../../src/engine/analyses/fragmentation/index.js';
 import {
+  listName,
   nonReleasablePeakWords,
   SEGMENT_ALLOC_COLUMNS,
-} from '../../../../src/engine/analyses/fragmentation/frag-words.js';
-import type {
-  DeviceFragmentation,
-  FragState,
-} from '../../../../src/engine/analyses/fragmentation/fragmentation.js';
-import { listName } from '../../../../src/engine/analyses/fragmentation/fragmentation.js';
+} from '../../../../src/engine/analyses/fragmentation/index.js';
 import { formatCount, hex } from '../../format.js';
 import { Bytes, EntryLink, type Select, Table } from './bits.js';
 

@@ -1,7 +1,6 @@
 import { useState } from 'react';
-import { type CycleCitation, citationText } from '../../../../src/engine/analyses/cycles/burst-cycles.js';
-import type { BurstPattern } from '../../../../src/engine/analyses/gc/burst-patterns.js';
-import type { DeviceGc, GcBurst } from '../../../../src/engine/analyses/gc/gc-bursts.js';
+import { type CycleCitation, citationText } from '../../../../src/engine/analyses/cycles/index.js';
+import type { BurstPattern, DeviceGc, GcBurst } from '../../../../src/engine/analyses/gc/index.js';
 import {
   burstLivedText,
   burstWhenText,
@@ -9,11 +8,10 @@ import {
   patternEachText,
   patternPeriodText,
   patternSpanText,
-} from '../../../../src/engine/analyses/gc/gc-words.js';
-import { formatDuration, plural } from '../../../../src/engine/base/format.js';
-import { formatFrame } from '../../../../src/engine/derived/frames/short-path.js';
-import { topUserFrame } from '../../../../src/engine/derived/frames/user-frames.js';
-import type { Frame } from '../../../../src/engine/model/stack-table.js';
+} from '../../../../src/engine/analyses/gc/index.js';
+import { formatDuration, plural } from '../../../../src/engine/base/index.js';
+import { formatFrame, topUserFrame } from '../../../../src/engine/derived/index.js';
+import type { Frame } from '../../../../src/engine/model/index.js';
 import { formatCount } from '../../format.js';
 import { Bytes, EntryLink, type Select } from './bits.js';
 import { Header, SiteGroupsTable } from './leaks-panel.js';

@@ -1,11 +1,8 @@
 import { type FormEvent, useState } from 'react';
-import { leakIterationsSpan, leakKind } from '../../../../src/engine/analyses/leaks/leak-words.js';
-import type { DeviceLeaks } from '../../../../src/engine/analyses/leaks/leaks.js';
-import type { Unreleased } from '../../../../src/engine/analyses/leaks/unreleased.js';
-import { plural } from '../../../../src/engine/base/format.js';
-import { parseRangeText } from '../../../../src/engine/base/units.js';
-import type { SiteGroup } from '../../../../src/engine/derived/frames/sites.js';
-import type { IterationSummary } from '../../../../src/engine/derived/iterations/iterations.js';
+import type { DeviceLeaks, Unreleased } from '../../../../src/engine/analyses/leaks/index.js';
+import { leakIterationsSpan, leakKind } from '../../../../src/engine/analyses/leaks/index.js';
+import { parseRangeText, plural } from '../../../../src/engine/base/index.js';
+import type { IterationSummary, SiteGroup } from '../../../../src/engine/derived/index.js';
 import { formatCount } from '../../format.js';
 import type { EngineClient } from '../../worker/client.js';
 import { AllocLink, BlocksThrough, Bytes, EntryLink, Frames, type Select, Table } from './bits.js';

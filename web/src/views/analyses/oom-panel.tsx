@@ -1,8 +1,8 @@
 import { type FormEvent, useState } from 'react';
-import { listName } from '../../../../src/engine/analyses/fragmentation/fragmentation.js';
-import type { OomReport } from '../../../../src/engine/analyses/oom/oom.js';
-import { parseByteText } from '../../../../src/engine/base/units.js';
-import { formatFrame } from '../../../../src/engine/derived/frames/short-path.js';
+import { listName } from '../../../../src/engine/analyses/fragmentation/index.js';
+import type { OomReport } from '../../../../src/engine/analyses/oom/index.js';
+import { parseByteText } from '../../../../src/engine/base/index.js';
+import { formatFrame } from '../../../../src/engine/derived/index.js';
 import { formatCount } from '../../format.js';
 import type { EngineClient } from '../../worker/client.js';
 import { Bytes, EntryLink, Frames, type Select, Table } from './bits.js';

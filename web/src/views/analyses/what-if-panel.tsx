@@ -1,12 +1,14 @@
 import { type FormEvent, useEffect, useState } from 'react';
-import { parseByteText } from '../../../../src/engine/base/units.js';
-import { howFar, type ReplaySummary, rankReplays } from '../../../../src/engine/simulate/replay-summary.js';
+import { parseByteText } from '../../../../src/engine/base/index.js';
+import type { DeviceSimulation } from '../../../../src/engine/simulate/index.js';
 import {
   applyConf,
   DEFAULT_TORCH_VERSION,
   defaultSettings,
-} from '../../../../src/engine/simulate/settings.js';
-import type { DeviceSimulation } from '../../../../src/engine/simulate/simulate.js';
+  howFar,
+  type ReplaySummary,
+  rankReplays,
+} from '../../../../src/engine/simulate/index.js';
 import { formatBytes, formatCount } from '../../format.js';
 import type { EngineClient } from '../../worker/client.js';
 import type { WhatIfArgs } from '../../worker/what-if-protocol.js';

@@ -1,19 +1,21 @@
 import { useEffect, useMemo, useState } from 'react';
-import type { WindowCycle } from '../../../../src/engine/analyses/cycles/burst-cycles.js';
-import type { CycleGraph } from '../../../../src/engine/analyses/cycles/cycle-file.js';
-import { layoutCycle } from '../../../../src/engine/analyses/cycles/cycle-layout.js';
-import type { CycleTensorReport } from '../../../../src/engine/analyses/cycles/cycle-report.js';
+import type {
+  CycleGraph,
+  CycleTensorReport,
+  WindowCycle,
+} from '../../../../src/engine/analyses/cycles/index.js';
 import {
   allocationText,
   burstText,
   cycleTitle,
   heldText,
+  layoutCycle,
   recordedSiteText,
   tensorText,
   wallClockText,
   windowText,
-} from '../../../../src/engine/analyses/cycles/cycle-words.js';
-import { formatBytes } from '../../../../src/engine/base/format.js';
+} from '../../../../src/engine/analyses/cycles/index.js';
+import { formatBytes } from '../../../../src/engine/base/index.js';
 import type { ServedCycle } from '../../../../src/wire/served-cycle.js';
 import { embeddedCycles, embeddedReport } from '../../embedded-data.js';
 import type { ViewState } from '../../url-state.js';

@@ -1,6 +1,6 @@
 import { useState } from 'react';
-import type { WindowCycle } from '../../../../src/engine/analyses/cycles/burst-cycles.js';
-import type { DeviceDiagnosis, FileDiagnosis } from '../../../../src/engine/analyses/diagnosis/diagnosis.js';
+import type { WindowCycle } from '../../../../src/engine/analyses/cycles/index.js';
+import type { DeviceDiagnosis, FileDiagnosis } from '../../../../src/engine/analyses/diagnosis/index.js';
 import type { ViewState } from '../../url-state.js';
 import type { EngineClient } from '../../worker/client.js';
 import { useQuery } from '../analyses/use-query.js';

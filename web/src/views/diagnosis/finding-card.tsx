@@ -1,5 +1,5 @@
-import type { Finding, FindingKind } from '../../../../src/engine/analyses/diagnosis/finding.js';
-import { type DeviceMemory, stakeText } from '../../../../src/engine/analyses/diagnosis/rank.js';
+import type { Finding, FindingKind } from '../../../../src/engine/analyses/diagnosis/index.js';
+import { type DeviceMemory, stakeText } from '../../../../src/engine/analyses/diagnosis/index.js';
 import { Frames } from '../analyses/bits.js';
 import type { FindingLink } from './finding-link.js';
 import { OomReadings } from './oom-readings.js';

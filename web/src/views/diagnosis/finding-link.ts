@@ -1,4 +1,4 @@
-import type { FindingView } from '../../../../src/engine/analyses/diagnosis/finding.js';
+import type { FindingView } from '../../../../src/engine/analyses/diagnosis/index.js';
 import { formatCount } from '../../format.js';
 import type { ViewState } from '../../url-state.js';
 import type { Select } from '../analyses/bits.js';

@@ -1,6 +1,6 @@
 import { type FormEvent, useState } from 'react';
-import type { OomReading } from '../../../../src/engine/analyses/oom/verdict.js';
-import { parseByteText } from '../../../../src/engine/base/units.js';
+import type { OomReading } from '../../../../src/engine/analyses/oom/index.js';
+import { parseByteText } from '../../../../src/engine/base/index.js';
 import { TextField } from '../analyses/text-field.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { DeviceDiagnosis, FileDiagnosis } from '../../../../src/engine/analyses/diagnosis/diagnosis.js';
+import type { DeviceDiagnosis, FileDiagnosis } from '../../../../src/engine/analyses/diagnosis/index.js';
 
 /** A finding that is a problem, not the peak's context or what the file cannot tell. */
 export function problemsOf(d: DeviceDiagnosis): DeviceDiagnosis['findings'] {

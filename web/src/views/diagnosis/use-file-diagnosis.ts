@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
-import type { WindowCycle } from '../../../../src/engine/analyses/cycles/burst-cycles.js';
-import type { FileDiagnosis } from '../../../../src/engine/analyses/diagnosis/diagnosis.js';
+import type { WindowCycle } from '../../../../src/engine/analyses/cycles/index.js';
+import type { FileDiagnosis } from '../../../../src/engine/analyses/diagnosis/index.js';
 import type { EngineClient } from '../../worker/client.js';
 import { diagnosisArgs } from './diagnosis-page.js';
 import { problemsOf } from './other-devices.js';

@@ -1,6 +1,6 @@
 import type { MouseEvent } from 'react';
-import type { RunFigure } from '../../../../src/engine/analyses/run/run-table.js';
-import { FIGURE_WORDS } from '../../../../src/engine/analyses/run/run-words.js';
+import type { RunFigure } from '../../../../src/engine/analyses/run/index.js';
+import { FIGURE_WORDS } from '../../../../src/engine/analyses/run/index.js';
 import { formatBytes } from '../../format.js';
 import type { GridCell, RunGrid } from './run-grid.js';
 

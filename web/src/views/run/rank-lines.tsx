@@ -1,5 +1,5 @@
-import type { RunFigure } from '../../../../src/engine/analyses/run/run-table.js';
-import { FIGURE_WORDS } from '../../../../src/engine/analyses/run/run-words.js';
+import type { RunFigure } from '../../../../src/engine/analyses/run/index.js';
+import { FIGURE_WORDS } from '../../../../src/engine/analyses/run/index.js';
 import { formatBytes } from '../../format.js';
 import { type RunGrid, shownRange } from './run-grid.js';
 

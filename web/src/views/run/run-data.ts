@@ -1,8 +1,7 @@
 import { useEffect, useState } from 'react';
-import { type RunReport, runReport } from '../../../../src/engine/analyses/run/run-report.js';
-import type { RunSnapshot } from '../../../../src/engine/analyses/run/run-table.js';
-import { discoverRun } from '../../../../src/engine/run-layout/discover.js';
-import { notSnapshotJson } from '../../../../src/engine/run-layout/not-snapshot.js';
+import type { RunSnapshot } from '../../../../src/engine/analyses/run/index.js';
+import { type RunReport, runReport } from '../../../../src/engine/analyses/run/index.js';
+import { discoverRun, notSnapshotJson } from '../../../../src/engine/run-layout/index.js';
 import type { RunState } from '../../../../src/wire/run-state.js';
 import { embeddedRun } from '../../embedded-data.js';
 import type { EngineClient } from '../../worker/client.js';

@@ -1,6 +1,5 @@
-import type { Outlier } from '../../../../src/engine/analyses/run/outliers.js';
-import type { RunReport } from '../../../../src/engine/analyses/run/run-report.js';
-import { laneOrder, type RunFigure, type RunRow } from '../../../../src/engine/analyses/run/run-table.js';
+import type { Outlier, RunReport } from '../../../../src/engine/analyses/run/index.js';
+import { laneOrder, type RunFigure, type RunRow } from '../../../../src/engine/analyses/run/index.js';
 
 /**
  * One lane of the heatmap (run-table.ts): a replica's rank on one device, and a line of its own for

@@ -1,18 +1,16 @@
 import { useMemo, useState } from 'react';
-import type { Outlier } from '../../../../src/engine/analyses/run/outliers.js';
-import { runLead } from '../../../../src/engine/analyses/run/run-lead.js';
-import {
-  RUN_FIGURES,
-  type RunFigure,
-  type RunRow,
-  runComparable,
-} from '../../../../src/engine/analyses/run/run-table.js';
+import type { Outlier } from '../../../../src/engine/analyses/run/index.js';
 import {
   FIGURE_WORDS,
   growthHeadline,
   oomHeadline,
   outlierHeadline,
-} from '../../../../src/engine/analyses/run/run-words.js';
+  RUN_FIGURES,
+  type RunFigure,
+  type RunRow,
+  runComparable,
+  runLead,
+} from '../../../../src/engine/analyses/run/index.js';
 import { omittedReason } from '../../embedded-data.js';
 import type { ViewState } from '../../url-state.js';
 import type { EngineClient } from '../../worker/client.js';
@@ -24,7 +22,7 @@ import { RankLines } from './rank-lines.js';
 import type { RunData } from './run-data.js';
 import { runGrid } from './run-grid.js';
 import './run.css';
-import { plural } from '../../../../src/engine/base/format.js';
+import { plural } from '../../../../src/engine/base/index.js';
 
 interface Props {
   client: EngineClient;
