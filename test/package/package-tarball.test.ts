@@ -50,6 +50,27 @@ describe('the package installed from its tarball', () => {
     expect(memlens('--version').trim()).toBe(VERSION);
   });
 
+  it('ships the product only: no generator, benchmark, script or test code', () => {
+    const shipped = (dir: string): string[] =>
+      readdirSync(join(installed, dir), { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? shipped(join(dir, e.name)) : [join(dir, e.name)],
+      );
+    const code = shipped('dist').filter((f) => f.endsWith('.js'));
+    expect(code.length).toBeGreaterThan(50);
+    const tooling = code.filter((f) =>
+      /(^|\/)(bench|scripts|synth|testing|test|helpers)\/|\.test\.js$/.test(f),
+    );
+    expect(tooling).toEqual([]);
+    expect(readdirSync(join(installed, 'dist')).sort()).toEqual([
+      'cli',
+      'engine',
+      'node',
+      'server',
+      'web',
+      'wire',
+    ]);
+  });
+
   it('summarises the bundled example', () => {
     const out = JSON.parse(
       memlens('summary', join(installed, 'examples', 'example_snapshot.pickle'), '--json'),
