@@ -32,6 +32,7 @@ interface CheckCliOptions {
   saveBaseline?: string;
   config?: string | false;
   format: string;
+  json?: boolean;
   jobs?: number;
   cache: boolean;
 }
@@ -65,10 +66,11 @@ export function checkCommand(program: Command): void {
     .option('--config <pyproject.toml>', 'read budgets from this file (default: the nearest pyproject.toml)')
     .option('--no-config', 'ignore pyproject.toml')
     .option('--format <format>', `output: ${FORMATS.join(', ')}`, 'text')
+    .option('--json', 'print JSON (--format json): {"subject", "kind", "passed", "rules": [...]}')
     .option('--jobs <n>', 'a run: decode at most n files at once', parseCount)
     .option('--no-cache', 'a run: neither read nor write the result cache')
     .action(async (target: string, opts: CheckCliOptions) => {
-      const format = formatOf(opts.format);
+      const format = opts.json ? 'json' : formatOf(opts.format);
       const budgets = budgetsOf(opts);
       const load: SubjectOptions = { cache: opts.cache, jobs: opts.jobs, progress: false };
       const baselinePath = opts.baseline ?? budgets.baseline;
