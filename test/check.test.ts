@@ -11,7 +11,6 @@ import { writeGeneratedRun } from './helpers/generated-run.js';
 
 const CLI = join(import.meta.dirname, '..', 'dist', 'cli', 'main.js');
 const MiB = 2 ** 20;
-const GiB = 2 ** 30;
 const work = mkdtempSync(join(tmpdir(), 'memlens-check-'));
 const at = (name: string) => join(work, name);
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -40,7 +39,8 @@ let planted: { site: { filename: string; line: number; name: string }; bytes: nu
 beforeAll(() => {
   const base = { events: 4000, seed: 71, streams: 1 };
   writeFileSync(at('a.pickle'), generateSnapshotBytes(base).bytes);
-  const b = generateSnapshotBytes({ ...base, extraBuffer: 2 * GiB });
+  // Smaller than the largest sites at the peak: only a diff against the baseline puts it first.
+  const b = generateSnapshotBytes({ ...base, extraBuffer: 256 * MiB });
   planted = b.expected.extra_buffer!;
   writeFileSync(at('b.pickle'), b.bytes);
   writeFileSync(
@@ -64,13 +64,18 @@ describe('memlens check: budgets', () => {
   });
 
   it('a peak over budget fails (exit 1) with the figure, the budget and the largest sites at the peak', () => {
-    const r = memlens(['b.pickle', '--max-peak-allocated', '6GiB']);
+    const r = memlens(['b.pickle', '--max-peak-allocated', '5GiB']);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(
-      /FAIL max-peak-allocated: peak allocated 7\.\d\d GiB: over the budget of 6\.00 GiB/,
+      /FAIL max-peak-allocated: peak allocated 5\.\d\d GiB: over the budget of 5\.00 GiB/,
     );
+    const peak = spawnSync(process.execPath, [...NODE_FLAGS, CLI, 'peak', 'b.pickle', '--json'], {
+      cwd: work,
+      encoding: 'utf8',
+    });
+    const top = JSON.parse(peak.stdout).files[0].devices[0].groups[0];
     expect(r.stdout).toContain(
-      `2.00 GiB from ${planted.site.name} (${planted.site.filename}:${planted.site.line})`,
+      `from ${top.frames[0].name} (${top.frames[0].filename}:${top.frames[0].line})`,
     );
     expect(r.stdout).toContain('see: memlens peak b.pickle');
   });
@@ -130,8 +135,8 @@ describe('memlens check: against a baseline', () => {
     expect(memlens(['a.pickle', '--baseline', 'a-base.json']).code).toBe(0);
   });
 
-  it('a planted +2 GiB buffer fails the baseline, naming that site and exactly its bytes', () => {
-    const { code, result } = json(['b.pickle', '--baseline', 'a-base.json', '--tolerance', '5%']);
+  it('a planted +256 MiB buffer fails the baseline, naming that site and exactly its bytes', () => {
+    const { code, result } = json(['b.pickle', '--baseline', 'a-base.json', '--tolerance', '1%']);
     expect(code).toBe(1);
     const x = rule(result, 'baseline-peak-allocated');
     expect(x.passed).toBe(false);
@@ -140,7 +145,7 @@ describe('memlens check: against a baseline', () => {
       frames: [expect.objectContaining(planted.site), ...x.sites[0]!.frames.slice(1)],
     });
     // Within a tolerance as large as the buffer, the same file passes.
-    expect(memlens(['b.pickle', '--baseline', 'a-base.json', '--tolerance', '2GiB']).code).toBe(0);
+    expect(memlens(['b.pickle', '--baseline', 'a-base.json', '--tolerance', '256MiB']).code).toBe(0);
   });
 
   it('a clean run against its own saved baseline passes', () => {
@@ -217,7 +222,7 @@ describe('memlens check: budgets from pyproject.toml', () => {
 
   it('reads [tool.memlens.check]; options override it; --no-config ignores it', () => {
     const toml =
-      '[project]\nname = "x"\n\n[tool.memlens.check]\nmax-peak-allocated = "6GiB"\nno-oom = true\n';
+      '[project]\nname = "x"\n\n[tool.memlens.check]\nmax-peak-allocated = "5GiB"\nno-oom = true\n';
     const fromFile = check(toml, []);
     expect(fromFile.status).toBe(1);
     expect((JSON.parse(fromFile.stdout) as CheckResult).rules.map((r) => r.rule)).toEqual([
@@ -278,7 +283,7 @@ describe('memlens check: where CI reads it', () => {
     const rows = lines.filter((l) => l.startsWith('| '));
     expect(rows).toHaveLength(1 + 8);
     for (const row of rows) expect(row.split(/(?<!\\)\|/).length).toBe(rows[0]!.split(/(?<!\\)\|/).length);
-    expect(r.stdout).toContain(`- 2.00 GiB from ${planted.site.name}`);
+    expect(r.stdout).toContain(`- 256 MiB from ${planted.site.name}`);
     expect(r.stdout).toContain('See more: `memlens peak b.pickle`');
     expect(lines.length).toBeLessThan(40);
   });
