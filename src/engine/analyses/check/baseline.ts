@@ -4,7 +4,7 @@
  * site at the allocated peak, the largest few dozen).
  */
 import type { SiteSide } from '../diff/diff-side.js';
-import { CHECK_FIGURES, type CheckFigure, type Figures } from './check-figures.js';
+import { CHECK_FIGURES, type CheckFigure, type Figures, rankPeaks } from './check-figures.js';
 import type { CheckSubject, Place } from './check-subject.js';
 
 export const BASELINE_VERSION = 1;
@@ -19,7 +19,20 @@ export interface Baseline {
   figures: Record<CheckFigure, number>;
   /** The allocated peak's place and its live allocations by site (the diff's half). */
   peak: { place: Place | null; sites: SiteSide[] };
+  /** A run's ranks, each with its own peaks and its sites at its allocated peak (empty for a file). */
+  ranks: BaselineRank[];
 }
+
+export interface BaselineRank {
+  rank: number | null;
+  device: number;
+  peak_allocated: number;
+  peak_reserved: number;
+  sites: SiteSide[];
+}
+
+/** Sites kept per rank: fewer than at the run's peak, as a run may have hundreds of ranks. */
+const RANK_SITES = 20;
 
 export class BaselineError extends Error {}
 
@@ -32,6 +45,16 @@ export function baselineOf(subject: CheckSubject, figures: Figures): Baseline {
       number
     >,
     peak: { place: figures.peak_allocated.place, sites: peakSides(subject, figures.peak_allocated.place) },
+    ranks:
+      subject.kind === 'run'
+        ? rankPeaks(subject).map((r) => ({
+            rank: r.rank,
+            device: r.device,
+            peak_allocated: r.peak_allocated.value,
+            peak_reserved: r.peak_reserved.value,
+            sites: peakSides(subject, r.peak_allocated.place).slice(0, RANK_SITES),
+          }))
+        : [],
   };
 }
 
@@ -59,7 +82,26 @@ export function parseBaseline(json: unknown): Baseline {
   const sites = b.peak?.sites;
   if (!Array.isArray(sites) || !sites.every(isSite))
     throw new BaselineError('baseline peak.sites is missing or malformed');
-  return b as Baseline;
+  const ranks = b.ranks ?? [];
+  if (!Array.isArray(ranks) || !ranks.every(isRank))
+    throw new BaselineError(
+      'baseline ranks is malformed (each: rank, device, peak_allocated, peak_reserved, sites)',
+    );
+  return { ...b, ranks } as Baseline;
+}
+
+function isRank(r: unknown): r is BaselineRank {
+  const x = r as BaselineRank;
+  return (
+    typeof x === 'object' &&
+    x !== null &&
+    (x.rank === null || typeof x.rank === 'number') &&
+    typeof x.device === 'number' &&
+    typeof x.peak_allocated === 'number' &&
+    typeof x.peak_reserved === 'number' &&
+    Array.isArray(x.sites) &&
+    x.sites.every(isSite)
+  );
 }
 
 function isSite(s: unknown): s is SiteSide {

@@ -36,12 +36,7 @@ export const TOP_SITES = 3;
 
 export function measure(subject: CheckSubject, top = TOP_SITES): Figures {
   const devices = devicesOf(subject);
-  const peakOf = (key: 'trace_peak_allocated_bytes' | 'trace_peak_reserved_bytes'): Measured => {
-    const best = largest(devices, (d) => d.summary[key]);
-    return best === null
-      ? none()
-      : { value: best.summary[key], place: best.place, sites: peakSites(subject, best.place, top) };
-  };
+  const peakOf = (key: PeakKey) => peakAmong(subject, devices, key, top);
   const excess = (d: DevicePlace) =>
     d.summary.trace_peak_reserved_bytes - d.summary.trace_peak_allocated_bytes;
   const frag = largest(devices, excess);
@@ -67,6 +62,38 @@ export function measure(subject: CheckSubject, top = TOP_SITES): Figures {
         ? runGrowthPerStep(subject.report.growth, top)
         : fileGrowth(subject.leaks, subject.label, top),
   };
+}
+
+type PeakKey = 'trace_peak_allocated_bytes' | 'trace_peak_reserved_bytes';
+
+function peakAmong(subject: CheckSubject, devices: DevicePlace[], key: PeakKey, top: number): Measured {
+  const best = largest(devices, (d) => d.summary[key]);
+  return best === null
+    ? none()
+    : { value: best.summary[key], place: best.place, sites: peakSites(subject, best.place, top) };
+}
+
+/** One rank (and device) of a run: its own peaks over all its windows and dumps. */
+export interface RankPeaks {
+  rank: number | null;
+  device: number;
+  peak_allocated: Measured;
+  peak_reserved: Measured;
+}
+
+/** Each rank's peaks: a run is compared rank by rank, a rank that grew may stay below another's peak. */
+export function rankPeaks(subject: CheckSubject, top = TOP_SITES): RankPeaks[] {
+  const byRank = new Map<string, DevicePlace[]>();
+  for (const d of devicesOf(subject)) {
+    const key = `${d.place.rank}:${d.place.device}`;
+    byRank.set(key, [...(byRank.get(key) ?? []), d]);
+  }
+  return [...byRank.values()].map((list) => ({
+    rank: list[0]!.place.rank,
+    device: list[0]!.place.device,
+    peak_allocated: peakAmong(subject, list, 'trace_peak_allocated_bytes', top),
+    peak_reserved: peakAmong(subject, list, 'trace_peak_reserved_bytes', top),
+  }));
 }
 
 interface DevicePlace {

@@ -6,11 +6,19 @@
 import { formatBytes, formatCount, plural } from '../../format.js';
 import { shellWord } from '../diagnosis/finding.js';
 import { diffMoment } from '../diff/diff.js';
+import type { SiteSide } from '../diff/diff-side.js';
 import { firstAppearance } from './appearance.js';
-import type { Baseline } from './baseline.js';
+import type { Baseline, BaselineRank } from './baseline.js';
 import { peakSides } from './baseline.js';
 import { amountBytes, type Budgets } from './budgets.js';
-import { type CheckFigure, type Figures, type Measured, TOP_SITES } from './check-figures.js';
+import {
+  type CheckFigure,
+  type Figures,
+  type Measured,
+  type RankPeaks,
+  rankPeaks,
+  TOP_SITES,
+} from './check-figures.js';
 import { type BlamedSite, type CheckSubject, type Place, placeText } from './check-subject.js';
 
 export interface RuleResult {
@@ -89,29 +97,60 @@ function budgetRules(subject: CheckSubject, f: Figures, b: Budgets): RuleResult[
   return out;
 }
 
-/** Each figure no larger than the baseline's, byte figures within the tolerance. */
+/** Each figure no larger than the baseline's, byte figures within the tolerance; a run's peaks rank by rank. */
 function baselineRules(subject: CheckSubject, f: Figures, base: Baseline, b: Budgets): RuleResult[] {
+  const slack = (figure: CheckFigure, was: number) =>
+    Math.floor(was + (UNITS[figure] === 'bytes' && b.tolerance ? amountBytes(b.tolerance, was) : 0));
+  const ranks = subject.kind === 'run' && base.ranks.length > 0 ? rankPeaks(subject) : [];
   return (Object.keys(WORDS) as CheckFigure[]).map((figure) => {
+    const name = `baseline-${figure.replace(/_/g, '-')}`;
     const was = base.figures[figure];
-    const slack = UNITS[figure] === 'bytes' && b.tolerance ? amountBytes(b.tolerance, was) : 0;
-    const now = f[figure];
-    const grown = figure.startsWith('peak_') ? grownSites(subject, now, base) : now;
+    if (figure !== 'peak_allocated' && figure !== 'peak_reserved')
+      return rule_(subject, name, figure, f[figure], slack(figure, was), was);
+    const worst = worstRank(ranks, base, figure, slack);
+    if (worst !== null)
+      return rule_(
+        subject,
+        name,
+        figure,
+        grownSites(subject, worst.now, worst.base.sites),
+        worst.limit,
+        worst.base[figure],
+      );
     return rule_(
       subject,
-      `baseline-${figure.replace(/_/g, '-')}`,
+      name,
       figure,
-      grown,
-      Math.floor(was + slack),
+      grownSites(subject, f[figure], base.peak.sites),
+      slack(figure, was),
       was,
     );
   });
 }
 
+/** The rank furthest above its own baseline peak (null: no rank of the run is in the baseline). */
+function worstRank(
+  ranks: RankPeaks[],
+  base: Baseline,
+  figure: 'peak_allocated' | 'peak_reserved',
+  slack: (figure: CheckFigure, was: number) => number,
+): { now: Measured; base: BaselineRank; limit: number } | null {
+  let worst: { now: Measured; base: BaselineRank; limit: number } | null = null;
+  for (const r of ranks) {
+    const was = base.ranks.find((x) => x.rank === r.rank && x.device === r.device);
+    if (was === undefined) continue;
+    const limit = slack(figure, was[figure]);
+    if (worst === null || r[figure].value - limit > worst.now.value - worst.limit)
+      worst = { now: r[figure], base: was, limit };
+  }
+  return worst;
+}
+
 /** The figure with, as its sites, those whose bytes at the allocated peak grew most since the baseline. */
-function grownSites(subject: CheckSubject, now: Measured, base: Baseline): Measured {
+function grownSites(subject: CheckSubject, now: Measured, baseSites: SiteSide[]): Measured {
   const mine = peakSides(subject, now.place, true);
   const d = diffMoment(
-    { after_entry: -1, sites: base.peak.sites },
+    { after_entry: -1, sites: baseSites },
     { after_entry: -1, sites: mine },
     TOP_SITES * 3,
   );
