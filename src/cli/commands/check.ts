@@ -18,7 +18,7 @@ import { writeFileAtomically } from '../write-file.js';
 export const EXIT_CHECK_FAILED = 1;
 
 const FORMATS = ['text', 'json', 'junit', 'markdown'] as const;
-type Format = (typeof FORMATS)[number];
+export type Format = (typeof FORMATS)[number];
 
 interface CheckCliOptions {
   maxPeakAllocated?: string;
@@ -71,18 +71,30 @@ export function checkCommand(program: Command): void {
     .option('--no-cache', 'a run: neither read nor write the result cache')
     .action(async (target: string, opts: CheckCliOptions) => {
       const format = opts.json ? 'json' : formatOf(opts.format);
-      const budgets = budgetsOf(opts);
       const load: SubjectOptions = { cache: opts.cache, jobs: opts.jobs, progress: false };
-      const baselinePath = opts.baseline ?? budgets.baseline;
-      const baseline = baselinePath === undefined ? null : await loadBaseline(baselinePath, load);
-      const subject = await loadSubject(target, load);
-      const figures = measure(subject);
-      const result = checkSubject(subject, figures, budgets, baseline);
-      if (opts.saveBaseline !== undefined)
-        writeFileAtomically(opts.saveBaseline, `${JSON.stringify(baselineOf(subject, figures), null, 1)}\n`);
-      print(result, format);
+      const result = await runCheck(target, budgetsOf(opts), load, {
+        baseline: opts.baseline,
+        saveBaseline: opts.saveBaseline,
+      });
+      print(result, format, process.stdout);
       if (!result.passed) process.exitCode = EXIT_CHECK_FAILED;
     });
+}
+
+/** Checks `target` (also for `memlens record --check`); the budgets' own baseline unless one is given. */
+export async function runCheck(
+  target: string,
+  budgets: Budgets,
+  load: SubjectOptions,
+  opts: { baseline?: string; saveBaseline?: string } = {},
+): Promise<CheckResult> {
+  const baselinePath = opts.baseline ?? budgets.baseline;
+  const baseline = baselinePath === undefined ? null : await loadBaseline(baselinePath, load);
+  const subject = await loadSubject(target, load);
+  const figures = measure(subject);
+  if (opts.saveBaseline !== undefined)
+    writeFileAtomically(opts.saveBaseline, `${JSON.stringify(baselineOf(subject, figures), null, 1)}\n`);
+  return checkSubject(subject, figures, budgets, baseline);
 }
 
 function formatOf(f: string): Format {
@@ -92,7 +104,7 @@ function formatOf(f: string): Format {
 }
 
 /** The config's budgets, then the options over them; a bad value is a one-line error (exit 2). */
-function budgetsOf(opts: CheckCliOptions): Budgets {
+export function budgetsOf(opts: Partial<CheckCliOptions>): Budgets {
   const config = opts.config === false ? null : readConfig(opts.config);
   const given: Record<string, unknown> = {
     'max-peak-allocated': opts.maxPeakAllocated,
@@ -119,16 +131,17 @@ function parsed(table: Record<string, unknown>, where: string): Budgets {
   }
 }
 
-function print(result: CheckResult, format: Format): void {
+/** The report in `format` on `out`; GitHub annotations beside it when running there. */
+export function print(result: CheckResult, format: Format, out: NodeJS.WritableStream): void {
   const annotations = process.env.GITHUB_ACTIONS === 'true' ? checkAnnotations(result) : [];
   // Workflow commands work on either stream; stdout keeps JSON and XML documents clean.
-  const stream = format === 'text' ? process.stdout : process.stderr;
+  const stream = format === 'text' ? out : process.stderr;
   for (const a of annotations) stream.write(`${a}\n`);
-  const out: Record<Format, () => string> = {
+  const render: Record<Format, () => string> = {
     text: () => checkText(result),
     json: () => JSON.stringify(result, null, 1),
     junit: () => checkJunit([result]),
     markdown: () => checkMarkdown(result),
   };
-  process.stdout.write(`${out[format]()}\n`);
+  out.write(`${render[format]()}\n`);
 }

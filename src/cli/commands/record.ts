@@ -2,10 +2,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { Budgets } from '../../engine/analyses/check/budgets.js';
+import { checkRecording } from '../record-check.js';
 import { runChild } from '../record-child.js';
 import { buildManifest, readProcRecords, writeManifest } from '../record-manifest.js';
 import { reportRecording } from '../record-report.js';
 import { EXIT_BAD_INPUT, parseBytes, parseCount } from '../run-files.js';
+import { budgetsOf } from './check.js';
 
 /** The Python helper shipped in the package (python/sitecustomize.py, python/memlens/). */
 const HELPER_DIR = fileURLToPath(new URL('../../../python/', import.meta.url));
@@ -21,6 +24,7 @@ interface RecordCliOptions {
   cyclesMaxGraphs: number;
   cyclesMaxNodes: number;
   json?: boolean;
+  check?: boolean;
 }
 
 const USAGE = 'memlens record [options] -- CMD ARGS...';
@@ -62,6 +66,10 @@ export function recordCommand(program: Command): void {
     .option('--cycles-max-graphs <n>', 'cycle graphs written per process at most', parsePositive, 100)
     .option('--cycles-max-nodes <n>', 'objects per cycle graph at most', parsePositive, 1000)
     .option(
+      '--check',
+      'then hold the recording to the budgets of pyproject.toml [tool.memlens.check] (memlens check): exit 1 when a rule breaks',
+    )
+    .option(
       '--json',
       "print run.json's manifest as one line on stdout when the command has ended (after its own output), instead of the summary",
     )
@@ -71,10 +79,22 @@ export function recordCommand(program: Command): void {
         process.exitCode = EXIT_BAD_INPUT;
         return;
       }
+      // Bad budgets are said before a long program runs, not after.
+      const budgets = opts.check ? checkBudgets() : null;
+      if (opts.check && budgets === null) return;
       const out = outputDirectory(opts.out);
       if (out === null) return;
-      process.exitCode = await record(command, out, opts);
+      const code = await record(command, out, opts);
+      process.exitCode = budgets !== null && code === 0 ? await checkRecording(out, budgets) : code;
     });
+}
+
+function checkBudgets(): Budgets | null {
+  try {
+    return budgetsOf({});
+  } catch (e) {
+    return refuse(`--check: ${(e as Error).message}`);
+  }
 }
 
 async function record(command: string[], out: string, opts: RecordCliOptions): Promise<number> {
