@@ -31,8 +31,8 @@ export interface SubjectOptions {
 /** A directory as a run (every snapshot must read), a file as a run of one with its leaks. */
 export async function loadSubject(p: string, opts: SubjectOptions): Promise<CheckSubject> {
   if (isDirectory(p)) {
-    const [{ root, run }] = expandPaths([p]).runs as [{ root: string; run: ReturnType<typeof discoverRun> }];
-    const snapshots = await decodeRun(run, { ...opts, progress: opts.progress });
+    const { root, run } = expandPaths([p]).runs[0]!;
+    const snapshots = await decodeRun(run, opts);
     const bad = snapshots.find((s) => s.result === null);
     if (bad !== undefined) throw new Error(`${bad.cell.path}: ${bad.error ?? 'could not be read'}`);
     const results = new Map(snapshots.map((s) => [s.cell.path, s.result!]));
