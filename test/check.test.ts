@@ -301,6 +301,13 @@ describe('memlens check: where CI reads it', () => {
       /^::error title=memlens check baseline-peak-allocated::b\.pickle: peak allocated .* allocate_rank_buffer/,
     );
     expect(memlens(args).stdout).not.toContain('::error');
+    // In the checked-out repository the annotation sits on the site's line, in the pull request's diff.
+    const repo = planted.site.filename.slice(0, planted.site.filename.lastIndexOf('/'));
+    const placed = memlens(args, { GITHUB_ACTIONS: 'true', GITHUB_WORKSPACE: repo }).stdout;
+    const file = planted.site.filename.slice(repo.length + 1);
+    expect(placed).toContain(
+      `::error title=memlens check baseline-peak-allocated,file=${file},line=${planted.site.line}::`,
+    );
     // JSON stays one document: the annotations go to stderr.
     const j = memlens([...args, '--json'], { GITHUB_ACTIONS: 'true' });
     expect(JSON.parse(j.stdout).passed).toBe(false);

@@ -63,19 +63,29 @@ export async function loadBaseline(p: string, opts: SubjectOptions): Promise<Bas
 
 function savedBaseline(p: string): Baseline | null {
   if (!p.endsWith('.json') || isDirectory(p)) return null;
-  let text: string;
+  // A snapshot saved as JSON (it may be gigabytes) has no such field first: it is read as a snapshot.
+  if (!readStart(p).includes('"memlens_check_baseline"')) return null;
   try {
-    text = fs.readFileSync(p, 'utf8');
-  } catch (e) {
-    throw new Error(`${p}: cannot read the baseline (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
-  }
-  // A snapshot saved as JSON has no such field: it is read as a snapshot.
-  if (!text.includes('"memlens_check_baseline"')) return null;
-  try {
-    return parseBaseline(JSON.parse(text));
+    return parseBaseline(JSON.parse(fs.readFileSync(p, 'utf8')));
   } catch (e) {
     const why = e instanceof BaselineError ? e.message : `not valid JSON (${(e as Error).message})`;
     throw new Error(`${p}: ${why}`);
+  }
+}
+
+/** The first bytes of a file, where --save-baseline writes its marker field. */
+function readStart(p: string): string {
+  let fd: number;
+  try {
+    fd = fs.openSync(p, 'r');
+  } catch (e) {
+    throw new Error(`${p}: cannot read the baseline (${(e as NodeJS.ErrnoException).code ?? String(e)})`);
+  }
+  try {
+    const head = Buffer.alloc(256);
+    return head.subarray(0, fs.readSync(fd, head, 0, head.length, 0)).toString('utf8');
+  } finally {
+    fs.closeSync(fd);
   }
 }
 

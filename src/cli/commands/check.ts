@@ -133,7 +133,8 @@ function parsed(table: Record<string, unknown>, where: string): Budgets {
 
 /** The report in `format` on `out`; GitHub annotations beside it when running there. */
 export function print(result: CheckResult, format: Format, out: NodeJS.WritableStream): void {
-  const annotations = process.env.GITHUB_ACTIONS === 'true' ? checkAnnotations(result) : [];
+  const annotations =
+    process.env.GITHUB_ACTIONS === 'true' ? checkAnnotations(result, process.env.GITHUB_WORKSPACE) : [];
   // Workflow commands work on either stream; stdout keeps JSON and XML documents clean.
   const stream = format === 'text' ? out : process.stderr;
   for (const a of annotations) stream.write(`${a}\n`);

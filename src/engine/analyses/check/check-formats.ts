@@ -112,15 +112,28 @@ function xml(text: string): string {
     .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '');
 }
 
-/** GitHub Actions workflow commands: an error annotation per broken rule (shown on the run's summary). */
-export function checkAnnotations(r: CheckResult): string[] {
+/**
+ * GitHub Actions workflow commands: an error annotation per broken rule (shown on the run's
+ * summary), placed on the line of the site that accounts for most of it when that file is in the
+ * checked-out repository (`workspace`, GITHUB_WORKSPACE), so the pull request's diff shows it.
+ */
+export function checkAnnotations(r: CheckResult, workspace = ''): string[] {
   return r.rules
     .filter((x) => !x.passed)
     .map((rule) => {
       const top = rule.sites[0];
       const detail = top === undefined ? '' : `; most from ${siteText(top)}`;
-      return `::error title=memlens check ${escapeProperty(rule.rule)}::${escapeData(`${r.subject}: ${rule.message}${detail}`)}`;
+      const props = [`title=${escapeProperty(`memlens check ${rule.rule}`)}`, ...sourceProps(top, workspace)];
+      return `::error ${props.join(',')}::${escapeData(`${r.subject}: ${rule.message}${detail}`)}`;
     });
+}
+
+/** `file=` (relative to the repository) and `line=` of the site's innermost frame in the repository. */
+function sourceProps(site: BlamedSite | undefined, workspace: string): string[] {
+  const inner = site?.frames[0];
+  const root = workspace.replace(/\/+$/, '');
+  if (inner === undefined || root === '' || !inner.filename.startsWith(`${root}/`)) return [];
+  return [`file=${escapeProperty(inner.filename.slice(root.length + 1))}`, `line=${inner.line}`];
 }
 
 /** The escapes GitHub's toolkit (@actions/core) applies to a command's message and properties. */
