@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
@@ -101,6 +101,14 @@ describe('memlens check: budgets', () => {
     expect(x.value).toBe(1);
     expect(x.sites.length).toBeGreaterThan(0);
     expect(x.command).toBe('memlens oom oom.pickle');
+  });
+
+  it('an OOM dump with no oom entry (named so by its producer) counts as an OOM', () => {
+    copyFileSync(at('a.pickle'), at('oom_rank0.pickle'));
+    const { code, result } = json(['oom_rank0.pickle', '--no-oom']);
+    expect(code).toBe(1);
+    expect(rule(result, 'no-oom')).toMatchObject({ value: 1, message: '1 OOM (rank 0): none allowed' });
+    expect(rule(result, 'no-oom').sites.length).toBeGreaterThan(0);
   });
 
   it('fragmentation: bytes or a share of the reserved peak', () => {

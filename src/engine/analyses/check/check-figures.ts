@@ -132,23 +132,27 @@ function plainFrames(frames: readonly Frame[]): BlamedSite['frames'] {
   return frames.map(({ filename, line, name }) => ({ filename, line, name }));
 }
 
-/** Every OOM of the subject; the first one's place and what held memory when it failed. */
+/**
+ * Every OOM of the subject: each `oom` entry, and each OOM dump whose trace has none (the dump
+ * itself says the process ran out); the first one's place and what held memory then.
+ */
 function ooms(subject: CheckSubject, top: number): Measured {
-  const all = subject.report.ooms.flatMap((o) =>
-    o.devices.flatMap((d) => d.reports.map((r) => ({ o, device: d.device, r }))),
-  );
+  const all = subject.report.ooms.flatMap((o) => {
+    const step = o.after_step ?? o.in_step;
+    const place = (device: number) => ({ file: o.file, device, rank: o.rank, step });
+    if (o.devices.length === 0) return [{ place: place(0), sites: dumpSites(subject, o.file, top) }];
+    return o.devices.flatMap((d) =>
+      d.reports.map((r) => ({ place: place(d.device), sites: r.held.sites.slice(0, top).map(blamed) })),
+    );
+  });
   const first = all[0];
-  if (first === undefined) return none();
-  return {
-    value: all.length,
-    place: {
-      file: first.o.file,
-      device: first.device,
-      rank: first.o.rank,
-      step: first.o.after_step ?? first.o.in_step,
-    },
-    sites: first.r.held.sites.slice(0, top).map(blamed),
-  };
+  return first === undefined ? none() : { value: all.length, ...first };
+}
+
+/** The live allocations at an OOM dump without an `oom` entry (its first device's), by site. */
+function dumpSites(subject: CheckSubject, file: string, top: number): BlamedSite[] {
+  const side = subject.results.get(file)?.side.devices[0];
+  return (side?.at_dump.sites ?? []).slice(0, top).map(blamed);
 }
 
 /** Sites whose allocations from several iterations are still held (leaks.ts), most held first. */

@@ -80,17 +80,18 @@ export function checkSubject(
 
 function budgetRules(subject: CheckSubject, f: Figures, b: Budgets): RuleResult[] {
   const out: RuleResult[] = [];
-  const add = (rule: string, figure: CheckFigure, limit: number | undefined) => {
-    if (limit !== undefined) out.push(rule_(subject, rule, figure, f[figure], limit, null));
+  const add = (rule: string, figure: CheckFigure, limit: number | undefined, words?: string) => {
+    if (limit !== undefined) out.push(rule_(subject, rule, figure, f[figure], limit, null, words));
   };
   add('max-peak-allocated', 'peak_allocated', b.max_peak_allocated);
   add('max-peak-reserved', 'peak_reserved', b.max_peak_reserved);
-  if (b.max_fragmentation !== undefined)
-    add(
-      'max-fragmentation',
-      'fragmentation',
-      Math.floor(amountBytes(b.max_fragmentation, f.fragmentation.of_bytes ?? 0)),
-    );
+  const frag = b.max_fragmentation;
+  if (frag !== undefined) {
+    const limit = Math.floor(amountBytes(frag, f.fragmentation.of_bytes ?? 0));
+    const words =
+      'percent' in frag ? `${frag.percent}% of the reserved peak (${formatBytes(limit)})` : undefined;
+    add('max-fragmentation', 'fragmentation', limit, words);
+  }
   if (b.no_oom) add('no-oom', 'ooms', 0);
   if (b.no_leak) add('no-leak', 'leaks', 0);
   add('max-growth-per-step', 'growth_per_step', b.max_growth_per_step);
@@ -174,6 +175,7 @@ function rule_(
   m: Measured,
   limit: number,
   baseline: number | null,
+  limitWords?: string,
 ): RuleResult {
   const passed = m.value <= limit;
   return {
@@ -187,7 +189,7 @@ function rule_(
     place: m.place,
     appears: m.appears ?? null,
     sites: passed ? [] : m.sites,
-    message: message(figure, m, limit, baseline, passed),
+    message: message(figure, m, limit, baseline, passed, limitWords),
     command: commandFor(subject, figure, m.place),
   };
 }
@@ -202,6 +204,7 @@ function message(
   limit: number,
   baseline: number | null,
   passed: boolean,
+  limitWords = amount(figure, limit),
 ): string {
   const counted = UNITS[figure] === 'count';
   const what = counted
@@ -211,7 +214,7 @@ function message(
     baseline === null
       ? counted && limit === 0
         ? 'none allowed'
-        : `the budget of ${amount(figure, limit)}`
+        : `the budget of ${limitWords}`
       : `the baseline's ${amount(figure, baseline)}${limit > baseline ? ` + tolerance (${amount(figure, limit)})` : ''}`;
   if (passed) return against === 'none allowed' ? what : `${what}: within ${against}`;
   const where = placeText(m.place);
@@ -220,7 +223,8 @@ function message(
     m.appears && m.appears.step !== m.place?.step
       ? `; the site first holds it at ${placeText(m.appears)}`
       : '';
-  return `${what}${at}: ${baseline === null ? 'over' : 'above'} ${against}${first}`;
+  const verdict = against === 'none allowed' ? against : `${baseline === null ? 'over' : 'above'} ${against}`;
+  return `${what}${at}: ${verdict}${first}`;
 }
 
 /** The command whose output explains the figure: the analysis it comes from, on the file where it was largest. */
