@@ -31,6 +31,7 @@ export const COMMANDS: ReadonlyArray<{ names: readonly string[]; load: () => Pro
   { names: ['sql'], load: async () => (await import('./commands/sql.js')).sqlCommand },
   { names: ['record'], load: async () => (await import('./commands/record.js')).recordCommand },
   { names: ['report'], load: async () => (await import('./commands/report.js')).reportCommand },
+  { names: ['check'], load: async () => (await import('./commands/check.js')).checkCommand },
 ];
 
 /** The commands the arguments can reach: the one named, diagnose for a bare FILE, all for help. */

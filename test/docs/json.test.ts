@@ -66,14 +66,21 @@ function documentedPaths(markdown: string): Map<string, string[]> {
 describe('docs/json.md matches the real --json output', () => {
   const dir = mkdtempSync(join(tmpdir(), 'memlens-docs-json-'));
   const file = (name: string) => join(dir, name);
-  const memlens = (...args: string[]): unknown =>
-    JSON.parse(
-      execFileSync(process.execPath, [...NODE_FLAGS, CLI, ...args], {
+  const memlens = (...args: string[]): unknown => JSON.parse(output(args));
+  /** stdout; `check` exits 1 when a rule is broken, with its document printed all the same. */
+  const output = (args: string[]): string => {
+    try {
+      return execFileSync(process.execPath, [...NODE_FLAGS, CLI, ...args], {
         encoding: 'utf8',
         maxBuffer: 256 * MiB,
         env: { ...process.env, XDG_CACHE_HOME: file('cache') },
-      }),
-    );
+      });
+    } catch (e) {
+      const failed = e as { status?: number; stdout?: string };
+      if (args[0] === 'check' && failed.status === 1 && failed.stdout) return failed.stdout;
+      throw e;
+    }
+  };
   /** Each command's invocations: together they fill every field the documentation names. */
   const invocations: Record<string, string[][]> = {
     summary: [['summary', EXAMPLE, file('oom.pickle'), '--json']],
@@ -101,6 +108,7 @@ describe('docs/json.md matches the real --json output', () => {
     slice: [['slice', EXAMPLE, '--range', '0:100', '-o', file('slice.pickle'), '--json']],
     simulate: [['simulate', file('oom.pickle'), '--set', 'expandable_segments:True', '--sweep', '--json']],
     run: [['run', file('run'), '--json']],
+    check: [['check', file('check-run'), '--baseline', file('check-base'), '--no-oom', '--json']],
     export: [['export', EXAMPLE, '-o', file('export'), '--json']],
     // Windows from the CUDA stand-in (test/record-standin), so files and dropped windows exist;
     // cycles on CPU; a failing stand-in dump for errors. The program's own stdout goes elsewhere.
@@ -162,6 +170,13 @@ describe('docs/json.md matches the real --json output', () => {
       join(file('run'), 'step2', 'torch_memory_rank0_pid40000.pickle'),
       join(file('run'), 'step2', 'torch_memory_rank0_pid40009.pickle'),
     );
+    // A buffer kept from step 3 on: check's baseline rules name its site, rank and step.
+    const checkRun = { ranks: 2, windows: 5, seed: 8 };
+    writeGeneratedRun(file('check-base'), checkRun);
+    writeGeneratedRun(file('check-run'), {
+      ...checkRun,
+      extraBuffer: { rank: 1, bytes: 512 * MiB, step: 3 },
+    });
     writeCycleRun(file('cycle-run'));
     // Optimizer steps on CPU tensors, each leaving a reference cycle that holds a tensor.
     writeFileSync(

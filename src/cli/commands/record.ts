@@ -2,11 +2,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { Budgets } from '../../engine/analyses/check/index.js';
 import { EXIT_BAD_INPUT } from '../../node/files/report-error.js';
+import { checkRecording } from '../record/record-check.js';
 import { runChild } from '../record/record-child.js';
 import { buildManifest, readProcRecords, writeManifest } from '../record/record-manifest.js';
 import { reportRecording } from '../record/record-report.js';
 import { parseBytes, parseCount } from '../text/run-files.js';
+import { budgetsOf } from './check.js';
 
 /** The Python helper shipped in the package (python/sitecustomize.py, python/memlens/). */
 const HELPER_DIR = fileURLToPath(new URL('../../../python/', import.meta.url));
@@ -23,6 +26,7 @@ interface RecordCliOptions {
   cyclesMaxNodes: number;
   grace: number;
   json?: boolean;
+  check?: boolean;
 }
 
 const USAGE = 'memlens record [options] -- CMD ARGS...';
@@ -70,6 +74,10 @@ export function recordCommand(program: Command): void {
       10,
     )
     .option(
+      '--check',
+      'then hold the recording to the budgets of pyproject.toml [tool.memlens.check] (memlens check): exit 1 when a rule breaks',
+    )
+    .option(
       '--json',
       "print run.json's manifest as one line on stdout when the command has ended (after its own output), instead of the summary",
     )
@@ -79,10 +87,22 @@ export function recordCommand(program: Command): void {
         process.exitCode = EXIT_BAD_INPUT;
         return;
       }
+      // Bad budgets are said before a long program runs, not after.
+      const budgets = opts.check ? checkBudgets() : null;
+      if (opts.check && budgets === null) return;
       const out = outputDirectory(opts.out);
       if (out === null) return;
-      process.exitCode = await record(command, out, opts);
+      const code = await record(command, out, opts);
+      process.exitCode = budgets !== null && code === 0 ? await checkRecording(out, budgets) : code;
     });
+}
+
+function checkBudgets(): Budgets | null {
+  try {
+    return budgetsOf({});
+  } catch (e) {
+    return refuse(`--check: ${(e as Error).message}`);
+  }
 }
 
 async function record(command: string[], out: string, opts: RecordCliOptions): Promise<number> {

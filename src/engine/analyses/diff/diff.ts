@@ -127,7 +127,8 @@ function diffDevice(da: DeviceSide, db: DeviceSide, top: number): DeviceDiff {
   };
 }
 
-function diffMoment(a: MomentSide, b: MomentSide, top: number): MomentDiff {
+/** Two moments' live allocations (each file's own), paired by site: also what `check --baseline` blames. */
+export function diffMoment(a: MomentSide, b: MomentSide, top: number): MomentDiff {
   const all = matchSites(a, b);
   const matching: Record<Matching, number> = {
     same_frames: 0,

@@ -1,7 +1,7 @@
 /** The front door of analyses/run/: what code outside the engine may use of it. */
 
 export type { CellResult } from './cell-result.js';
-export { cellResult } from './cell-result.js';
+export { cellResult, runDevices } from './cell-result.js';
 export type { Outlier } from './outliers.js';
 export type { RunLead } from './run-lead.js';
 export { runLead } from './run-lead.js';

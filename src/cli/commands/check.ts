@@ -1,0 +1,151 @@
+import path from 'node:path';
+import type { Command } from 'commander';
+import {
+  BudgetError,
+  type Budgets,
+  baselineOf,
+  type CheckResult,
+  checkAnnotations,
+  checkJunit,
+  checkMarkdown,
+  checkSubject,
+  checkText,
+  measure,
+  parseBudgets,
+} from '../../engine/analyses/check/index.js';
+import { writeFileAtomically } from '../../node/files/write-file.js';
+import { loadBaseline, loadSubject, readConfig, type SubjectOptions } from '../check/check-inputs.js';
+import { parseCount } from '../text/run-files.js';
+
+/** Exit code of a check whose rules do not all hold (bad input is EXIT_BAD_INPUT). */
+export const EXIT_CHECK_FAILED = 1;
+
+const FORMATS = ['text', 'json', 'junit', 'markdown'] as const;
+export type Format = (typeof FORMATS)[number];
+
+interface CheckCliOptions {
+  maxPeakAllocated?: string;
+  maxPeakReserved?: string;
+  maxFragmentation?: string;
+  oom: boolean;
+  leak: boolean;
+  maxGrowthPerStep?: string;
+  baseline?: string;
+  tolerance?: string;
+  saveBaseline?: string;
+  config?: string | false;
+  format: string;
+  json?: boolean;
+  jobs?: number;
+  cache: boolean;
+}
+
+/** `memlens check`: budgets and a baseline for CI; exit 1 names the code that grew. */
+export function checkCommand(program: Command): void {
+  program
+    .command('check')
+    .description(
+      'hold a snapshot or run to memory budgets or a baseline (for CI): exit 1 names the sites that grew',
+    )
+    .argument('<path>', 'a snapshot file, or a run directory')
+    .option('--max-peak-allocated <size>', 'the allocated peak may not pass this (20GiB)')
+    .option('--max-peak-reserved <size>', 'the reserved peak may not pass this')
+    .option(
+      '--max-fragmentation <size|pct>',
+      'reserved above allocated at the peak: bytes, or a share of the reserved peak (10%)',
+    )
+    .option('--no-oom', 'fail on any out-of-memory event or OOM dump')
+    .option('--no-leak', 'fail on any site that leaks across iterations (a run: grows window after window)')
+    .option('--max-growth-per-step <size>', 'memory may grow at most this much per step or iteration')
+    .option('--baseline <path>', 'also hold every figure to this snapshot, run or saved baseline (.json)')
+    .option(
+      '--tolerance <size|pct>',
+      'how far a byte figure may exceed the baseline (5% or 256MiB; default 0)',
+    )
+    .option(
+      '--save-baseline <file.json>',
+      'write the figures and top sites at the peak as a baseline to commit',
+    )
+    .option('--config <pyproject.toml>', 'read budgets from this file (default: the nearest pyproject.toml)')
+    .option('--no-config', 'ignore pyproject.toml')
+    .option('--format <format>', `output: ${FORMATS.join(', ')}`, 'text')
+    .option('--json', 'print JSON (--format json): {"subject", "kind", "passed", "rules": [...]}')
+    .option('--jobs <n>', 'a run: decode at most n files at once', parseCount)
+    .option('--no-cache', 'a run: neither read nor write the result cache')
+    .action(async (target: string, opts: CheckCliOptions) => {
+      const format = opts.json ? 'json' : formatOf(opts.format);
+      const load: SubjectOptions = { cache: opts.cache, jobs: opts.jobs, progress: false };
+      const result = await runCheck(target, budgetsOf(opts), load, {
+        baseline: opts.baseline,
+        saveBaseline: opts.saveBaseline,
+      });
+      print(result, format, process.stdout);
+      if (!result.passed) process.exitCode = EXIT_CHECK_FAILED;
+    });
+}
+
+/** Checks `target` (also for `memlens record --check`); the budgets' own baseline unless one is given. */
+export async function runCheck(
+  target: string,
+  budgets: Budgets,
+  load: SubjectOptions,
+  opts: { baseline?: string; saveBaseline?: string } = {},
+): Promise<CheckResult> {
+  const baselinePath = opts.baseline ?? budgets.baseline;
+  const baseline = baselinePath === undefined ? null : await loadBaseline(baselinePath, load);
+  const subject = await loadSubject(target, load);
+  const figures = measure(subject);
+  if (opts.saveBaseline !== undefined)
+    writeFileAtomically(opts.saveBaseline, `${JSON.stringify(baselineOf(subject, figures), null, 1)}\n`);
+  return checkSubject(subject, figures, budgets, baseline);
+}
+
+function formatOf(f: string): Format {
+  if (!(FORMATS as readonly string[]).includes(f))
+    throw new Error(`--format: expected one of ${FORMATS.join(', ')}, got "${f}"`);
+  return f as Format;
+}
+
+/** The config's budgets, then the options over them; a bad value is a one-line error (exit 2). */
+export function budgetsOf(opts: Partial<CheckCliOptions>): Budgets {
+  const config = opts.config === false ? null : readConfig(opts.config);
+  const given: Record<string, unknown> = {
+    'max-peak-allocated': opts.maxPeakAllocated,
+    'max-peak-reserved': opts.maxPeakReserved,
+    'max-fragmentation': opts.maxFragmentation,
+    'no-oom': opts.oom === false ? true : undefined,
+    'no-leak': opts.leak === false ? true : undefined,
+    'max-growth-per-step': opts.maxGrowthPerStep,
+    tolerance: opts.tolerance,
+  };
+  const flags = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined));
+  const fromConfig = config === null ? {} : parsed(config.table, 'pyproject.toml [tool.memlens.check]');
+  if (fromConfig.baseline !== undefined && config !== null)
+    fromConfig.baseline = path.resolve(config.dir, fromConfig.baseline);
+  return { ...fromConfig, ...parsed(flags, 'check') };
+}
+
+function parsed(table: Record<string, unknown>, where: string): Budgets {
+  try {
+    return parseBudgets(table);
+  } catch (e) {
+    if (e instanceof BudgetError) throw new Error(`${where}: ${where === 'check' ? '--' : ''}${e.message}`);
+    throw e;
+  }
+}
+
+/** The report in `format` on `out`; GitHub annotations beside it when running there. */
+export function print(result: CheckResult, format: Format, out: NodeJS.WritableStream): void {
+  const annotations =
+    process.env.GITHUB_ACTIONS === 'true' ? checkAnnotations(result, process.env.GITHUB_WORKSPACE) : [];
+  // Workflow commands work on either stream; stdout keeps JSON and XML documents clean.
+  const stream = format === 'text' ? out : process.stderr;
+  for (const a of annotations) stream.write(`${a}\n`);
+  const render: Record<Format, () => string> = {
+    text: () => checkText(result),
+    json: () => JSON.stringify(result, null, 1),
+    junit: () => checkJunit([result]),
+    markdown: () => checkMarkdown(result),
+  };
+  out.write(`${render[format]()}\n`);
+}

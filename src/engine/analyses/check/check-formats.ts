@@ -1,0 +1,146 @@
+/**
+ * A check's verdict where CI reads it: plain text for the log, Markdown for a pull-request
+ * comment, JUnit XML for test-result panels (one testcase per rule), GitHub Actions annotations.
+ */
+import { formatBytes, formatCount } from '../../base/format.js';
+import type { CheckResult, RuleResult } from './check.js';
+import type { BlamedSite } from './check-subject.js';
+
+export function siteText(s: BlamedSite): string {
+  const f = s.frames[0];
+  const where = f === undefined ? 'unknown site (no stack recorded)' : `${f.name} (${f.filename}:${f.line})`;
+  return `${formatBytes(s.bytes)} from ${where}`;
+}
+
+function verdict(r: CheckResult): string {
+  const failed = r.rules.filter((x) => !x.passed).length;
+  if (r.rules.length === 0) return 'no rules to check (give budgets, a config or --baseline)';
+  return failed === 0
+    ? `passed: ${formatCount(r.rules.length)} rules hold`
+    : `FAILED: ${formatCount(failed)} of ${formatCount(r.rules.length)} rules broken`;
+}
+
+export function checkText(r: CheckResult): string {
+  const lines = [`${r.subject}: ${verdict(r)}`];
+  for (const rule of r.rules) {
+    lines.push(`  ${rule.passed ? 'ok  ' : 'FAIL'} ${rule.rule}: ${rule.message}`);
+    for (const s of rule.sites) lines.push(`         ${siteText(s)}`);
+    if (!rule.passed) lines.push(`         see: ${rule.command}`);
+  }
+  return lines.join('\n');
+}
+
+function figureCell(rule: RuleResult, n: number | null): string {
+  if (n === null) return '—';
+  return rule.unit === 'bytes' ? formatBytes(n) : formatCount(n);
+}
+
+/** Short enough for a pull-request comment: the verdict, one table row per rule, the sites of the failures. */
+export function checkMarkdown(r: CheckResult): string {
+  const out = [
+    `### memlens check: ${r.passed ? '✅' : '❌'} ${verdict(r)}`,
+    '',
+    `\`${mdCell(r.subject)}\``,
+    '',
+  ];
+  if (r.rules.length > 0) {
+    out.push('| rule | figure | limit | baseline | where | |', '|---|---:|---:|---:|---|---|');
+    for (const rule of r.rules)
+      out.push(
+        `| ${rule.rule} | ${figureCell(rule, rule.value)} | ${figureCell(rule, rule.limit)} | ${figureCell(rule, rule.baseline)} | ${mdCell(placeCell(rule))} | ${rule.passed ? 'ok' : '**FAIL**'} |`,
+      );
+  }
+  const failed = r.rules.filter((x) => !x.passed);
+  for (const rule of failed) {
+    out.push('', `**${rule.rule}**: ${mdCell(rule.message)}`);
+    for (const s of rule.sites) out.push(`- ${mdCell(siteText(s))}`);
+    out.push('', `See more: \`${rule.command}\``);
+  }
+  return out.join('\n');
+}
+
+function placeCell(rule: RuleResult): string {
+  const p = rule.place;
+  if (p === null) return '';
+  const rank = p.rank !== null ? `rank ${p.rank}` : '';
+  const step = p.step !== null ? `step ${p.step}` : '';
+  return [rank, step].filter((x) => x !== '').join(', ');
+}
+
+function mdCell(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/`/g, "'").replace(/\n/g, ' ');
+}
+
+/** JUnit XML as CI systems read it: one suite per subject, one testcase per rule, a failure per broken rule. */
+export function checkJunit(results: CheckResult[]): string {
+  const tests = results.reduce((n, r) => n + r.rules.length, 0);
+  const failures = results.reduce((n, r) => n + r.rules.filter((x) => !x.passed).length, 0);
+  const out = [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="memlens check" tests="${tests}" failures="${failures}" errors="0">`,
+  ];
+  for (const r of results) {
+    const f = r.rules.filter((x) => !x.passed).length;
+    out.push(
+      `  <testsuite name="${xml(r.subject)}" tests="${r.rules.length}" failures="${f}" errors="0" skipped="0">`,
+    );
+    for (const rule of r.rules) {
+      const open = `    <testcase name="${xml(rule.rule)}" classname="memlens.check"`;
+      if (rule.passed) {
+        out.push(`${open}/>`);
+        continue;
+      }
+      const body = [rule.message, ...rule.sites.map(siteText), `see: ${rule.command}`].join('\n');
+      out.push(
+        `${open}>`,
+        `      <failure message="${xml(rule.message)}" type="${xml(rule.rule)}">${xml(body)}</failure>`,
+        '    </testcase>',
+      );
+    }
+    out.push('  </testsuite>');
+  }
+  out.push('</testsuites>');
+  return out.join('\n');
+}
+
+function xml(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '');
+}
+
+/**
+ * GitHub Actions workflow commands: an error annotation per broken rule (shown on the run's
+ * summary), placed on the line of the site that accounts for most of it when that file is in the
+ * checked-out repository (`workspace`, GITHUB_WORKSPACE), so the pull request's diff shows it.
+ */
+export function checkAnnotations(r: CheckResult, workspace = ''): string[] {
+  return r.rules
+    .filter((x) => !x.passed)
+    .map((rule) => {
+      const top = rule.sites[0];
+      const detail = top === undefined ? '' : `; most from ${siteText(top)}`;
+      const props = [`title=${escapeProperty(`memlens check ${rule.rule}`)}`, ...sourceProps(top, workspace)];
+      return `::error ${props.join(',')}::${escapeData(`${r.subject}: ${rule.message}${detail}`)}`;
+    });
+}
+
+/** `file=` (relative to the repository) and `line=` of the site's innermost frame in the repository. */
+function sourceProps(site: BlamedSite | undefined, workspace: string): string[] {
+  const inner = site?.frames[0];
+  const root = workspace.replace(/\/+$/, '');
+  if (inner === undefined || root === '' || !inner.filename.startsWith(`${root}/`)) return [];
+  return [`file=${escapeProperty(inner.filename.slice(root.length + 1))}`, `line=${inner.line}`];
+}
+
+/** The escapes GitHub's toolkit (@actions/core) applies to a command's message and properties. */
+function escapeData(s: string): string {
+  return s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+}
+
+function escapeProperty(s: string): string {
+  return escapeData(s).replace(/:/g, '%3A').replace(/,/g, '%2C');
+}

@@ -1,0 +1,244 @@
+/**
+ * `memlens check`: every budget and, with a baseline, every figure against the baseline's, each a
+ * rule that holds or fails with its figure, its limit, where it was largest and the sites that
+ * account for most of it (or, against a baseline, the sites that grew most).
+ */
+import { formatBytes, formatCount, plural } from '../../base/format.js';
+import { shellWord } from '../diagnosis/finding.js';
+import { diffMoment } from '../diff/diff.js';
+import type { SiteSide } from '../diff/diff-side.js';
+import { firstAppearance } from './appearance.js';
+import type { Baseline, BaselineRank } from './baseline.js';
+import { peakSides } from './baseline.js';
+import { amountBytes, type Budgets } from './budgets.js';
+import {
+  type CheckFigure,
+  type Figures,
+  type Measured,
+  type RankPeaks,
+  rankPeaks,
+  TOP_SITES,
+} from './check-figures.js';
+import { type BlamedSite, type CheckSubject, type Place, placeText } from './check-subject.js';
+
+export interface RuleResult {
+  /** The option that set it ("max-peak-allocated"), or "baseline-<figure>". */
+  rule: string;
+  figure: CheckFigure;
+  passed: boolean;
+  unit: 'bytes' | 'count';
+  value: number;
+  /** The most the rule allows (bytes or a count). */
+  limit: number;
+  /** Against a baseline: its figure (the limit adds the tolerance). */
+  baseline: number | null;
+  place: Place | null;
+  /** Against a baseline, in a run: the first step (of the peak's rank) where the site that grew most held its bytes. */
+  appears: Place | null;
+  /** What accounts for most of the figure; against a baseline, what grew most since it. */
+  sites: BlamedSite[];
+  message: string;
+  /** The memlens command that shows more. */
+  command: string;
+}
+
+export interface CheckResult {
+  subject: string;
+  kind: CheckSubject['kind'];
+  passed: boolean;
+  rules: RuleResult[];
+}
+
+const WORDS: Record<CheckFigure, string> = {
+  peak_allocated: 'peak allocated',
+  peak_reserved: 'peak reserved',
+  fragmentation: 'reserved above allocated at the peak',
+  ooms: 'OOMs',
+  leaks: 'leaking sites',
+  growth_per_step: 'growth per step',
+};
+
+const UNITS: Record<CheckFigure, RuleResult['unit']> = {
+  peak_allocated: 'bytes',
+  peak_reserved: 'bytes',
+  fragmentation: 'bytes',
+  ooms: 'count',
+  leaks: 'count',
+  growth_per_step: 'bytes',
+};
+
+export function checkSubject(
+  subject: CheckSubject,
+  figures: Figures,
+  budgets: Budgets,
+  baseline: Baseline | null = null,
+): CheckResult {
+  const rules = [...budgetRules(subject, figures, budgets)];
+  if (baseline !== null) rules.push(...baselineRules(subject, figures, baseline, budgets));
+  return { subject: subject.label, kind: subject.kind, passed: rules.every((r) => r.passed), rules };
+}
+
+function budgetRules(subject: CheckSubject, f: Figures, b: Budgets): RuleResult[] {
+  const out: RuleResult[] = [];
+  const add = (rule: string, figure: CheckFigure, limit: number | undefined, words?: string) => {
+    if (limit !== undefined) out.push(rule_(subject, rule, figure, f[figure], limit, null, words));
+  };
+  add('max-peak-allocated', 'peak_allocated', b.max_peak_allocated);
+  add('max-peak-reserved', 'peak_reserved', b.max_peak_reserved);
+  const frag = b.max_fragmentation;
+  if (frag !== undefined) {
+    const limit = Math.floor(amountBytes(frag, f.fragmentation.of_bytes ?? 0));
+    const words =
+      'percent' in frag ? `${frag.percent}% of the reserved peak (${formatBytes(limit)})` : undefined;
+    add('max-fragmentation', 'fragmentation', limit, words);
+  }
+  if (b.no_oom) add('no-oom', 'ooms', 0);
+  if (b.no_leak) add('no-leak', 'leaks', 0);
+  add('max-growth-per-step', 'growth_per_step', b.max_growth_per_step);
+  return out;
+}
+
+/** Each figure no larger than the baseline's, byte figures within the tolerance; a run's peaks rank by rank. */
+function baselineRules(subject: CheckSubject, f: Figures, base: Baseline, b: Budgets): RuleResult[] {
+  const slack = (figure: CheckFigure, was: number) =>
+    Math.floor(was + (UNITS[figure] === 'bytes' && b.tolerance ? amountBytes(b.tolerance, was) : 0));
+  const ranks = subject.kind === 'run' && base.ranks.length > 0 ? rankPeaks(subject) : [];
+  return (Object.keys(WORDS) as CheckFigure[]).map((figure) => {
+    const name = `baseline-${figure.replace(/_/g, '-')}`;
+    const was = base.figures[figure];
+    if (figure !== 'peak_allocated' && figure !== 'peak_reserved')
+      return rule_(subject, name, figure, f[figure], slack(figure, was), was);
+    const worst = worstRank(ranks, base, figure, slack);
+    if (worst !== null)
+      return rule_(
+        subject,
+        name,
+        figure,
+        grownSites(subject, worst.now, worst.base.sites),
+        worst.limit,
+        worst.base[figure],
+      );
+    return rule_(
+      subject,
+      name,
+      figure,
+      grownSites(subject, f[figure], base.peak.sites),
+      slack(figure, was),
+      was,
+    );
+  });
+}
+
+/** The rank furthest above its own baseline peak (null: no rank of the run is in the baseline). */
+function worstRank(
+  ranks: RankPeaks[],
+  base: Baseline,
+  figure: 'peak_allocated' | 'peak_reserved',
+  slack: (figure: CheckFigure, was: number) => number,
+): { now: Measured; base: BaselineRank; limit: number } | null {
+  let worst: { now: Measured; base: BaselineRank; limit: number } | null = null;
+  for (const r of ranks) {
+    const was = base.ranks.find((x) => x.rank === r.rank && x.device === r.device);
+    if (was === undefined) continue;
+    const limit = slack(figure, was[figure]);
+    if (worst === null || r[figure].value - limit > worst.now.value - worst.limit)
+      worst = { now: r[figure], base: was, limit };
+  }
+  return worst;
+}
+
+/** The figure with, as its sites, those whose bytes at the allocated peak grew most since the baseline. */
+function grownSites(subject: CheckSubject, now: Measured, baseSites: SiteSide[]): Measured {
+  const mine = peakSides(subject, now.place, true);
+  const d = diffMoment(
+    { after_entry: -1, sites: baseSites },
+    { after_entry: -1, sites: mine },
+    TOP_SITES * 3,
+  );
+  const grown = d.sites.filter((s) => s.delta_bytes > 0).slice(0, TOP_SITES);
+  const sites = grown.map((s) => ({
+    bytes: s.delta_bytes,
+    frames: s.frames.map(({ filename, line, name }) => ({ filename, line, name })),
+  }));
+  const top = grown[0];
+  const appears =
+    subject.kind === 'run' && now.place !== null && top !== undefined
+      ? firstAppearance(subject, now.place, sites[0]!, top.b_bytes)
+      : null;
+  return { ...now, sites, appears };
+}
+
+function rule_(
+  subject: CheckSubject,
+  rule: string,
+  figure: CheckFigure,
+  m: Measured,
+  limit: number,
+  baseline: number | null,
+  limitWords?: string,
+): RuleResult {
+  const passed = m.value <= limit;
+  return {
+    rule,
+    figure,
+    passed,
+    unit: UNITS[figure],
+    value: m.value,
+    limit,
+    baseline,
+    place: m.place,
+    appears: m.appears ?? null,
+    sites: passed ? [] : m.sites,
+    message: message(figure, m, limit, baseline, passed, limitWords),
+    command: commandFor(subject, figure, m.place),
+  };
+}
+
+function amount(figure: CheckFigure, n: number): string {
+  return UNITS[figure] === 'bytes' ? formatBytes(n) : formatCount(n);
+}
+
+function message(
+  figure: CheckFigure,
+  m: Measured,
+  limit: number,
+  baseline: number | null,
+  passed: boolean,
+  limitWords = amount(figure, limit),
+): string {
+  const counted = UNITS[figure] === 'count';
+  const what = counted
+    ? plural(m.value, figure === 'ooms' ? 'OOM' : 'leaking site')
+    : `${WORDS[figure]} ${amount(figure, m.value)}`;
+  const against =
+    baseline === null
+      ? counted && limit === 0
+        ? 'none allowed'
+        : `the budget of ${limitWords}`
+      : `the baseline's ${amount(figure, baseline)}${limit > baseline ? ` + tolerance (${amount(figure, limit)})` : ''}`;
+  if (passed) return against === 'none allowed' ? what : `${what}: within ${against}`;
+  const where = placeText(m.place);
+  const at = where === '' ? '' : ` (${where})`;
+  const first =
+    m.appears && m.appears.step !== m.place?.step
+      ? `; the site first holds it at ${placeText(m.appears)}`
+      : '';
+  const verdict = against === 'none allowed' ? against : `${baseline === null ? 'over' : 'above'} ${against}`;
+  return `${what}${at}: ${verdict}${first}`;
+}
+
+/** The command whose output explains the figure: the analysis it comes from, on the file where it was largest. */
+function commandFor(subject: CheckSubject, figure: CheckFigure, place: Place | null): string {
+  const file = shellWord(place?.file || subject.label);
+  if (subject.kind === 'run' && (figure === 'leaks' || figure === 'growth_per_step'))
+    return `memlens run ${shellWord(subject.label)}`;
+  const cmd: Record<CheckFigure, string> = {
+    peak_allocated: 'peak',
+    peak_reserved: 'peak',
+    fragmentation: 'frag',
+    ooms: 'oom',
+    leaks: 'leaks',
+    growth_per_step: 'leaks',
+  };
+  return `memlens ${cmd[figure]} ${file}`;
+}

@@ -1,0 +1,71 @@
+/**
+ * `memlens record --check -- CMD`: the program runs, then what it recorded is held to the budgets of
+ * pyproject.toml [tool.memlens.check]. Debian's CPU torch with the test-only CUDA stand-in
+ * (test/record-standin), whose n-th dump of a process holds n MiB.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { NODE_FLAGS } from '../../../src/node/node-flags.js';
+import { CLI, PYTHON, removeTempDirs, STANDIN_DIR, tempDir } from '../../helpers/record-run.js';
+
+afterAll(removeTempDirs);
+
+/** Three dumps (1, 2, 3 MiB) and the exit dump, then the given exit code; a marker that it ran. */
+const program = (exit: number) =>
+  `import sys, torch, memlens\nopen("ran", "w").close()\nfor i in range(3):\n    memlens.dump("w%d" % i)\nsys.exit(${exit})\n`;
+
+function recordChecked(toml: string, exit = 0) {
+  const dir = tempDir('record-check');
+  writeFileSync(join(dir, 'pyproject.toml'), toml);
+  writeFileSync(join(dir, 'program.py'), program(exit));
+  const r = spawnSync(
+    'node',
+    [...NODE_FLAGS, CLI, 'record', '--check', '--out', 'out', '--', PYTHON, 'program.py'],
+    {
+      cwd: dir,
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        PYTHONPATH: STANDIN_DIR,
+        MEMLENS_STANDIN_LOG: join(dir, 'log'),
+        GITHUB_ACTIONS: '',
+      },
+    },
+  );
+  return { ...r, ran: existsSync(join(dir, 'ran')) };
+}
+
+describe('memlens record --check', () => {
+  it("exits 1 when the recording breaks a budget, naming the site, after the program's success", () => {
+    const r = recordChecked('[tool.memlens.check]\nmax-peak-allocated = "2MiB"\nno-oom = true\n');
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(
+      /FAIL max-peak-allocated: peak allocated 4\.00 MiB \(rank 0\): over the budget of 2\.00 MiB/,
+    );
+    expect(r.stderr).toContain('from step (train.py:10)');
+    expect(r.stdout).toBe('');
+  }, 60_000);
+
+  it('exits 0 when every rule holds', () => {
+    const r = recordChecked('[tool.memlens.check]\nmax-peak-allocated = "8MiB"\nno-oom = true\n');
+    expect(r.status).toBe(0);
+    expect(r.stderr).toMatch(/passed: 2 rules hold/);
+  }, 60_000);
+
+  it("keeps the program's own failure, unchecked", () => {
+    const r = recordChecked('[tool.memlens.check]\nmax-peak-allocated = "2MiB"\n', 3);
+    expect(r.status).toBe(3);
+    expect(r.stderr).not.toContain('max-peak-allocated');
+  }, 60_000);
+
+  it('refuses bad budgets in one line before running the program (exit 2)', () => {
+    const r = recordChecked('[tool.memlens.check]\nmax-peak-allocated = "plenty"\n');
+    expect(r.status).toBe(2);
+    expect(r.ran).toBe(false);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^memlens record: --check: .*max-peak-allocated: expected a size/),
+    ]);
+  }, 60_000);
+});

@@ -1,0 +1,324 @@
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { XMLParser } from 'fast-xml-parser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateSnapshotBytes } from '../../../scripts/synth/index.js';
+import type { CheckResult, RuleResult } from '../../../src/engine/analyses/check/check.js';
+import { NODE_FLAGS } from '../../../src/node/node-flags.js';
+import { writeGeneratedRun } from '../../helpers/generated-run.js';
+
+const CLI = join(import.meta.dirname, '..', '..', '..', 'dist', 'cli', 'main.js');
+const MiB = 2 ** 20;
+const work = mkdtempSync(join(tmpdir(), 'memlens-check-'));
+const at = (name: string) => join(work, name);
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/** The CLI in `work` (its pyproject.toml, when a test writes one, is the nearest). */
+function memlens(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [...NODE_FLAGS, CLI, 'check', ...args], {
+    cwd: work,
+    encoding: 'utf8',
+    env: { ...process.env, GITHUB_ACTIONS: '', XDG_CACHE_HOME: at('cache'), ...env },
+    maxBuffer: 64 * MiB,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function json(args: string[]): { code: number | null; result: CheckResult } {
+  const r = memlens([...args, '--format', 'json']);
+  return { code: r.code, result: JSON.parse(r.stdout) as CheckResult };
+}
+
+const rule = (r: CheckResult, name: string): RuleResult => r.rules.find((x) => x.rule === name)!;
+const innermost = (x: RuleResult) => x.sites[0]?.frames[0];
+
+let planted: { site: { filename: string; line: number; name: string }; bytes: number };
+
+beforeAll(() => {
+  const base = { events: 4000, seed: 71, streams: 1 };
+  writeFileSync(at('a.pickle'), generateSnapshotBytes(base).bytes);
+  // Smaller than the largest sites at the peak: only a diff against the baseline puts it first.
+  const b = generateSnapshotBytes({ ...base, extraBuffer: 256 * MiB });
+  planted = b.expected.extra_buffer!;
+  writeFileSync(at('b.pickle'), b.bytes);
+  writeFileSync(
+    at('leak.pickle'),
+    generateSnapshotBytes({ events: 20_000, seed: 71, leakBytes: 16 * MiB }).bytes,
+  );
+  writeFileSync(at('oom.pickle'), generateSnapshotBytes({ ...base, oomCause: 'exhaustion' }).bytes);
+  const run = { ranks: 2, windows: 4, seed: 8 };
+  writeGeneratedRun(at('clean'), run);
+  writeGeneratedRun(at('extra'), { ...run, extraBuffer: { rank: 1, bytes: 512 * MiB, step: 3 } });
+  writeGeneratedRun(at('growth'), { ...run, growth: { rank: 1, bytes: 16 * MiB } });
+  writeGeneratedRun(at('oom-run'), { ...run, oom: { rank: 0, cause: 'exhaustion' } });
+  // The baselines later tests compare with, each checked to pass against its own source.
+  expect(memlens(['a.pickle', '--save-baseline', 'a-base.json']).code).toBe(0);
+  expect(memlens(['clean', '--save-baseline', 'run-base.json', '--no-oom', '--no-leak']).code).toBe(0);
+}, 60_000);
+
+describe('memlens check: budgets', () => {
+  it('a file within its budgets passes (exit 0)', () => {
+    const { code, result } = json(['a.pickle', '--max-peak-allocated', '80GiB', '--no-oom', '--no-leak']);
+    expect(code).toBe(0);
+    expect(result.passed).toBe(true);
+    expect(result.rules.map((r) => r.rule)).toEqual(['max-peak-allocated', 'no-oom', 'no-leak']);
+  });
+
+  it('a peak over budget fails (exit 1) with the figure, the budget and the largest sites at the peak', () => {
+    const r = memlens(['b.pickle', '--max-peak-allocated', '5GiB']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(
+      /FAIL max-peak-allocated: peak allocated 5\.\d\d GiB: over the budget of 5\.00 GiB/,
+    );
+    const peak = spawnSync(process.execPath, [...NODE_FLAGS, CLI, 'peak', 'b.pickle', '--json'], {
+      cwd: work,
+      encoding: 'utf8',
+    });
+    const top = JSON.parse(peak.stdout).files[0].devices[0].groups[0];
+    expect(r.stdout).toContain(
+      `from ${top.frames[0].name} (${top.frames[0].filename}:${top.frames[0].line})`,
+    );
+    expect(r.stdout).toContain('see: memlens peak b.pickle');
+  });
+
+  it('a leak and its growth per step fail, naming the leaking site', () => {
+    const { code, result } = json(['leak.pickle', '--no-leak', '--max-growth-per-step', '1MiB']);
+    expect(code).toBe(1);
+    for (const name of ['no-leak', 'max-growth-per-step']) {
+      const x = rule(result, name);
+      expect(x.passed).toBe(false);
+      expect(innermost(x)).toMatchObject({ filename: expect.stringMatching(/train\.py$/), line: 218 });
+    }
+    expect(rule(result, 'max-growth-per-step').value).toBe(16 * MiB);
+  });
+
+  it('an OOM fails --no-oom, with what held memory when it failed', () => {
+    const { code, result } = json(['oom.pickle', '--no-oom']);
+    expect(code).toBe(1);
+    const x = rule(result, 'no-oom');
+    expect(x.value).toBe(1);
+    expect(x.sites.length).toBeGreaterThan(0);
+    expect(x.command).toBe('memlens oom oom.pickle');
+  });
+
+  it('an OOM dump with no oom entry (named so by its producer) counts as an OOM', () => {
+    copyFileSync(at('a.pickle'), at('oom_rank0.pickle'));
+    const { code, result } = json(['oom_rank0.pickle', '--no-oom']);
+    expect(code).toBe(1);
+    expect(rule(result, 'no-oom')).toMatchObject({ value: 1, message: '1 OOM (rank 0): none allowed' });
+    expect(rule(result, 'no-oom').sites.length).toBeGreaterThan(0);
+  });
+
+  it('fragmentation: bytes or a share of the reserved peak', () => {
+    const loose = json(['a.pickle', '--max-fragmentation', '90%']).result.rules[0]!;
+    const tight = json(['a.pickle', '--max-fragmentation', '1%']).result.rules[0]!;
+    expect(loose.passed).toBe(true);
+    expect(tight.passed).toBe(false);
+    expect(tight.value).toBe(loose.value);
+    expect(json(['a.pickle', '--max-fragmentation', String(tight.value)]).code).toBe(0);
+  });
+
+  it('bad budgets are a one-line error and exit 2', () => {
+    for (const args of [
+      ['a.pickle', '--max-peak-allocated', '12Q'],
+      ['a.pickle', '--tolerance', 'five'],
+      ['a.pickle', '--format', 'yaml'],
+      ['missing.pickle', '--no-oom'],
+    ]) {
+      const r = memlens(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
+      expect(r.stderr).toMatch(/^memlens: /);
+      expect(r.stdout).toBe('');
+    }
+  });
+});
+
+describe('memlens check: against a baseline', () => {
+  it('a file against itself, as a snapshot and as a saved baseline, passes', () => {
+    expect(memlens(['a.pickle', '--baseline', 'a.pickle']).code).toBe(0);
+    const saved = JSON.parse(readFileSync(at('a-base.json'), 'utf8'));
+    expect(saved.memlens_check_baseline).toBe(1);
+    expect(readFileSync(at('a-base.json')).length).toBeLessThan(64 * 1024);
+    expect(memlens(['a.pickle', '--baseline', 'a-base.json']).code).toBe(0);
+  });
+
+  it('a planted +256 MiB buffer fails the baseline, naming that site and exactly its bytes', () => {
+    const { code, result } = json(['b.pickle', '--baseline', 'a-base.json', '--tolerance', '1%']);
+    expect(code).toBe(1);
+    const x = rule(result, 'baseline-peak-allocated');
+    expect(x.passed).toBe(false);
+    expect(x.sites[0]).toEqual({
+      bytes: planted.bytes,
+      frames: [expect.objectContaining(planted.site), ...x.sites[0]!.frames.slice(1)],
+    });
+    // Within a tolerance as large as the buffer, the same file passes.
+    expect(memlens(['b.pickle', '--baseline', 'a-base.json', '--tolerance', '256MiB']).code).toBe(0);
+  });
+
+  it('a clean run against its own saved baseline passes', () => {
+    expect(memlens(['clean', '--baseline', 'run-base.json']).code).toBe(0);
+    expect(memlens(['clean', '--baseline', 'clean']).code).toBe(0);
+  });
+
+  it('a run with a buffer kept from step 3 fails, naming the site, its rank, and the step it appeared', () => {
+    const { code, result } = json(['extra', '--baseline', 'run-base.json', '--tolerance', '1%']);
+    expect(code).toBe(1);
+    const x = rule(result, 'baseline-peak-allocated');
+    expect(innermost(x)?.name).toBe('allocate_rank_buffer');
+    expect(x.sites[0]!.bytes).toBe(512 * MiB);
+    expect(x.place?.rank).toBe(1);
+    expect(x.appears).toMatchObject({ rank: 1, step: 3 });
+    // Rank 1 grew, yet stays below rank 0's peak: only a rank-by-rank comparison sees it.
+    const saved = JSON.parse(readFileSync(at('run-base.json'), 'utf8'));
+    expect(x.value).toBeLessThan(saved.figures.peak_allocated);
+    expect(x.baseline).toBe(saved.ranks.find((r: { rank: number }) => r.rank === 1).peak_allocated);
+  });
+
+  it('a run with a site growing every step fails the growth and leak rules at that rank', () => {
+    const { code, result } = json(['growth', '--baseline', 'run-base.json', '--max-growth-per-step', '1MiB']);
+    expect(code).toBe(1);
+    for (const name of ['max-growth-per-step', 'baseline-growth-per-step', 'baseline-leaks']) {
+      const x = rule(result, name);
+      expect(x.passed, name).toBe(false);
+      expect(x.place?.rank, name).toBe(1);
+      expect(innermost(x)?.line, name).toBe(218);
+    }
+    expect(rule(result, 'max-growth-per-step').value).toBe(16 * MiB);
+  });
+
+  it("a run's OOM dump fails --no-oom and the baseline's OOM count", () => {
+    const { code, result } = json(['oom-run', '--baseline', 'run-base.json', '--no-oom']);
+    expect(code).toBe(1);
+    expect(rule(result, 'no-oom').place?.rank).toBe(0);
+    expect(rule(result, 'baseline-ooms').passed).toBe(false);
+  });
+
+  it('bad baselines are a one-line error and exit 2', () => {
+    writeFileSync(at('old.json'), JSON.stringify({ memlens_check_baseline: 99, figures: {} }));
+    writeFileSync(at('broken.json'), '{"memlens_check_baseline": 1, "figures": ');
+    writeFileSync(
+      at('nosites.json'),
+      JSON.stringify({ ...JSON.parse(readFileSync(at('a-base.json'), 'utf8')), peak: {} }),
+    );
+    for (const [file, why] of [
+      ['old.json', /baseline version 99/],
+      ['broken.json', /not valid JSON/],
+      ['nosites.json', /peak\.sites/],
+      ['nothing.json', /nothing\.json/],
+    ] as const) {
+      const r = memlens(['a.pickle', '--baseline', file]);
+      expect(r.code, file).toBe(2);
+      expect(r.stderr.trim().split('\n'), file).toHaveLength(1);
+      expect(r.stderr, file).toMatch(why);
+    }
+  });
+});
+
+describe('memlens check: budgets from pyproject.toml', () => {
+  const dir = at('repo');
+  const check = (toml: string, args: string[]) => {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'pyproject.toml'), toml);
+    return spawnSync(
+      process.execPath,
+      [...NODE_FLAGS, CLI, 'check', join(work, 'b.pickle'), '--json', ...args],
+      {
+        cwd: dir,
+        encoding: 'utf8',
+        env: { ...process.env, GITHUB_ACTIONS: '', XDG_CACHE_HOME: at('cache') },
+      },
+    );
+  };
+
+  it('reads [tool.memlens.check]; options override it; --no-config ignores it', () => {
+    const toml =
+      '[project]\nname = "x"\n\n[tool.memlens.check]\nmax-peak-allocated = "5GiB"\nno-oom = true\n';
+    const fromFile = check(toml, []);
+    expect(fromFile.status).toBe(1);
+    expect((JSON.parse(fromFile.stdout) as CheckResult).rules.map((r) => r.rule)).toEqual([
+      'max-peak-allocated',
+      'no-oom',
+    ]);
+    expect(check(toml, ['--max-peak-allocated', '8GiB']).status).toBe(0);
+    expect((JSON.parse(check(toml, ['--no-config']).stdout) as CheckResult).rules).toEqual([]);
+  });
+
+  it('a baseline path in the table is relative to pyproject.toml', () => {
+    const r = check(`[tool.memlens.check]\nbaseline = "../a-base.json"\n`, []);
+    expect(r.status).toBe(1);
+    expect(rule(JSON.parse(r.stdout), 'baseline-peak-allocated').passed).toBe(false);
+  });
+
+  it('a bad value or key in the table is a one-line error naming it (exit 2)', () => {
+    for (const [toml, why] of [
+      ['[tool.memlens.check]\nmax-peak-reserved = "lots"\n', /max-peak-reserved: expected a size/],
+      ['[tool.memlens.check]\nno-om = true\n', /unknown key no-om/],
+      ['[tool.memlens.check\n', /pyproject\.toml/],
+    ] as const) {
+      const r = check(toml, []);
+      expect(r.status).toBe(2);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(why);
+    }
+  });
+});
+
+describe('memlens check: where CI reads it', () => {
+  const args = ['b.pickle', '--baseline', 'a.pickle', '--no-oom', '--max-peak-allocated', '80GiB'];
+
+  it('JUnit XML: testsuites > testsuite > testcase per rule, a failure per broken rule', () => {
+    const r = memlens([...args, '--format', 'junit']);
+    expect(r.code).toBe(1);
+    const doc = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '' }).parse(r.stdout);
+    const suites = doc.testsuites;
+    const suite = suites.testsuite;
+    const cases = suite.testcase as {
+      name: string;
+      failure?: { message: string; type: string; '#text': string };
+    }[];
+    expect(Number(suites.tests)).toBe(cases.length);
+    expect(Number(suite.tests)).toBe(cases.length);
+    expect(cases.map((c) => c.name)).toContain('baseline-peak-allocated');
+    const failed = cases.filter((c) => c.failure !== undefined);
+    expect(Number(suites.failures)).toBe(failed.length);
+    expect(Number(suite.failures)).toBe(failed.length);
+    expect(failed.map((c) => c.name)).toEqual(['baseline-peak-allocated', 'baseline-peak-reserved']);
+    expect(failed[0]!.failure!['#text']).toContain(planted.site.name);
+  });
+
+  it('Markdown: the verdict, a row per rule, the sites of failures and the command to see more', () => {
+    const r = memlens([...args, '--format', 'markdown']);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^### memlens check: ❌ FAILED: 2 of 8 rules broken$/);
+    const rows = lines.filter((l) => l.startsWith('| '));
+    expect(rows).toHaveLength(1 + 8);
+    for (const row of rows) expect(row.split(/(?<!\\)\|/).length).toBe(rows[0]!.split(/(?<!\\)\|/).length);
+    expect(r.stdout).toContain(`- 256 MiB from ${planted.site.name}`);
+    expect(r.stdout).toContain('See more: `memlens peak b.pickle`');
+    expect(lines.length).toBeLessThan(40);
+  });
+
+  it('GitHub Actions: an ::error annotation per broken rule, only there', () => {
+    const there = memlens(args, { GITHUB_ACTIONS: 'true' });
+    const errors = there.stdout.split('\n').filter((l) => l.startsWith('::error '));
+    expect(errors).toHaveLength(2);
+    expect(errors[0]).toMatch(
+      /^::error title=memlens check baseline-peak-allocated::b\.pickle: peak allocated .* allocate_rank_buffer/,
+    );
+    expect(memlens(args).stdout).not.toContain('::error');
+    // In the checked-out repository the annotation sits on the site's line, in the pull request's diff.
+    const repo = planted.site.filename.slice(0, planted.site.filename.lastIndexOf('/'));
+    const placed = memlens(args, { GITHUB_ACTIONS: 'true', GITHUB_WORKSPACE: repo }).stdout;
+    const file = planted.site.filename.slice(repo.length + 1);
+    expect(placed).toContain(
+      `::error title=memlens check baseline-peak-allocated,file=${file},line=${planted.site.line}::`,
+    );
+    // JSON stays one document: the annotations go to stderr.
+    const j = memlens([...args, '--json'], { GITHUB_ACTIONS: 'true' });
+    expect(JSON.parse(j.stdout).passed).toBe(false);
+    expect(j.stderr).toContain('::error ');
+  });
+});
