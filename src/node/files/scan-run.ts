@@ -59,6 +59,8 @@ export function scanRun(root: string, io: ScanFs = nodeFs): RunScan {
     const below: string[] = [];
     for (const e of entries) {
       if (e.name.startsWith('.')) continue;
+      // memlens record's own manifest (record-manifest.ts) describes the run: part of it, not a file left out.
+      if (dir === root && e.name === 'run.json') continue;
       const p = path.join(dir, e.name);
       const kind = entryKind(e, p, io, out);
       if (kind === 'dir' && holdsSnapshots(e.name)) {
