@@ -117,7 +117,7 @@ const handlers: { [K in QueryName]: Handler<K> } = {
   },
   entry: ({ device, entry }) => entryInfo(current(), deviceOf(device), entry),
   ...tableHandlers(current, deviceOf),
-  ...analysisHandlers(current, deviceOf),
+  ...analysisHandlers(current, deviceOf, (id, partial) => scope.postMessage({ id, partial })),
   ...whatIfHandlers(current, deviceOf, otherOf),
   ...runHandlers(current, deviceOf, otherOf, loadFor),
 };
