@@ -91,6 +91,14 @@ async function pageTimes(url: string, signals: string[]): Promise<Timed[]> {
       const wall = await signalTime(page, signal);
       out.push({ wall, cpu: treeCpuMs(process.pid) - before });
     }
+    // The worker's part: the load query, sent to answered (fetch or read, decode, model).
+    const queries = (await page.evaluate('window.__bench.queries')) as {
+      query: string;
+      sent: number;
+      done: number | null;
+    }[];
+    const load = queries.find((q) => q.query === 'load' && q.done !== null);
+    out.push({ wall: load ? load.done! - load.sent : Number.NaN, cpu: Number.NaN });
     return out;
   } finally {
     await browser.close();
@@ -125,9 +133,10 @@ export async function firstAnswerTable(file: string, title: string, rounds: numb
         ['served', view.url],
         ['report.html', report],
       ] as const) {
-        const [first, all] = await pageTimes(url, ['firstFinding', 'allFindings']);
+        const [first, all, load] = await pageTimes(url, ['firstFinding', 'allFindings']);
         note(`${where}: first finding`, first!);
         note(`${where}: all findings in`, all!);
+        note(`${where}: its load query (sent → answered)`, load!);
         // The timeline tab on its own, as a link to it opens.
         note(`${where}: first timeline`, (await pageTimes(`${url}#tab=timeline`, ['firstTimeline']))[0]!);
       }
@@ -146,7 +155,8 @@ export async function firstAnswerTable(file: string, title: string, rounds: numb
     // Each round's ratio to that round's summary, then their median: the machine's load moves both.
     const xWall = median(t.map((x, i) => x.wall / base[i]!.wall));
     const xCpu = median(t.map((x, i) => x.cpu / base[i]!.cpu));
-    lines.push(`| ${name} | ${sec(wall)} | ${xWall.toFixed(2)}× | ${sec(cpu)} | ${xCpu.toFixed(2)}× |`);
+    const times = (x: number) => (Number.isFinite(x) ? `${x.toFixed(2)}×` : '—');
+    lines.push(`| ${name} | ${sec(wall)} | ${times(xWall)} | ${sec(cpu)} | ${times(xCpu)} |`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -64,7 +64,8 @@ export const PAGE_SCRIPT = `(() => {
   B.firstTimeline = sharp();
   // The Diagnosis's first finding card, and the moment its last analysis is in (aria-busy false).
   B.firstFinding = when(() => document.querySelector('main.diagnosis article.finding') !== null);
-  B.allFindings = when(() => document.querySelector('main.diagnosis[aria-busy="false"]') !== null);
+  // (A page that shows findings only once all are in has no aria-busy: its first is its last.)
+  B.allFindings = when(() => document.querySelector('main.diagnosis:not([aria-busy="true"])') !== null);
 
   const plot = () => {
     const r = canvas().getBoundingClientRect();

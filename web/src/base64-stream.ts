@@ -17,8 +17,49 @@ const SEXTETS = (() => {
   return t;
 })();
 
+/** The browser's own decoder (Uint8Array.prototype.setFromBase64), where it has one. */
+type SetFromBase64 = (
+  this: Uint8Array,
+  text: string,
+  options: { lastChunkHandling: 'loose' | 'stop-before-partial' },
+) => { read: number; written: number };
+const setFromBase64 = (Uint8Array.prototype as { setFromBase64?: SetFromBase64 }).setFromBase64;
+
 /** Base64 text in, its bytes out, chunk by chunk (a quantum may span chunks; padding ends it). */
 export function base64Decoder(): TransformStream<Uint8Array, Uint8Array<ArrayBuffer>> {
+  return setFromBase64 !== undefined ? nativeDecoder(setFromBase64) : portableDecoder();
+}
+
+/**
+ * The browser's decoder, many times faster than a loop in JavaScript (it shares the worker's
+ * thread with the gunzip and the pickle decoder): each chunk's text, less a partial quantum at
+ * its end, which goes before the next.
+ */
+function nativeDecoder(decode: SetFromBase64): TransformStream<Uint8Array, Uint8Array<ArrayBuffer>> {
+  const ascii = new TextDecoder('latin1');
+  let held = '';
+  const run = (text: string, last: boolean) => {
+    const out = new Uint8Array(Math.ceil(text.length / 4) * 3);
+    const { read, written } = decode.call(out, text, {
+      lastChunkHandling: last ? 'loose' : 'stop-before-partial',
+    });
+    held = text.slice(read);
+    return out.subarray(0, written);
+  };
+  return new TransformStream({
+    transform(chunk, controller) {
+      const out = run(held + ascii.decode(chunk, { stream: true }), false);
+      if (out.length > 0) controller.enqueue(out);
+    },
+    flush(controller) {
+      if (held.length === 0) return;
+      const out = run(held, true);
+      if (out.length > 0) controller.enqueue(out);
+    },
+  });
+}
+
+function portableDecoder(): TransformStream<Uint8Array, Uint8Array<ArrayBuffer>> {
   let bits = 0;
   let held = 0;
   return new TransformStream({
