@@ -39,7 +39,7 @@ function cachedGenerated(name: string, args: string[]): string {
     process.stderr.write(`generating ${file} ...\n`);
     execFileSync(
       process.execPath,
-      [join(ROOT, 'dist', 'scripts', 'generate.js'), '--out', file, ...args, '--quiet'],
+      [join(ROOT, 'dist-tools', 'scripts', 'generate.js'), '--out', file, ...args, '--quiet'],
       { stdio: 'inherit' },
     );
   }

@@ -28,7 +28,7 @@ export function cachedRun(ranks: number, size: string): string {
     execFileSync(
       process.execPath,
       [
-        join(ROOT, 'dist', 'scripts', 'generate.js'),
+        join(ROOT, 'dist-tools', 'scripts', 'generate.js'),
         '--out',
         tmp,
         '--size',

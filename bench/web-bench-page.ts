@@ -9,6 +9,8 @@
  * - "timeline ready": the timeline canvas's `data-ready` turns "true" (a worker answer for the
  *   window on show has been painted into the layer), then two animation frames begin, so the
  *   frame that shows it has been drawn;
+ * - "first finding": the Diagnosis's first finding card is on the page, then two frames (and
+ *   "all findings": its last analysis is in);
  * - "frame painted": after a frame's rendering work, the canvas's `data-window` (the window it
  *   drew) differs from the one before the input event (see B.arm);
  * - "pool ready": the pool section's `data-entry` changes, then two frames.
@@ -60,6 +62,10 @@ export const PAGE_SCRIPT = `(() => {
     });
   const sharp = () => when(() => canvas()?.getAttribute('data-ready') === 'true');
   B.firstTimeline = sharp();
+  // The Diagnosis's first finding card, and the moment its last analysis is in (aria-busy false).
+  B.firstFinding = when(() => document.querySelector('main.diagnosis article.finding') !== null);
+  // (A page that shows findings only once all are in has no aria-busy: its first is its last.)
+  B.allFindings = when(() => document.querySelector('main.diagnosis:not([aria-busy="true"])') !== null);
 
   const plot = () => {
     const r = canvas().getBoundingClientRect();

@@ -4,13 +4,16 @@
  * timeline (with the worker's phases), per real wheel-zoom and drag-pan input event at several
  * zoom levels the time from the event to the painted frame that shows it and the main-thread
  * work it cost (and the time until the sharp re-queried frame), and the pool view's update after
- * selecting entries. Prints the machine, its load and Markdown tables for bench/RESULTS.md.
+ * selecting entries. First, per file, the first answer (first-answer.ts): time to the first
+ * finding and to the first timeline, served and in report.html, against the CLI's `summary`.
+ * Prints the machine, its load and Markdown tables for bench/RESULTS.md.
  *
- *   npm run bench:web [-- --sizes 100MB,1GB] [--runs 2] [--frames 120] [--selects 6]
+ *   npm run bench:web [-- --sizes 100MB,1GB] [--runs 2] [--frames 120] [--selects 6] [--rounds 3] [--answer-only]
  */
 import { Command } from 'commander';
 import type { Browser, Page } from 'playwright-core';
 import { cachedSnapshot } from './cached-snapshot.js';
+import { firstAnswerTable } from './first-answer.js';
 import { loadLine, machineLine } from './machine.js';
 import { openBrowser, startView } from './view-session.js';
 import { PAGE_SCRIPT } from './web-bench-page.js';
@@ -228,6 +231,8 @@ const fmt = (ms: number | null | undefined): string =>
 interface Options {
   sizes: string;
   runs: string;
+  rounds: number;
+  answerOnly: boolean;
   frames: number;
   selects: number;
 }
@@ -241,6 +246,8 @@ async function main(opts: Options): Promise<void> {
   const tables: string[] = [];
   for (const size of opts.sizes.split(',').map((s) => s.trim())) {
     const file = cachedSnapshot(size);
+    tables.push(await firstAnswerTable(file, `synthetic ${size}`, Math.max(1, opts.rounds)));
+    if (opts.answerOnly) continue;
     const view = await startView(file);
     const all: Figures[] = [];
     try {
@@ -274,5 +281,12 @@ new Command('bench:web')
   .option('--runs <n>', 'runs per file, each in a fresh browser', '2')
   .option('--frames <n>', 'frames per gesture', (v) => Number(v), 120)
   .option('--selects <n>', 'random entries selected by click', (v) => Number(v), 6)
+  .option(
+    '--rounds <n>',
+    'rounds of the first-answer table (CLI summary, served, report.html)',
+    (v) => Number(v),
+    3,
+  )
+  .option('--answer-only', 'only the first-answer table (no gestures or selections)', false)
   .action(main)
   .parseAsync();

@@ -112,7 +112,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('Cycles page in headless
 
   it("that snapshot's Diagnosis cites the recorded cycle its largest GC burst freed", async () => {
     await page.getByRole('tab', { name: 'Diagnosis' }).click();
-    await page.waitForSelector('main.diagnosis', { timeout: 30_000 });
+    await page.waitForSelector('main.diagnosis[aria-busy="false"]', { timeout: 30_000 });
     await page.waitForFunction(
       "document.querySelector('main.diagnosis')?.textContent.includes('recorded cycle (rank 0, collection 1)')",
       undefined,

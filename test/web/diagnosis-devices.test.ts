@@ -55,7 +55,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('the Diagnosis of a file
 
   /** The landing: device 2, its OOM leading, the clean devices named beneath, the picker marked. */
   const expectLandedOnDevice2 = async (shot: string) => {
-    await page.waitForSelector('article.finding.lead', { timeout: 60_000 });
+    await page.waitForSelector('main.diagnosis[aria-busy="false"] article.finding.lead', { timeout: 60_000 });
     expect(await page.locator('main.diagnosis h1').textContent()).toBe(
       'What happened to the memory of cuda:2',
     );
@@ -106,7 +106,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('the Diagnosis of a file
   it('an undetermined OOM: both readings side by side, and the capacity field decides', async () => {
     await page.goto('about:blank');
     await page.goto(`${view.url}#file=${encodeURIComponent(outside())}`);
-    await page.waitForSelector('article.finding.lead', { timeout: 60_000 });
+    await page.waitForSelector('main.diagnosis[aria-busy="false"] article.finding.lead', { timeout: 60_000 });
     const block = page.getByRole('region', { name: 'two readings' });
     const readings = block.locator('.reading');
     expect(await readings.count()).toBe(2);

@@ -65,7 +65,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('Diagnosis tab in headle
     await page.goto('about:blank');
     const file = name in scenarios ? path(name as Name) : name;
     await page.goto(`${view.url}#file=${encodeURIComponent(file)}`);
-    await page.waitForSelector('main.diagnosis', { timeout: 30_000 });
+    await page.waitForSelector('main.diagnosis[aria-busy="false"]', { timeout: 30_000 });
   };
   const cards = () => page.locator('article.finding');
   const headlines = () => cards().locator('.headline').allTextContents();

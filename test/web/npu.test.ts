@@ -33,7 +33,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('a torch_npu file in the
 
   it('names the device npu:1 and says nothing of CUDA', async () => {
     await page.goto(`${view.url}#file=${encodeURIComponent(file)}`);
-    await page.waitForSelector('main.diagnosis', { timeout: 30_000 });
+    await page.waitForSelector('main.diagnosis[aria-busy="false"]', { timeout: 30_000 });
     expect(await page.getByLabel('device').locator('option').allTextContents()).toEqual(['npu:1']);
     const diagnosis = (await page.locator('main.diagnosis').textContent()) ?? '';
     expect(diagnosis).toMatch(/no oom entry in the trace's 53 entries; .*CANN leaves none/);

@@ -140,7 +140,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('a memlens report page, 
       if (m.type() === 'error') errors.push(m.text());
     });
     await page.goto(pathToFileURL(join(dir, `${shot}.html`)).href);
-    await page.waitForSelector('main.diagnosis', { timeout: 60_000 });
+    await page.waitForSelector('main.diagnosis[aria-busy="false"]', { timeout: 60_000 });
     expect(await tab(page, 'Diagnosis').getAttribute('aria-selected')).toBe('true');
     await expect.poll(() => headlines(page), { timeout: 30_000 }).toEqual(diagnosedHeadlines(file));
     if (lead) expect(await page.locator('article.finding').first().getAttribute('class')).toBe(lead);
@@ -194,7 +194,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('a memlens report page, 
     );
     writeFileSync(join(dir, 'split.html'), html);
     await page.goto(pathToFileURL(join(dir, 'split.html')).href);
-    await page.waitForSelector('main.diagnosis', { timeout: 60_000 });
+    await page.waitForSelector('main.diagnosis[aria-busy="false"]', { timeout: 60_000 });
     await expect.poll(() => headlines(page), { timeout: 30_000 }).toEqual(diagnosedHeadlines('oom.pickle'));
     expect(attempted).toEqual([]);
   }, 180_000);
@@ -207,7 +207,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('a memlens report page, 
     );
     await page.goto(pathToFileURL(join(dir, 'notebook.html')).href);
     const frame = page.frames().find((f) => f.url().includes('framed.html'))!;
-    await frame.waitForSelector('main.diagnosis', { timeout: 60_000 });
+    await frame.waitForSelector('main.diagnosis[aria-busy="false"]', { timeout: 60_000 });
     await expect
       .poll(() => headlines(frame))
       .toEqual(diagnosedHeadlines(join(ROOT, 'examples', 'example_snapshot.pickle')));
@@ -229,7 +229,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('a memlens report page, 
     );
     await page.goto(pathToFileURL(join(dir, 'cell.html')).href);
     const frame = page.frames().find((f) => f.url().startsWith('about:srcdoc'))!;
-    await frame.waitForSelector('main.diagnosis', { timeout: 60_000 });
+    await frame.waitForSelector('main.diagnosis[aria-busy="false"]', { timeout: 60_000 });
     await expect
       .poll(() => headlines(frame))
       .toEqual(diagnosedHeadlines(join(ROOT, 'examples', 'example_snapshot.pickle')));
@@ -300,7 +300,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('a memlens report page, 
     await page.locator('section.heatmap').screenshot({ path: join(SHOTS, 'run-heatmap.png') });
 
     await page.locator('.hm-cell[data-rank="1"][data-step="3"]').click();
-    await page.waitForSelector('main.diagnosis', { timeout: 60_000 });
+    await page.waitForSelector('main.diagnosis[aria-busy="false"]', { timeout: 60_000 });
     await page.getByRole('button', { name: '← back to the run' }).click();
     const left = out.omitted[0]!.name;
     const step = /step(\d+)\/torch_memory_rank(\d+)/.exec(left)!;

@@ -75,7 +75,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('files dropped together 
 
     // A cell opens its dropped file.
     await page.locator('.hm-cell[data-rank="1"][data-step="3"]').click();
-    await page.waitForSelector('main.diagnosis', { timeout: 30_000 });
+    await page.waitForSelector('main.diagnosis[aria-busy="false"]', { timeout: 30_000 });
     expect(new URLSearchParams(new URL(page.url()).hash.slice(1)).get('file')).toBe(
       'rank1.3.memory_snapshot.pickle',
     );

@@ -130,7 +130,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('Run page in headless Ch
     await lead.getByRole('button', { name: 'open its snapshot' }).click();
     await expect.poll(() => hash().get('tab')).toBe('diagnosis');
     expect(hash().get('file')).toMatch(/torch_memory_oom_rank3_pid\d+\.pickle$/);
-    await page.waitForSelector('article.finding.lead', { timeout: 30_000 });
+    await page.waitForSelector('main.diagnosis[aria-busy="false"] article.finding.lead', { timeout: 30_000 });
     expect(await page.locator('article.finding.lead').getAttribute('class')).toBe('finding oom lead');
     await page.getByRole('button', { name: '← back to the run' }).click();
     await page.waitForSelector('.heatmap .hm-cell');
@@ -151,7 +151,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('Run page in headless Ch
     await cell(2, 4).click();
     await expect.poll(() => hash().get('tab')).toBe('diagnosis');
     expect(hash().get('file')).toBe(join('run', 'step4', 'torch_memory_rank2_pid40002.pickle'));
-    await page.waitForSelector('main.diagnosis', { timeout: 30_000 });
+    await page.waitForSelector('main.diagnosis[aria-busy="false"]', { timeout: 30_000 });
     await page.screenshot({ path: join(SHOTS, 'run-cell-opened.png') });
     await page.getByRole('button', { name: '← back to the run' }).click();
     await expect.poll(() => hash().get('tab')).toBe('run');

@@ -133,7 +133,7 @@ export function App() {
       fileDiagnosis.result,
       ready.devices.map((d) => d.device),
     );
-    update({ device });
+    if (device !== undefined) update({ device });
   }, [ready, view.device, view.file, fileDiagnosis, update]);
   const setTab = (tab: Tab) => update({ tab });
   const deviceOfSnapshot = (i: number): number | null =>

@@ -1,5 +1,6 @@
 import type { ReportManifest } from '../../src/wire/report-manifest.js';
 import type { ServedCycle } from '../../src/wire/served-cycle.js';
+import { BASE64_TYPE, base64Decoder } from './base64-stream.js';
 import type { ServedFile } from './served-files.js';
 import type { RunData } from './views/run/run-data.js';
 
@@ -7,8 +8,9 @@ import type { RunData } from './views/run/run-data.js';
  * A report written by `memlens report` carries its snapshots inside the page: a JSON manifest
  * (`<script id="memlens-report" type="application/json">`) and, per snapshot, its bytes gzipped
  * and base64-encoded in `<script type="application/octet-stream">` elements. The page reads them
- * as the files `memlens view` would serve (as File objects: the worker reads them as it reads a
- * dropped file, and DecompressionStream ungzips them), so nothing is fetched at all.
+ * as the files `memlens view` would serve: File objects of the base64 text as it is (BASE64_TYPE),
+ * which the worker decodes and ungzips as it reads, so nothing is fetched at all and the main
+ * thread makes no bytes of its own out of the text.
  * The manifest's shape: src/wire/report-manifest.ts.
  */
 let cached: { manifest: ReportManifest; files: ServedFile[] } | null | undefined;
@@ -24,7 +26,7 @@ export function embeddedReport(): { manifest: ReportManifest; files: ServedFile[
     label: f.label,
     size: f.size,
     url: '',
-    file: new File(f.data.map(bytesOf), f.name),
+    file: new File(f.data.map(textOf), f.name, { type: BASE64_TYPE }),
   }));
   cached = { manifest, files };
   return cached;
@@ -44,7 +46,7 @@ export async function embeddedCycles(): Promise<ServedCycle[]> {
   const cycles = embeddedReport()?.manifest.cycles ?? [];
   return Promise.all(
     cycles.map((c) => {
-      const gzipped = new Blob(c.data.map(bytesOf)).stream();
+      const gzipped = new Blob(c.data.map(textOf)).stream().pipeThrough(base64Decoder());
       return new Response(
         gzipped.pipeThrough(new DecompressionStream('gzip')),
       ).json() as Promise<ServedCycle>;
@@ -60,15 +62,9 @@ export function embeddedSize(file: File): number | null {
   return embeddedReport()?.files.find((f) => f.file === file)?.size ?? null;
 }
 
-function bytesOf(id: string): Uint8Array<ArrayBuffer> {
-  const text = document.getElementById(id)?.textContent ?? '';
-  const fromBase64 = (Uint8Array as { fromBase64?: (s: string) => Uint8Array<ArrayBuffer> }).fromBase64;
-  if (fromBase64 !== undefined) return fromBase64(text.trim());
-  // Browsers before Uint8Array.fromBase64 (e.g. an older VS Code or Safari).
-  const binary = atob(text.trim());
-  const out = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
-  return out;
+/** A data element's base64 text (the Blob made of it holds the text, off the JavaScript heap). */
+function textOf(id: string): string {
+  return document.getElementById(id)?.textContent ?? '';
 }
 
 /** The embedded run as the Run page takes it: each snapshot opens its embedded file (or says why it is not there). */

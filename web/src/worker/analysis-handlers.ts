@@ -1,6 +1,6 @@
 import { categoriesOf } from '../../../src/engine/analyses/categories/index.js';
 import { citeWindowCycles } from '../../../src/engine/analyses/cycles/index.js';
-import { diagnoseFile, type FileDiagnosis } from '../../../src/engine/analyses/diagnosis/index.js';
+import { diagnoseFileSoFar } from '../../../src/engine/analyses/diagnosis/index.js';
 import { fragmentationOf } from '../../../src/engine/analyses/fragmentation/index.js';
 import { gcBurstsOf } from '../../../src/engine/analyses/gc/index.js';
 import { leaksOf } from '../../../src/engine/analyses/leaks/index.js';
@@ -10,9 +10,13 @@ import { liveMemoryProfile } from '../../../src/engine/export/index.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/index.js';
 import { allocationsUnder, type FlameTree, flameTree } from '../../../src/engine/views/flame/index.js';
 import type { AnalysisQueries, FlameAt } from './analysis-protocol.js';
+import { diagnosisStream, type PostPartial } from './diagnosis-stream.js';
 
 type Handlers = {
-  [K in keyof AnalysisQueries]: (args: AnalysisQueries[K]['args']) => AnalysisQueries[K]['result'];
+  [K in keyof AnalysisQueries]: (
+    args: AnalysisQueries[K]['args'],
+    id: number,
+  ) => AnalysisQueries[K]['result'] | Promise<AnalysisQueries[K]['result']>;
 };
 
 /**
@@ -23,6 +27,7 @@ type Handlers = {
 export function analysisHandlers(
   current: () => Snapshot,
   deviceOf: (device: number) => DeviceModel,
+  partial: PostPartial,
 ): Handlers {
   let last: { snapshot: Snapshot; key: string; tree: FlameTree } | undefined;
   const treeAt = ({ device, entry, fullStacks }: FlameAt): FlameTree => {
@@ -33,7 +38,7 @@ export function analysisHandlers(
       last = { snapshot: current(), key, tree: flameTree(current(), d, at, { fullStacks }) };
     return last.tree;
   };
-  let lastDiagnosis: { snapshot: Snapshot; key: string; result: FileDiagnosis } | undefined;
+  const diagnoses = diagnosisStream(partial);
   const with_ = <T>(device: number, f: (s: Snapshot, d: DeviceModel) => T): T =>
     f(current(), deviceOf(device));
   // The page says what the CLI says, in the file's producer's words (torch_npu: the NPU's).
@@ -66,18 +71,27 @@ export function analysisHandlers(
     oom: ({ device, capacity, request }) =>
       with_(device, (s, d) => words(s, oomReports(s, d, capacity ?? undefined, request ?? 0))),
     categories: ({ device, points }) => with_(device, (s, d) => categoriesOf(s, d, points)),
-    diagnosis: ({ file, cycles = [], capacity }) => {
+    diagnosis: ({ file, cycles = [], capacity }, id) => {
       // Asked on landing (which device leads), by the Diagnosis tab and by the timeline's OOM
-      // pane: computed once per file (and again when the run's cycles arrive or a capacity is given).
+      // pane: computed once per file (and again when the run's cycles arrive or a capacity is given),
+      // each finding sent as soon as its analysis answers.
       const s = current();
       const key = `${file}|${cycles.map((c) => c.file).join(',')}|${capacity ?? ''}`;
-      if (lastDiagnosis?.snapshot !== s || lastDiagnosis.key !== key)
-        lastDiagnosis = {
-          snapshot: s,
-          key,
-          result: words(s, diagnoseFile(s, s.devices, { file, cycles, ...(capacity ? { capacity } : {}) })),
-        };
-      return lastDiagnosis.result;
+      const opts = { file, cycles, ...(capacity ? { capacity } : {}) };
+      const steps = function* () {
+        for (const soFar of diagnoseFileSoFar(s, s.devices, opts)) yield words(s, soFar);
+      };
+      return diagnoses.answer(id, s, key, steps, () => isOpen(current, s));
     },
+    diagnosisPace: (pace) => diagnoses.setPace(pace),
   };
+}
+
+/** Whether `s` is still the open snapshot (none is while the next file loads). */
+function isOpen(current: () => Snapshot, s: Snapshot): boolean {
+  try {
+    return current() === s;
+  } catch {
+    return false;
+  }
 }

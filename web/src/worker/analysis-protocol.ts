@@ -1,11 +1,12 @@
 import type { DeviceCategories } from '../../../src/engine/analyses/categories/index.js';
 import type { CycleCitation, WindowCycle } from '../../../src/engine/analyses/cycles/index.js';
-import type { FileDiagnosis } from '../../../src/engine/analyses/diagnosis/index.js';
+import type { DiagnosisSoFar } from '../../../src/engine/analyses/diagnosis/index.js';
 import type { DeviceFragmentation } from '../../../src/engine/analyses/fragmentation/index.js';
 import type { DeviceGc } from '../../../src/engine/analyses/gc/index.js';
 import type { DeviceLeaks } from '../../../src/engine/analyses/leaks/index.js';
 import type { OomReport } from '../../../src/engine/analyses/oom/index.js';
 import type { FlameTree } from '../../../src/engine/views/flame/index.js';
+import type { DiagnosisPace } from './diagnosis-stream.js';
 
 /** The flame graph's and the analysis panels' messages (merged into protocol.ts's Queries). */
 export interface FlameAt {
@@ -48,8 +49,12 @@ export interface AnalysisQueries {
   /** `memlens diagnose`'s findings, every device's and their order; file: the name the suggested commands use. */
   /** `cycles`: the served run's recorded cycles of this snapshot's window, cited by the GC finding. */
   /** `capacity`: the GPU's total memory in bytes (--capacity), for the OOM verdict. */
+  /** `partial`: what is known so far, sent after each analysis; the result's `pending` is empty. */
   diagnosis: {
     args: { file: string; cycles?: WindowCycle[]; capacity?: number | null };
-    result: FileDiagnosis;
+    result: DiagnosisSoFar;
+    partial: DiagnosisSoFar;
   };
+  /** For the end-to-end tests: slow the diagnosis while an analysis is pending (null: full speed). */
+  diagnosisPace: { args: DiagnosisPace | null; result: null };
 }

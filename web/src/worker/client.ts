@@ -1,5 +1,5 @@
 import EngineWorker from './engine-worker.ts?worker&inline';
-import type { Queries, QueryName, Request, Response } from './protocol.js';
+import type { PartialOf, Queries, QueryName, Request, Response } from './protocol.js';
 
 export type Progress = (bytes: number, total: number | null) => void;
 
@@ -25,7 +25,13 @@ export class EngineClient {
   private stopped: string | null = null;
   private readonly pending = new Map<
     number,
-    { query: string; resolve: (v: unknown) => void; reject: (e: Error) => void; progress?: Progress }
+    {
+      query: string;
+      resolve: (v: unknown) => void;
+      reject: (e: Error) => void;
+      progress?: Progress;
+      partial?: (v: unknown) => void;
+    }
   >();
 
   constructor() {
@@ -45,11 +51,19 @@ export class EngineClient {
     query: K,
     args: Queries[K]['args'],
     progress?: Progress,
+    partial?: (soFar: PartialOf<K>) => void,
   ): Promise<Queries[K]['result']> {
     if (this.stopped !== null) return Promise.reject(new QueryFailed(query, this.stopped));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { query, resolve: resolve as (v: unknown) => void, reject, progress });
+      const onPartial = partial as ((v: unknown) => void) | undefined;
+      this.pending.set(id, {
+        query,
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        progress,
+        partial: onPartial,
+      });
       this.worker.postMessage({ id, query, args } as Request);
     });
   }
@@ -59,6 +73,10 @@ export class EngineClient {
     if (p === undefined) return;
     if ('progress' in msg) {
       p.progress?.(msg.progress.bytes, msg.progress.total);
+      return;
+    }
+    if ('partial' in msg) {
+      p.partial?.(msg.partial);
       return;
     }
     this.pending.delete(msg.id);

@@ -25,6 +25,7 @@ import {
   timelineLod,
   traceStartUs,
 } from '../../../src/engine/views/timeline/index.js';
+import { BASE64_TYPE, base64Decoder, decodedSize } from '../base64-stream.js';
 import { envelopeTone, paintLayer } from '../timeline/paint-layer.js';
 import type { TimelineStack } from '../url-state.js';
 import { analysisHandlers } from './analysis-handlers.js';
@@ -117,7 +118,7 @@ const handlers: { [K in QueryName]: Handler<K> } = {
   },
   entry: ({ device, entry }) => entryInfo(current(), deviceOf(device), entry),
   ...tableHandlers(current, deviceOf),
-  ...analysisHandlers(current, deviceOf),
+  ...analysisHandlers(current, deviceOf, (id, partial) => scope.postMessage({ id, partial })),
   ...whatIfHandlers(current, deviceOf, otherOf),
   ...runHandlers(current, deviceOf, otherOf, loadFor),
 };
@@ -151,8 +152,14 @@ async function load(
 }
 
 async function open(source: Source): Promise<{ stream: ReadableStream<Uint8Array>; total: number | null }> {
-  if ('file' in source)
-    return { stream: source.file.stream() as ReadableStream<Uint8Array>, total: source.file.size };
+  if ('file' in source) {
+    const { file } = source;
+    const stream = file.stream() as ReadableStream<Uint8Array>;
+    // A report's embedded snapshot: its gzipped bytes' base64 text, decoded here as it is read.
+    if (file.type === BASE64_TYPE)
+      return { stream: stream.pipeThrough(base64Decoder()), total: decodedSize(file.size) };
+    return { stream, total: file.size };
+  }
   const res = await fetch(source.url);
   if (!res.ok || res.body === null) throw new SnapshotError(`cannot read (HTTP ${res.status})`);
   const length = Number(res.headers.get('content-length'));

@@ -155,9 +155,13 @@ export interface Queries extends TableQueries, AnalysisQueries, WhatIfQueries, R
 
 export type QueryName = keyof Queries;
 
+/** What a query sends before its answer (the diagnosis: its findings so far); never for most. */
+export type PartialOf<K extends QueryName> = Queries[K] extends { partial: infer P } ? P : never;
+
 export type Request = { [K in QueryName]: { id: number; query: K; args: Queries[K]['args'] } }[QueryName];
 
 export type Response =
   | { id: number; ok: true; result: unknown }
   | { id: number; ok: false; error: string }
-  | { id: number; progress: { bytes: number; total: number | null } };
+  | { id: number; progress: { bytes: number; total: number | null } }
+  | { id: number; partial: unknown };

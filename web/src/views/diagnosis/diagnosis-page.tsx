@@ -1,13 +1,13 @@
 import { useState } from 'react';
 import type { WindowCycle } from '../../../../src/engine/analyses/cycles/index.js';
-import type { DeviceDiagnosis, FileDiagnosis } from '../../../../src/engine/analyses/diagnosis/index.js';
+import type { DeviceDiagnosis, DiagnosisSoFar } from '../../../../src/engine/analyses/diagnosis/index.js';
 import type { ViewState } from '../../url-state.js';
 import type { EngineClient } from '../../worker/client.js';
-import { useQuery } from '../analyses/use-query.js';
 import { selectIn } from '../analyses-page.js';
 import { FindingCard } from './finding-card.js';
 import { findingLink } from './finding-link.js';
 import { OtherDevices } from './other-devices.js';
+import { useDiagnosis } from './use-diagnosis.js';
 import './diagnosis.css';
 
 interface Props {
@@ -38,11 +38,12 @@ export function diagnosisArgs(file: string, cycles: WindowCycle[], capacity: num
 /**
  * Where the app opens: `memlens diagnose`'s findings for the device, computed in the worker by the
  * same engine call, the worst first, each linked to the view that proves it; beneath, what the
- * file's other devices showed.
+ * file's other devices showed. Findings show as each analysis answers, ranked with those known so
+ * far, under a line naming what is still being looked at.
  */
 export function DiagnosisPage({ client, device, file, update, cycles = [] }: Props) {
   const [capacity, setCapacity] = useState<number | null>(null);
-  const answer = useQuery(client, 'diagnosis', diagnosisArgs(file, cycles, capacity));
+  const answer = useDiagnosis(client, diagnosisArgs(file, cycles, capacity));
   if (answer.status === 'loading') return <p className="hint">diagnosing…</p>;
   if (answer.status === 'error') return <p className="error">{answer.message}</p>;
   const r = answer.value.devices.find((d) => d.device === device);
@@ -57,7 +58,7 @@ function Findings({
   onCapacity,
 }: {
   r: DeviceDiagnosis;
-  file: FileDiagnosis;
+  file: DiagnosisSoFar;
   update: (patch: Partial<ViewState>) => void;
   onCapacity: (bytes: number) => void;
 }) {
@@ -77,7 +78,13 @@ function Findings({
   );
   const checked = r.checked.length > 0 && (
     <section className={`checked${problems.length === 0 ? ' clean' : ''}`} aria-label="checked">
-      <h2>{problems.length === 0 ? `✓ No problem found on ${r.label}` : 'Also checked, nothing found'}</h2>
+      <h2>
+        {problems.length > 0
+          ? 'Also checked, nothing found'
+          : file.pending.length > 0
+            ? 'Checked so far, nothing found'
+            : `✓ No problem found on ${r.label}`}
+      </h2>
       <ul>
         {r.checked.map((c) => (
           <li key={c}>{c}</li>
@@ -93,8 +100,13 @@ function Findings({
     />
   );
   return (
-    <main className="diagnosis" aria-label="diagnosis">
+    <main className="diagnosis" aria-label="diagnosis" aria-busy={file.pending.length > 0}>
       <h1>What happened to the memory of {r.label}</h1>
+      {file.pending.length > 0 && (
+        <p className="hint still-looking" role="status">
+          still looking at: {file.pending.join(', ')}…
+        </p>
+      )}
       {problems.length === 0 && others}
       {problems.length === 0 && checked}
       {problems.map((f, i) => card(f, i, i === 0))}

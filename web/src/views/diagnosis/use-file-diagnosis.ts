@@ -1,40 +1,34 @@
-import { useEffect, useState } from 'react';
 import type { WindowCycle } from '../../../../src/engine/analyses/cycles/index.js';
-import type { FileDiagnosis } from '../../../../src/engine/analyses/diagnosis/index.js';
+import type { DiagnosisSoFar, FileDiagnosis } from '../../../../src/engine/analyses/diagnosis/index.js';
 import type { EngineClient } from '../../worker/client.js';
 import { diagnosisArgs } from './diagnosis-page.js';
 import { problemsOf } from './other-devices.js';
+import { useDiagnosis } from './use-diagnosis.js';
 
 /** The open file's diagnosis (every device), for the page's landing and the device picker. */
-export type FileAnswer = { file: string; result: FileDiagnosis | null };
+export type FileAnswer = { file: string; result: DiagnosisSoFar | null };
 
 /**
- * Asks the worker for the file's diagnosis when `file` is set (with the arguments the Diagnosis
- * page uses, so it is computed once); null until it answers, `result` null when it failed.
+ * The file's diagnosis when `file` is set (with the arguments the Diagnosis page uses, so the
+ * worker computes it once): null until its first findings, `result` null when it failed.
  */
 export function useFileDiagnosis(
   client: EngineClient,
   file: string | null,
   cycles: WindowCycle[],
 ): FileAnswer | null {
-  const [answer, setAnswer] = useState<FileAnswer | null>(null);
-  useEffect(() => {
-    setAnswer(null);
-    if (file === null) return;
-    let live = true;
-    client.query('diagnosis', diagnosisArgs(file, cycles)).then(
-      (result) => live && setAnswer({ file, result }),
-      () => live && setAnswer({ file, result: null }),
-    );
-    return () => {
-      live = false;
-    };
-  }, [client, file, cycles]);
-  return answer;
+  const answer = useDiagnosis(client, file === null ? null : diagnosisArgs(file, cycles));
+  if (file === null || answer.status === 'loading') return null;
+  return { file, result: answer.status === 'ready' ? answer.value : null };
 }
 
-/** The device of the file's worst finding (the first device when nothing ranks). */
-export function landingDevice(r: FileDiagnosis | null, devices: number[]): number | null {
+/**
+ * The device a file of several lands on: that of its worst finding, once no analysis still
+ * running can outrank it (the page must not move under the user); the first device when nothing
+ * ranks or the diagnosis failed; undefined while it is not known yet.
+ */
+export function landingDevice(r: DiagnosisSoFar | null, devices: number[]): number | null | undefined {
+  if (r !== null && !r.leadKnown) return undefined;
   return r?.order[0]?.device ?? devices[0] ?? null;
 }
 
