@@ -164,9 +164,8 @@ export function App() {
       <FileBar
         files={files}
         current={view.file}
-        devices={ready?.devices.map((d) => d.device) ?? []}
+        devices={ready?.devices ?? []}
         deviceNames={fileDiagnosis?.result ? deviceNames(fileDiagnosis.result) : undefined}
-        deviceLabels={ready?.devices.map((d) => d.label) ?? []}
         device={view.device}
         tab={view.tab}
         // From the Run page, a file chosen in the list opens on its own page.

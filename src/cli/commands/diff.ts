@@ -62,8 +62,8 @@ export function diffCommand(program: Command): void {
       }
       const text = diff.devices.map((d) => render(d)).join('\n\n');
       const unmatched = [
-        ...diff.unmatched.a.map((d) => `device ${d} is only in A`),
-        ...diff.unmatched.b.map((d) => `device ${d} is only in B`),
+        ...diff.unmatched.a.map((d) => `${d.label} is only in A`),
+        ...diff.unmatched.b.map((d) => `${d.label} is only in B`),
       ];
       process.stdout.write(
         `A: ${a}\nB: ${b}\n${text}${unmatched.length ? `\n${unmatched.join('\n')}` : ''}\n`,
@@ -133,8 +133,7 @@ async function loadSides(files: string[], opts: DiffCliOptions) {
 }
 
 function render(d: DeviceDiff): string {
-  const title =
-    d.device === d.device_b ? `device ${d.device}` : `device ${d.device} (A) vs device ${d.device_b} (B)`;
+  const title = d.label === d.label_b ? d.label : `${d.label} (A) vs ${d.label_b} (B)`;
   const lines = [pc.bold(title)];
   for (const e of d.explanation) lines.push(`  ${e}`);
   lines.push('', '  totals (B − A):');

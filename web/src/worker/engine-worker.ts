@@ -7,7 +7,7 @@ import {
 import { asSnapshotError, SnapshotError } from '../../../src/engine/base/index.js';
 import { allocationAt, allocationDetails, hasHistory, offsetOf } from '../../../src/engine/derived/index.js';
 import { loadSnapshot } from '../../../src/engine/load/index.js';
-import type { DeviceModel, Snapshot } from '../../../src/engine/model/index.js';
+import { type DeviceModel, deviceName, type Snapshot } from '../../../src/engine/model/index.js';
 import {
   pieceAt,
   poolStateAfter,
@@ -173,7 +173,7 @@ function describe(s: Snapshot): Loaded {
   return {
     devices: s.devices.map((d) => ({
       device: d.device,
-      label: s.producer.kind === 'torch_npu' ? `npu:${d.device}` : `cuda:${d.device}`,
+      label: deviceName(s.producer, d.device),
       entries: d.trace.length,
       hasTime: hasTime(d),
       hasHistory: hasHistory(d),
