@@ -108,6 +108,23 @@ describe('memlens run', () => {
     expect(text).toMatch(/rank 2 OOM after step 5: fragmentation/);
   });
 
+  it('--json leads with the finding the text puts "worst first": the OOM, its dump and its request', () => {
+    const lead = (first.runs[0] as unknown as { lead: Record<string, unknown> }).lead;
+    const oom = first.runs[0]!.ooms[0] as unknown as {
+      file: string;
+      devices: { reports: { requested_bytes: number }[] }[];
+    };
+    expect(lead).toEqual({
+      kind: 'oom',
+      headline: expect.stringMatching(/^rank 2 OOM after step 5: fragmentation/),
+      file: oom.file,
+      stake_bytes: oom.devices[0]!.reports[0]!.requested_bytes,
+    });
+    // The text wraps the headline; joined back, it is the same sentence.
+    const text = memlens('run', root).replace(/\n\s+/g, ' ');
+    expect(text).toContain(`worst first: ${lead.headline}`);
+  });
+
   it('diff compares two cells of a run: two ranks at a step, or two steps of a rank', () => {
     const ranks = JSON.parse(memlens('diff', root, '--ranks', '0,1', '--step', '4', '--json')) as {
       files: { file: string }[];
