@@ -5,7 +5,6 @@ import { fragmentationOf } from '../../../src/engine/analyses/fragmentation/inde
 import { gcBurstsOf } from '../../../src/engine/analyses/gc/index.js';
 import { leaksOf } from '../../../src/engine/analyses/leaks/index.js';
 import { oomReports } from '../../../src/engine/analyses/oom/index.js';
-import { jsonInProducerWords } from '../../../src/engine/analyses/producer/index.js';
 import { liveMemoryProfile } from '../../../src/engine/export/index.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/index.js';
 import { allocationsUnder, type FlameTree, flameTree } from '../../../src/engine/views/flame/index.js';
@@ -36,8 +35,6 @@ export function analysisHandlers(
   let lastDiagnosis: { snapshot: Snapshot; key: string; result: FileDiagnosis } | undefined;
   const with_ = <T>(device: number, f: (s: Snapshot, d: DeviceModel) => T): T =>
     f(current(), deviceOf(device));
-  // The page says what the CLI says, in the file's producer's words (torch_npu: the NPU's).
-  const words = <T>(s: Snapshot, report: T): T => jsonInProducerWords(report, s.producer);
 
   return {
     flame: (args) => ({ tree: treeAt(args) }),
@@ -62,9 +59,9 @@ export function analysisHandlers(
         const r = gcBurstsOf(s, d);
         return { ...r, cycles: citeWindowCycles(s, file, [r], cycles)[0]! };
       }),
-    frag: ({ device, entry }) => with_(device, (s, d) => words(s, fragmentationOf(s, d, { at: entry }))),
+    frag: ({ device, entry }) => with_(device, (s, d) => fragmentationOf(s, d, { at: entry })),
     oom: ({ device, capacity, request }) =>
-      with_(device, (s, d) => words(s, oomReports(s, d, capacity ?? undefined, request ?? 0))),
+      with_(device, (s, d) => oomReports(s, d, capacity ?? undefined, request ?? 0)),
     categories: ({ device, points }) => with_(device, (s, d) => categoriesOf(s, d, points)),
     diagnosis: ({ file, cycles = [], capacity }) => {
       // Asked on landing (which device leads), by the Diagnosis tab and by the timeline's OOM
@@ -75,7 +72,7 @@ export function analysisHandlers(
         lastDiagnosis = {
           snapshot: s,
           key,
-          result: words(s, diagnoseFile(s, s.devices, { file, cycles, ...(capacity ? { capacity } : {}) })),
+          result: diagnoseFile(s, s.devices, { file, cycles, ...(capacity ? { capacity } : {}) }),
         };
       return lastDiagnosis.result;
     },
