@@ -207,7 +207,8 @@ describe('run folders as their producers write them', () => {
     ]);
     const text = memlens('run', dir, '--no-cache').stdout;
     const lines = text.split('\n');
-    const finding = lines.find((l) => l.includes('rank 0 #2, step 2: allocated at the dump'))!;
+    // The finding's own line (the "worst first:" line above quotes it too, wrapped).
+    const finding = lines.filter((l) => l.includes('rank 0 #2, step 2: allocated at the dump')).at(-1)!;
     expect(finding).toBeDefined();
     // The figure the finding quotes is the one its line of the table shows.
     const quoted = /\(([\d.]+ [KMG]iB) vs/.exec(finding)![1]!;
