@@ -1,6 +1,7 @@
 /**
  * Writes a synthetic training run: one snapshot per rank per step window, as verl, torchtitan or
- * composer lay them out, with known differences planted on chosen ranks.
+ * composer lay them out (lmms-engine and Megatron-Bridge: one per rank, at the stop step), with
+ * known differences planted on chosen ranks.
  *
  *   node dist-tools/scripts/generate-run.js --out run/ --ranks 8 --windows 10 \
  *     --extra-buffer 3:512MiB@4 --growth 5:16MiB --oom 2:exhaustion --expected run.json
@@ -13,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseByteText, parseCountText } from '../src/engine/base/index.js';
 import { OOM_CAUSES, type OomCause } from './synth/oom-plant.js';
-import { generateRun, type RunLayout, type RunOptions } from './synth/run.js';
+import { generateRun, RUN_LAYOUTS, type RunLayout, type RunOptions } from './synth/run.js';
 
 interface CliOptions {
   out: string;
@@ -70,11 +71,7 @@ function program(): Command {
     .option('--ranks <n>', 'ranks (one device each)', count, 2)
     .option('--windows <n>', 'step windows per rank', count, 4)
     .option('--steps-per-window <n>', "steps per window (verl's steps<A>-<B>/ when more than 1)", count, 1)
-    .addOption(
-      new Option('--layout <name>', 'directory layout')
-        .choices(['verl', 'torchtitan', 'torchtitan-2025', 'composer'])
-        .default('verl'),
-    )
+    .addOption(new Option('--layout <name>', 'directory layout').choices([...RUN_LAYOUTS]).default('verl'))
     .option('--seed <n>', 'random seed', count, 1)
     .option(
       '--extra-buffer <rank:size@step>',

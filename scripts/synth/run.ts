@@ -18,8 +18,30 @@ import { generateSnapshotBytes } from './generate.js';
 import type { OomCause } from './oom-plant.js';
 import type { DevicePlants } from './options.js';
 
-/** The producers' layouts (src/engine/run-layout/layouts.ts cites each one's source); torchtitan-2025: its iteration_<N>/ form. */
-export type RunLayout = 'verl' | 'torchtitan' | 'torchtitan-2025' | 'composer';
+/**
+ * The producers' layouts (src/engine/run-layout/layouts.ts and docs/producers.md cite each one's
+ * source); torchtitan-2025: its iteration_<N>/ form. lmms-engine and Megatron-Bridge dump once per
+ * rank, at the profiler's stop step, with no step in the name.
+ */
+export type RunLayout =
+  | 'verl'
+  | 'torchtitan'
+  | 'torchtitan-2025'
+  | 'composer'
+  | 'lmms-engine'
+  | 'megatron-bridge';
+
+export const RUN_LAYOUTS: readonly RunLayout[] = [
+  'verl',
+  'torchtitan',
+  'torchtitan-2025',
+  'composer',
+  'lmms-engine',
+  'megatron-bridge',
+];
+
+/** Layouts whose producer writes one dump per rank when its profiling ends, not one per window. */
+const AT_END: ReadonlySet<RunLayout> = new Set(['lmms-engine', 'megatron-bridge']);
 
 export interface RunOptions {
   ranks: number;
@@ -41,7 +63,8 @@ export interface RunFile {
   /** Path relative to the run's root, '/'-separated. */
   path: string;
   rank: number;
-  kind: 'step' | 'oom';
+  /** `end`: the one dump of a layout that writes at its profiler's stop step (all the windows' steps). */
+  kind: 'step' | 'end' | 'oom';
   /** First and last step of the window (the OOM dump: the steps since the last window, to the one it died in). */
   steps: [number, number];
   bytes: Uint8Array;
@@ -63,18 +86,23 @@ export function generateRun(o: RunOptions): RunFile[] {
       if (entry === undefined) throw new RangeError(`rank ${d.device} has no ProfilerStep#${step}`);
       return entry;
     };
-    for (let w = 0; w < o.windows; w++) {
-      const first = 1 + w * per;
-      const last = first + per - 1;
-      const bytes = sliceBytes(snapshot, d, at(first), at(last + 1));
-      files.push({
-        path: stepPath(o, d.device, first, last),
-        rank: d.device,
-        kind: 'step',
-        steps: [first, last],
-        bytes,
-      });
-    }
+    if (AT_END.has(o.layout ?? 'verl')) {
+      // Recording from the first step to the stop step, dumped once: every window's steps in one file.
+      const bytes = sliceBytes(snapshot, d, at(1), at(lastStep + 1));
+      files.push({ path: endPath(o, d.device), rank: d.device, kind: 'end', steps: [1, lastStep], bytes });
+    } else
+      for (let w = 0; w < o.windows; w++) {
+        const first = 1 + w * per;
+        const last = first + per - 1;
+        const bytes = sliceBytes(snapshot, d, at(first), at(last + 1));
+        files.push({
+          path: stepPath(o, d.device, first, last),
+          rank: d.device,
+          kind: 'step',
+          steps: [first, last],
+          bytes,
+        });
+      }
     if (o.oom?.rank === d.device) {
       // The history since the last window's dump, up to the OOM: every step after the last window.
       const died = Math.max(...startOf.keys());
@@ -146,8 +174,23 @@ export function sliceBytes(s: Snapshot, d: DeviceModel, from: number, to: number
 /** verl names processes by pid; a stable one per rank keeps runs reproducible. */
 const pid = (rank: number) => 40_000 + rank;
 
+/**
+ * The stop-step dump. lmms-engine: `snapshot_{reason}_rank{rank}.pickle` with reason "stop_step", in
+ * `<output_dir>/memory_snapshot` (src/lmms_engine/utils/profiler.py, MemorySnapshotProfiler.stop_and_save;
+ * train/fsdp2/fsdp2_trainer.py). Megatron-Bridge: `f"{filename}_{rank}{ext}"` of memory_snapshot_path,
+ * default /nemo_run/snapshot.pickle (src/megatron/bridge/training/utils/train_utils.py, config.py).
+ */
+function endPath(o: RunOptions, rank: number): string {
+  return o.layout === 'lmms-engine'
+    ? `memory_snapshot/snapshot_stop_step_rank${rank}.pickle`
+    : `snapshot_${rank}.pickle`;
+}
+
 function stepPath(o: RunOptions, rank: number, first: number, last: number): string {
   switch (o.layout ?? 'verl') {
+    case 'lmms-engine':
+    case 'megatron-bridge':
+      return endPath(o, rank);
     case 'verl':
       return `${first === last ? `step${first}` : `steps${first}-${last}`}/torch_memory_rank${rank}_pid${pid(rank)}.pickle`;
     case 'torchtitan':
@@ -169,6 +212,12 @@ function oomPath(o: RunOptions, rank: number, step: number): string {
       return `memory_snapshot/iteration_${step}_exit/rank${rank}_memory_snapshot.pickle`;
     case 'composer':
       return `torch_traces/rank${rank}_oom_snapshot.pickle`;
+    // dump_on_exception("oom_observer"): f"snapshot_{reason}_rank{rank}_pid{pid}_{int(time.time())}.pickle".
+    case 'lmms-engine':
+      return `memory_snapshot/snapshot_oom_observer_rank${rank}_pid${pid(rank)}_${1_764_072_000 + step}.pickle`;
+    // The OOM observer's f"{base}_oom_rank-{rank}{ext}".
+    case 'megatron-bridge':
+      return `snapshot_oom_rank-${rank}.pickle`;
   }
 }
 

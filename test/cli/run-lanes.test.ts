@@ -11,6 +11,7 @@ const GiB = 2 ** 30;
 function device(n: number, allocated: number) {
   return {
     device: n,
+    label: `cuda:${n}`,
     trace_entries: 10,
     allocated_bytes: allocated,
     trace_peak_allocated_bytes: allocated,
@@ -33,18 +34,13 @@ describe('run lanes: a file holding two devices', () => {
     }));
     const report = runReport('run', run, snapshots);
     const allocated = report.outliers.filter((o) => o.figure === 'allocated');
-    expect(allocated.map((o) => [o.lane_label, o.value])).toEqual([['rank 0 dev 1', 5 * GiB]]);
+    expect(allocated.map((o) => [o.lane_label, o.value])).toEqual([['rank 0 cuda:1', 5 * GiB]]);
     const lines = renderRun(report, 100).split('\n');
     const table = lines.slice(lines.findIndex((l) => l.trim() === 'allocated at the dump'));
-    expect(table.find((l) => l.trim().startsWith('rank 0 dev 1'))).toContain(`${formatBytes(5 * GiB)}*`);
-    expect(table.find((l) => l.trim().startsWith('rank 0 dev 0'))).toContain(formatBytes(1 * GiB));
-    // The lead ("worst first:") quotes the same finding; the list of cells that stand out names the line.
-    expect(lead(lines)).toContain('rank 0 dev 1, step 1: allocated at the dump 4.00 GiB above');
-    expect(listed(lines).find((l) => l.includes('allocated at the dump 4.00 GiB above'))).toMatch(
-      /^ {4}rank 0 dev 1, step 1:/,
-    );
+    expect(table.find((l) => l.trim().startsWith('rank 0 cuda:1'))).toContain(`${formatBytes(5 * GiB)}*`);
+    expect(table.find((l) => l.trim().startsWith('rank 0 cuda:0'))).toContain(formatBytes(1 * GiB));
+    // The finding's own line (the "worst first:" line above quotes it too).
+    const finding = lines.filter((l) => l.includes('allocated at the dump 4.00 GiB above')).at(-1);
+    expect(finding).toMatch(/^ {4}rank 0 cuda:1, step 1:/);
   });
 });
-
-const lead = (lines: string[]) => lines.find((l) => l.trim().startsWith('worst first:'));
-const listed = (lines: string[]) => lines.filter((l) => !l.trim().startsWith('worst first:'));

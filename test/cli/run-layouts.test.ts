@@ -207,10 +207,8 @@ describe('run folders as their producers write them', () => {
     ]);
     const text = memlens('run', dir, '--no-cache').stdout;
     const lines = text.split('\n');
-    // The run's lead ("worst first:") quotes it too; the list of cells that stand out has it whole.
-    const finding = lines.find(
-      (l) => l.includes('rank 0 #2, step 2: allocated at the dump') && !l.includes('worst first:'),
-    )!;
+    // The finding's own line (the "worst first:" line above quotes it too, wrapped).
+    const finding = lines.filter((l) => l.includes('rank 0 #2, step 2: allocated at the dump')).at(-1)!;
     expect(finding).toBeDefined();
     // The figure the finding quotes is the one its line of the table shows.
     const quoted = /\(([\d.]+ [KMG]iB) vs/.exec(finding)![1]!;

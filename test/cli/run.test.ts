@@ -76,7 +76,7 @@ describe('memlens run', () => {
   });
 
   it('reopens from the cache with the same answer, and --no-cache leaves the cache alone', () => {
-    const entries = readdirSync(join(cacheHome, 'memlens', 'cell-v2'));
+    const entries = readdirSync(join(cacheHome, 'memlens', 'cell-v3'));
     expect(entries.filter((f) => f.endsWith('.json') && f !== 'index.json')).toHaveLength(21);
     expect(JSON.parse(memlens('run', root, '--json'))).toEqual(first);
     rmSync(cacheHome, { recursive: true });
@@ -106,6 +106,23 @@ describe('memlens run', () => {
     expect(text).toMatch(/rank 1, steps 3–5: allocated at the dump 2[56]\d MiB above the median rank/);
     expect(text).toContain('allocate_rank_buffer');
     expect(text).toMatch(/rank 2 OOM after step 5: fragmentation/);
+  });
+
+  it('--json leads with the finding the text puts "worst first": the OOM, its dump and its request', () => {
+    const lead = (first.runs[0] as unknown as { lead: Record<string, unknown> }).lead;
+    const oom = first.runs[0]!.ooms[0] as unknown as {
+      file: string;
+      devices: { reports: { requested_bytes: number }[] }[];
+    };
+    expect(lead).toEqual({
+      kind: 'oom',
+      headline: expect.stringMatching(/^rank 2 OOM after step 5: fragmentation/),
+      file: oom.file,
+      stake_bytes: oom.devices[0]!.reports[0]!.requested_bytes,
+    });
+    // The text wraps the headline; joined back, it is the same sentence.
+    const text = memlens('run', root).replace(/\n\s+/g, ' ');
+    expect(text).toContain(`worst first: ${lead.headline}`);
   });
 
   it('diff compares two cells of a run: two ranks at a step, or two steps of a rank', () => {

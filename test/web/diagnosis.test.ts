@@ -35,6 +35,8 @@ describe.skipIf(!ready && process.env.CI === undefined)('Diagnosis tab in headle
       gcEvery: 4,
     }).bytes,
     'clean.pickle': generateSnapshotBytes({ events: 20_000, seed: 1 }).bytes,
+    // The same request failing three times: one finding, its group of entries.
+    'retries.pickle': generateSnapshotBytes({ events: 3000, seed: 5, oom: true, oomRetries: 2 }).bytes,
   };
   type Name = keyof typeof scenarios;
   const path = (name: Name) => join(dir, name);
@@ -104,6 +106,23 @@ describe.skipIf(!ready && process.env.CI === undefined)('Diagnosis tab in headle
     await expect.poll(() => pane.locator('.verdict').textContent()).toBe(expected.findings[0]!.headline);
     expect(await pane.locator('ul.frames li').first().textContent()).toMatch(/^forward \(/);
     await page.screenshot({ path: join(SHOTS, 'diagnosis-oom-timeline.png') });
+  });
+
+  it("a repeated OOM: the timeline's pane at any of its entries shows the group's verdict and stack", async () => {
+    const [group] = findings('retries.pickle').findings.filter((f) => f.kind === 'oom');
+    expect(group!.entries).toHaveLength(3);
+    for (const entry of group!.entries!.slice(1)) {
+      await page.goto('about:blank');
+      await page.goto(
+        `${view.url}#file=${encodeURIComponent(path('retries.pickle'))}&tab=timeline&entry=${entry}`,
+      );
+      await page.waitForSelector('canvas[data-ready="true"]', { timeout: 30_000 });
+      const pane = page.getByRole('complementary', { name: 'failing request' });
+      await expect
+        .poll(() => pane.locator('.verdict').textContent(), { timeout: 20_000 })
+        .toBe(group!.headline);
+      expect(await pane.locator('ul.frames li').count()).toBeGreaterThan(0);
+    }
   });
 
   it('a leak file: the leak card (below the far larger fragmentation cost); its link searches the site and pins its newest held allocation', async () => {

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import type { Producer } from '../../src/engine/model/index.js';
 import { embeddedSize, omittedReason } from './embedded-data.js';
 import { EmbeddedNotice } from './embedded-notice.js';
 import { type ServedFile, servedFiles, sourceOf } from './served-files.js';
@@ -11,6 +12,7 @@ import { FileBar } from './views/file-bar.js';
 import { FlamePage } from './views/flame-page.js';
 import { type LoadState, LoadStatus, WorkerFailure } from './views/load-status.js';
 import { Overview } from './views/overview.js';
+import { ProducerWords } from './views/producer-words.js';
 import { droppedRun, type RunData, useServedRun } from './views/run/run-data.js';
 import { RunPage } from './views/run/run-page.js';
 import { TableView } from './views/table-view.js';
@@ -160,89 +162,93 @@ export function App() {
   };
 
   return (
-    <div className="app">
-      <FileBar
-        files={files}
-        current={view.file}
-        devices={ready?.devices.map((d) => d.device) ?? []}
-        deviceNames={fileDiagnosis?.result ? deviceNames(fileDiagnosis.result) : undefined}
-        deviceLabels={ready?.devices.map((d) => d.label) ?? []}
-        device={view.device}
-        tab={view.tab}
-        // From the Run page, a file chosen in the list opens on its own page.
-        onOpenServed={(f) => open(sourceOf(f), onRunTab ? { tab: 'diagnosis', compare: null } : {})}
-        onOpenLocal={(file) => open({ file, name: file.name })}
-        onDevice={(d) => update({ device: d, entry: null, alloc: null, window: null })}
-        onTab={setTab}
-        cycles={(cycles?.length ?? 0) > 0}
-      />
-      {run && !onRunTab && (
-        <nav className="run-back" aria-label="run">
-          <button type="button" className="link" onClick={() => update({ tab: 'run', compare: null })}>
-            ← back to the run
-          </button>{' '}
-          {files.find((f) => f.name === view.file)?.label ?? view.file}
-        </nav>
-      )}
-      {((!onRunTab && !onCyclesTab) || load.status === 'loading' || load.status === 'error') && (
-        <LoadStatus state={load} hasFiles={files.length > 0} />
-      )}
-      <WorkerFailure file={view.file} />
-      {ready && several && view.device === null && <p className="hint">diagnosing every device…</p>}
-      <EmbeddedNotice />
-      {onRunTab && (
-        <RunPage
-          client={client}
-          data={run}
-          progress={dropProgress ?? served.progress}
-          view={view}
-          update={update}
-          onOpen={openSnapshot}
-          onCompare={compareCells}
-          loaded={ready && device && view.file ? { file: view.file, device: device.device } : null}
+    <ProducerWords value={ready?.producer ?? PYTORCH}>
+      <div className="app">
+        <FileBar
+          files={files}
+          current={view.file}
+          devices={ready?.devices ?? []}
+          deviceNames={fileDiagnosis?.result ? deviceNames(fileDiagnosis.result) : undefined}
+          device={view.device}
+          tab={view.tab}
+          // From the Run page, a file chosen in the list opens on its own page.
+          onOpenServed={(f) => open(sourceOf(f), onRunTab ? { tab: 'diagnosis', compare: null } : {})}
+          onOpenLocal={(file) => open({ file, name: file.name })}
+          onDevice={(d) => update({ device: d, entry: null, alloc: null, window: null })}
+          onTab={setTab}
+          cycles={(cycles?.length ?? 0) > 0}
         />
-      )}
-      {onCyclesTab && <CyclesPage cycles={cycles} openIn={openCycleLink} />}
-      {ready && device && view.tab === 'diagnosis' && (
-        <DiagnosisPage
-          client={client}
-          device={device.device}
-          label={device.label}
-          file={view.file ?? ''}
-          update={update}
-          cycles={fileCycles}
-        />
-      )}
-      {ready && device && view.tab === 'overview' && <Overview client={client} device={device.device} />}
-      {ready && device && view.tab === 'timeline' && (
-        // One per file and device: its live window, layers and markers belong to that trace.
-        <TimelinePage
-          key={`${view.file}:${device.device}`}
-          client={client}
-          device={device}
-          view={view}
-          update={update}
-        />
-      )}
-      {ready && device && view.tab === 'flame' && (
-        <FlamePage client={client} device={device} view={view} update={update} />
-      )}
-      {ready && device && view.tab === 'analyses' && (
-        <AnalysesPage client={client} device={device} view={view} update={update} cycles={fileCycles} />
-      )}
-      {ready && device && (view.tab === 'events' || view.tab === 'blocks') && (
-        <TableView
-          key={view.tab}
-          client={client}
-          device={device}
-          kind={view.tab}
-          view={view}
-          update={update}
-        />
-      )}
-    </div>
+        {run && !onRunTab && (
+          <nav className="run-back" aria-label="run">
+            <button type="button" className="link" onClick={() => update({ tab: 'run', compare: null })}>
+              ← back to the run
+            </button>{' '}
+            {files.find((f) => f.name === view.file)?.label ?? view.file}
+          </nav>
+        )}
+        {((!onRunTab && !onCyclesTab) || load.status === 'loading' || load.status === 'error') && (
+          <LoadStatus state={load} hasFiles={files.length > 0} />
+        )}
+        <WorkerFailure file={view.file} />
+        {ready && several && view.device === null && <p className="hint">diagnosing every device…</p>}
+        <EmbeddedNotice />
+        {onRunTab && (
+          <RunPage
+            client={client}
+            data={run}
+            progress={dropProgress ?? served.progress}
+            view={view}
+            update={update}
+            onOpen={openSnapshot}
+            onCompare={compareCells}
+            loaded={ready && device && view.file ? { file: view.file, device: device.device } : null}
+          />
+        )}
+        {onCyclesTab && <CyclesPage cycles={cycles} openIn={openCycleLink} />}
+        {ready && device && view.tab === 'diagnosis' && (
+          <DiagnosisPage
+            client={client}
+            device={device.device}
+            label={device.label}
+            file={view.file ?? ''}
+            update={update}
+            cycles={fileCycles}
+          />
+        )}
+        {ready && device && view.tab === 'overview' && <Overview client={client} device={device.device} />}
+        {ready && device && view.tab === 'timeline' && (
+          // One per file and device: its live window, layers and markers belong to that trace.
+          <TimelinePage
+            key={`${view.file}:${device.device}`}
+            client={client}
+            device={device}
+            view={view}
+            update={update}
+          />
+        )}
+        {ready && device && view.tab === 'flame' && (
+          <FlamePage client={client} device={device} view={view} update={update} />
+        )}
+        {ready && device && view.tab === 'analyses' && (
+          <AnalysesPage client={client} device={device} view={view} update={update} cycles={fileCycles} />
+        )}
+        {ready && device && (view.tab === 'events' || view.tab === 'blocks') && (
+          <TableView
+            key={view.tab}
+            client={client}
+            device={device}
+            kind={view.tab}
+            view={view}
+            update={update}
+          />
+        )}
+      </div>
+    </ProducerWords>
   );
 }
+
+/** Until a file is open, the page speaks of PyTorch on CUDA. */
+const PYTORCH: Producer = { kind: 'pytorch', signals: [] };
 
 /**
  * A link pasted into this tab (only the hash changes, so the page does not reload) restores its

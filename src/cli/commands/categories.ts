@@ -2,6 +2,7 @@ import Table from 'cli-table3';
 import { type Command, InvalidArgumentError } from 'commander';
 import { categoriesOf, type DeviceCategories } from '../../engine/analyses/categories/index.js';
 import { formatBytes, formatCount } from '../../engine/base/index.js';
+import { deviceName } from '../../engine/model/index.js';
 import { pc } from '../text/colors.js';
 import { type FileOptions, parseCount, parseDevice, runFiles } from '../text/run-files.js';
 
@@ -31,7 +32,10 @@ export function categoriesCommand(program: Command): void {
     .action((files: string[], opts: CategoriesCliOptions) =>
       runFiles(files, opts, (snapshot, devices) => {
         const per = devices.map((d) => categoriesOf(snapshot, d, opts.points));
-        return { json: { devices: per }, text: per.map(render).join('\n\n') };
+        return {
+          json: { devices: per },
+          text: per.map((r) => render(r, deviceName(snapshot.producer, r.device))).join('\n\n'),
+        };
       }),
     );
 }
@@ -42,8 +46,8 @@ function parsePoints(v: string): number {
   return n;
 }
 
-function render(r: DeviceCategories): string {
-  const lines = [pc.bold(`device ${r.device}`)];
+function render(r: DeviceCategories, name: string): string {
+  const lines = [pc.bold(name)];
   const at =
     r.peak_after_entry < 0 ? 'before the first entry' : `after entry ${formatCount(r.peak_after_entry)}`;
   const table = new Table({

@@ -23,6 +23,7 @@ interface DiffCliOptions extends FileOptions {
   ranks?: [number, number];
   step?: number;
   rank?: number;
+  replica?: number;
 }
 
 /** `memlens diff A B`: two steps or two ranks, and the code whose live memory differs. */
@@ -38,6 +39,11 @@ export function diffCommand(program: Command): void {
     .option('--rank <n>', 'in a run directory: the rank whose steps are compared', parseCount)
     .option('--ranks <a,b>', 'in a run directory: compare these two ranks (at --step)', parsePair)
     .option('--step <n>', 'in a run directory: the step at which ranks are compared', parseCount)
+    .option(
+      '--replica <k>',
+      'in a torchft run: the replica group whose cells are compared (default: the lowest)',
+      parseCount,
+    )
     .option('--top <n>', 'how many differing sites to list', parseCount, 10)
     .option('--full-stacks', 'match whole stacks, not only the frames in your own code')
     .option('--device <n>', 'only this device (in both files)', parseDevice)
@@ -62,8 +68,8 @@ export function diffCommand(program: Command): void {
       }
       const text = diff.devices.map((d) => render(d)).join('\n\n');
       const unmatched = [
-        ...diff.unmatched.a.map((d) => `device ${d} is only in A`),
-        ...diff.unmatched.b.map((d) => `device ${d} is only in B`),
+        ...diff.unmatched.a.map((d) => `${d.label} is only in A`),
+        ...diff.unmatched.b.map((d) => `${d.label} is only in B`),
       ];
       process.stdout.write(
         `A: ${a}\nB: ${b}\n${text}${unmatched.length ? `\n${unmatched.join('\n')}` : ''}\n`,
@@ -76,11 +82,11 @@ export function diffCommand(program: Command): void {
  * --rank R) or two ranks at one step (--ranks A,B --step S).
  */
 function filesToCompare(first: string, second: string | undefined, opts: DiffCliOptions): [string, string] {
-  const cellOptions = opts.steps ?? opts.ranks ?? opts.step ?? opts.rank;
+  const cellOptions = opts.steps ?? opts.ranks ?? opts.step ?? opts.rank ?? opts.replica;
   if (second !== undefined) {
     if (cellOptions !== undefined)
       throw new Error(
-        '--steps/--rank/--ranks/--step pick two cells of one run directory: give the directory alone',
+        '--steps/--rank/--ranks/--step/--replica pick two cells of one run directory: give the directory alone',
       );
     return [first, second];
   }
@@ -99,11 +105,14 @@ function filesToCompare(first: string, second: string | undefined, opts: DiffCli
     throw new Error(
       `${first} is a run: say which cells to compare (--steps A,B --rank R, or --ranks A,B --step S)`,
     );
-  return pairs.map(([rank, step]) => {
-    const cell = pickCell(dir.run, rank, step);
-    if ('error' in cell) throw new Error(`${first}: ${cell.error}`);
-    return cell.path;
-  }) as [string, string];
+  const picked = pairs.map(([rank, step]) => {
+    const p = pickCell(dir.run, rank, step, opts.replica ?? null);
+    if ('error' in p) throw new Error(`${first}: ${p.error}`);
+    return p;
+  });
+  for (const note of new Set(picked.map((p) => p.note)))
+    if (note !== null) process.stderr.write(`memlens: ${note}\n`);
+  return picked.map((p) => p.cell.path) as [string, string];
 }
 
 function parsePair(v: string): [number, number] {
@@ -133,8 +142,7 @@ async function loadSides(files: string[], opts: DiffCliOptions) {
 }
 
 function render(d: DeviceDiff): string {
-  const title =
-    d.device === d.device_b ? `device ${d.device}` : `device ${d.device} (A) vs device ${d.device_b} (B)`;
+  const title = d.label === d.label_b ? d.label : `${d.label} (A) vs ${d.label_b} (B)`;
   const lines = [pc.bold(title)];
   for (const e of d.explanation) lines.push(`  ${e}`);
   lines.push('', '  totals (B − A):');

@@ -11,6 +11,7 @@ import {
 } from '../../engine/analyses/fragmentation/index.js';
 import { jsonInProducerWords } from '../../engine/analyses/producer/index.js';
 import { formatBytes, formatCount } from '../../engine/base/index.js';
+import { deviceName } from '../../engine/model/index.js';
 import { pc } from '../text/colors.js';
 import { indent } from '../text/indent.js';
 import { type FileOptions, parseCount, parseDevice, parseEntry, runFiles } from '../text/run-files.js';
@@ -45,13 +46,16 @@ export function fragCommand(program: Command): void {
         const per = devices.map((d) =>
           jsonInProducerWords(fragmentationOf(snapshot, d, fragOpts), snapshot.producer),
         );
-        return { json: { devices: per }, text: per.map((p) => render(p, opts.top)).join('\n\n') };
+        return {
+          json: { devices: per },
+          text: per.map((p) => render(p, opts.top, deviceName(snapshot.producer, p.device))).join('\n\n'),
+        };
       });
     });
 }
 
-function render(f: DeviceFragmentation, top: number): string {
-  const lines = [pc.bold(`device ${f.device}`)];
+function render(f: DeviceFragmentation, top: number, name: string): string {
+  const lines = [pc.bold(name)];
   lines.push(...renderState('at dump time (exact)', f.dump));
   if (f.at !== null) {
     const how = f.at.exact ? 'exact: nothing changed memory after it' : 'estimated from the trace';

@@ -16,6 +16,7 @@ import {
 import { formatBytes, formatCount, formatDuration, plural } from '../../engine/base/index.js';
 import { formatFrame, topUserFrame } from '../../engine/derived/index.js';
 import type { Frame } from '../../engine/model/index.js';
+import { deviceName } from '../../engine/model/index.js';
 import { citeCycles, recordedCycles } from '../../node/cycles/cycle-inputs.js';
 import { pc } from '../text/colors.js';
 import { framesCell, sitesTable } from '../text/frames-text.js';
@@ -69,15 +70,17 @@ export function gcCommand(program: Command): void {
               bursts: r.bursts.map((b, k) => ({ ...b, cycles: cited[i]![k]! })),
             })),
           },
-          text: per.map((r, i) => render(r, opts.outliers, cited[i]!)).join('\n\n'),
+          text: per
+            .map((r, i) => render(r, deviceName(snapshot.producer, r.device), opts.outliers, cited[i]!))
+            .join('\n\n'),
         };
       });
     });
 }
 
 /** `cited`: per burst, the recorded cycles whose tensors it freed. */
-function render(r: DeviceGc, shownOutliers: number, cited: CycleCitation[][]): string {
-  const lines = headerLines(r);
+function render(r: DeviceGc, name: string, shownOutliers: number, cited: CycleCitation[][]): string {
+  const lines = headerLines(r, name);
   for (const p of r.patterns) lines.push(...patternText(r, p), ...patternCycles(p, cited));
   if (r.outliers.length > 0) {
     if (r.patterns.length > 0) lines.push(`  ${plural(r.outliers.length, 'burst')} outside these patterns:`);

@@ -10,6 +10,7 @@ import {
 } from '../../engine/analyses/leaks/index.js';
 import { formatBytes, formatCount, plural, sinceStart } from '../../engine/base/index.js';
 import type { IterationSummary } from '../../engine/derived/index.js';
+import { deviceName } from '../../engine/model/index.js';
 import { pc } from '../text/colors.js';
 import { framesCell, sitesTable } from '../text/frames-text.js';
 import { type FileOptions, parseCount, parseDevice, runFiles } from '../text/run-files.js';
@@ -58,13 +59,16 @@ export function leaksCommand(program: Command): void {
       else if (opts.timeRange) leakOpts.window = { timeUs: opts.timeRange };
       return runFiles(files, opts, (snapshot, devices) => {
         const per = devices.map((d) => leaksOf(snapshot, d, leakOpts));
-        return { json: { devices: per }, text: per.map(render).join('\n\n') };
+        return {
+          json: { devices: per },
+          text: per.map((r) => render(r, deviceName(snapshot.producer, r.device))).join('\n\n'),
+        };
       });
     });
 }
 
-function render(r: DeviceLeaks): string {
-  const lines = headerLines(r);
+function render(r: DeviceLeaks, name: string): string {
+  const lines = headerLines(r, name);
   if (r.iterations.count === 0 && !r.no_trace) lines.push(...howToGiveIterations());
   if (r.allocated_growth_bytes_per_iteration !== null)
     lines.push(
@@ -79,10 +83,10 @@ function render(r: DeviceLeaks): string {
 }
 
 /** The device, the iterations the analysis used, and its verdict. */
-export function headerLines(r: { device: number; iterations: IterationSummary; verdict: string }): string[] {
+export function headerLines(r: { iterations: IterationSummary; verdict: string }, name: string): string[] {
   const tried = r.iterations.count === 0 ? r.iterations.tried.map((t) => `    tried ${t}`) : [];
   return [
-    pc.bold(`device ${r.device}`),
+    pc.bold(name),
     `  iterations: ${iterationsText(r.iterations)}`,
     ...tried,
     `  ${pc.bold(r.verdict)}`,

@@ -6,6 +6,7 @@ import { noOomEntryText, type OomReport, oomReports } from '../../engine/analyse
 import { inProducerWords, jsonInProducerWords } from '../../engine/analyses/producer/index.js';
 import { formatBytes, formatCount, plural } from '../../engine/base/index.js';
 import { formatFrame } from '../../engine/derived/index.js';
+import { deviceName } from '../../engine/model/index.js';
 import { pc } from '../text/colors.js';
 import { commandLines } from '../text/command-lines.js';
 import { framesCell, sitesTable } from '../text/frames-text.js';
@@ -51,7 +52,7 @@ export function oomCommand(program: Command): void {
           text: per
             .map((p, k) =>
               render(
-                p.device,
+                deviceName(snapshot.producer, p.device),
                 p.ooms,
                 file,
                 inProducerWords(noOomEntryText(snapshot, devices[k]!), snapshot.producer),
@@ -63,8 +64,8 @@ export function oomCommand(program: Command): void {
     );
 }
 
-function render(device: number, ooms: OomReport[], file: string, noEntry: string): string {
-  const lines = [pc.bold(`device ${device}`)];
+function render(name: string, ooms: OomReport[], file: string, noEntry: string): string {
+  const lines = [pc.bold(name)];
   if (ooms.length === 0)
     lines.push(`  ${noEntry} (give --capacity, and --request, to check the dump-time state)`);
   for (const r of ooms) lines.push(...renderOne(r, file));

@@ -4,6 +4,7 @@ import { type DevicePeak, type PeakOptions, peakOf } from '../../engine/analyses
 import { formatBytes, formatCount, formatDuration, plural, SnapshotError } from '../../engine/base/index.js';
 import { liveMemoryProfile } from '../../engine/export/index.js';
 import type { DeviceModel, Snapshot } from '../../engine/model/index.js';
+import { deviceName } from '../../engine/model/index.js';
 import { writeFileAtomically } from '../../node/files/write-file.js';
 import { pc } from '../text/colors.js';
 import { framesCell } from '../text/frames-text.js';
@@ -46,7 +47,17 @@ export function peakCommand(program: Command): void {
         }));
         return {
           json: { devices: peaks.map((p) => p.peak) },
-          text: peaks.map((p) => renderPeak(p.peak, p.entries, p.t0, opts.fullStacks ?? false)).join('\n\n'),
+          text: peaks
+            .map((p) =>
+              renderPeak(
+                p.peak,
+                deviceName(snapshot.producer, p.peak.device),
+                p.entries,
+                p.t0,
+                opts.fullStacks ?? false,
+              ),
+            )
+            .join('\n\n'),
         };
       });
     });
@@ -67,7 +78,7 @@ function writeProfile(
       snapshot,
       d,
       p.after_entry,
-      `device ${d.device}, ${p.moment} (after entry ${p.after_entry})`,
+      `${deviceName(snapshot.producer, d.device)}, ${p.moment} (after entry ${p.after_entry})`,
     );
   });
   const file = { ...profiles[0]!, profiles: profiles.flatMap((p) => p.profiles) };
@@ -82,8 +93,8 @@ function writeProfile(
   writeFileAtomically(out, JSON.stringify(file));
 }
 
-function renderPeak(p: DevicePeak, entries: number, t0: number, full: boolean): string {
-  const lines = [pc.bold(`device ${p.device}`), `  ${headline(p, entries, t0)}`];
+function renderPeak(p: DevicePeak, name: string, entries: number, t0: number, full: boolean): string {
+  const lines = [pc.bold(name), `  ${headline(p, entries, t0)}`];
   lines.push(
     `  reserved then: ${formatBytes(p.reserved_bytes)} (peak reserved in the window: ${formatBytes(p.peak_reserved_bytes)})`,
   );

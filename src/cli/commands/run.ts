@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { type RunReport, runReport } from '../../engine/analyses/run/index.js';
+import { type RunReport, runLead, runReport } from '../../engine/analyses/run/index.js';
 import { discoverRun, type Run } from '../../engine/run-layout/index.js';
 import { expandPaths, isDirectory, leftOutLines } from '../../node/files/expand-paths.js';
 import { EXIT_BAD_INPUT } from '../../node/files/report-error.js';
@@ -35,7 +35,7 @@ export function runCommand(program: Command): void {
     )
     .option(
       '--json',
-      'print JSON: {"runs": [{"root", "layout", "snapshots": [{"file", "step", "rank", "replica", "pid", "kind", "devices"}], "outliers", "growth", "ooms", "shared", "skipped", "not_read"}]}',
+      'print JSON: {"runs": [{"root", "layout", "snapshots": [{"file", "step", "rank", "replica", "pid", "kind", "devices"}], "outliers", "growth", "ooms", "shared", "skipped", "not_read", "lead"}]}',
     )
     .action(async (args: string[], opts: RunCliOptions) => {
       const reports: RunReport[] = [];
@@ -71,8 +71,11 @@ function runsOf(args: string[]): { root: string; run: Run }[] {
   return runs;
 }
 
-/** The documented JSON: the table's rows are the snapshots' own figures, so they are left out. */
+/**
+ * The documented JSON: the table's rows are the snapshots' own figures, so they are left out; the
+ * worst finding the text leads with is added.
+ */
 function jsonRun(r: RunReport) {
   const { rows: _rows, ...rest } = r;
-  return rest;
+  return { ...rest, lead: runLead(r) };
 }

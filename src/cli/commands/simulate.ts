@@ -4,6 +4,7 @@ import { inProducerWords } from '../../engine/analyses/producer/index.js';
 import { formatBytes, formatCount, SnapshotError } from '../../engine/base/index.js';
 import { PickleWriter } from '../../engine/encode/index.js';
 import type { Snapshot } from '../../engine/model/index.js';
+import { deviceName } from '../../engine/model/index.js';
 import type { Fidelity } from '../../engine/simulate/index.js';
 import {
   applyConf,
@@ -70,7 +71,11 @@ export function simulateCommand(program: Command): void {
         return {
           json: { torch_version: result.torch_version, devices: result.devices },
           text: result.devices
-            .map((d) => render(d, opts.fidelity ?? false, (t) => inProducerWords(t, snapshot.producer)))
+            .map((d) =>
+              render(d, deviceName(snapshot.producer, d.device), opts.fidelity ?? false, (t) =>
+                inProducerWords(t, snapshot.producer),
+              ),
+            )
             .join('\n\n'),
         };
       });
@@ -83,9 +88,14 @@ function writeSimulated(out: string, snapshot: Snapshot, result: SimulationResul
 }
 
 /** `words`: the file's producer's words, applied to table cells before they are laid out. */
-function render(d: DeviceSimulation, showFidelity: boolean, words: (t: string) => string): string {
+function render(
+  d: DeviceSimulation,
+  name: string,
+  showFidelity: boolean,
+  words: (t: string) => string,
+): string {
   const lines = [
-    pc.bold(`device ${d.device}`),
+    pc.bold(name),
     `  ${formatCount(d.trace_entries)} trace entries replayed, ${capacityText(d)}`,
   ];
   const runs: [string, ReplaySummary][] = [['recorded settings', d.recorded]];

@@ -3,6 +3,7 @@ import type { SliceRequest } from '../../engine/analyses/slice/index.js';
 import { type DeviceSlice, planSlice } from '../../engine/analyses/slice/index.js';
 import { formatCount, plural, SnapshotError } from '../../engine/base/index.js';
 import { PickleWriter } from '../../engine/encode/index.js';
+import { deviceName } from '../../engine/model/index.js';
 import { writeStreamAtomically } from '../../node/files/write-file.js';
 import { type FileOptions, parseDevice, runFiles } from '../text/run-files.js';
 import { parseRange } from './tables.js';
@@ -45,7 +46,7 @@ export function sliceCommand(program: Command): void {
         });
         return {
           json: { output: opts.output, output_bytes: bytes, devices: plan.devices, notes: plan.notes },
-          text: render(opts.output, bytes, plan.devices, plan.notes),
+          text: render(opts.output, bytes, plan.devices, plan.notes, (n) => deviceName(snapshot.producer, n)),
         };
       });
     });
@@ -60,11 +61,17 @@ function requestOf(opts: SliceCliOptions): SliceRequest {
   return { by: opts.range ? 'entries' : 'time', from, to: to === Number.MAX_SAFE_INTEGER ? Infinity : to };
 }
 
-function render(output: string, bytes: number, devices: DeviceSlice[], notes: string[]): string {
+function render(
+  output: string,
+  bytes: number,
+  devices: DeviceSlice[],
+  notes: string[],
+  name: (n: number) => string,
+): string {
   const lines = [`wrote ${output} (${formatCount(bytes)} bytes)`];
   for (const d of devices) {
     lines.push(
-      `  device ${d.device}: entries ${formatCount(d.start)}..${formatCount(Math.max(d.start, d.end - 1))} (${formatCount(d.entries)}), ${plural(d.segments, 'segment')}, ${plural(d.blocks, 'block')} at the window's end`,
+      `  ${name(d.device)}: entries ${formatCount(d.start)}..${formatCount(Math.max(d.start, d.end - 1))} (${formatCount(d.entries)}), ${plural(d.segments, 'segment')}, ${plural(d.blocks, 'block')} at the window's end`,
     );
   }
   for (const n of notes) lines.push(`  note: ${n}`);

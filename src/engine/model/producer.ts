@@ -36,6 +36,14 @@ export interface ProducerEvidence {
 const POINTER_FLOOR = 2 ** 16;
 const NPU_FRAME = /(^|\/)(torch_npu\/|libtorch_npu\.so$)|^(c10_npu|at_npu)::/;
 
+/**
+ * How every command and view names a device: PyTorch's own device string, `cuda:N`, and torch_npu's,
+ * `npu:N`. The one place a device's name is made, so the CLI, JSON `label` fields and the web app agree.
+ */
+export function deviceName(p: Producer, n: number): string {
+  return `${p.kind === 'torch_npu' ? 'npu' : 'cuda'}:${n}`;
+}
+
 export function detectProducer(e: ProducerEvidence): Producer {
   const decisive: string[] = [];
   const workspace = workspaceEntries(e.cols);

@@ -139,11 +139,33 @@ describe('picking the cells of a run to compare', () => {
     'r/step1/torch_memory_rank1_pid2.pickle',
   ]);
   it('finds the window of a rank that holds a step', () => {
-    expect(pickCell(run, 0, 3)).toMatchObject({ path: 'r/steps2-3/torch_memory_rank0_pid1.pickle' });
-    expect(pickCell(run, 1, 1)).toMatchObject({ path: 'r/step1/torch_memory_rank1_pid2.pickle' });
+    expect(pickCell(run, 0, 3)).toMatchObject({
+      cell: { path: 'r/steps2-3/torch_memory_rank0_pid1.pickle' },
+      note: null,
+    });
+    expect(pickCell(run, 1, 1)).toMatchObject({ cell: { path: 'r/step1/torch_memory_rank1_pid2.pickle' } });
   });
   it('says what the run has when it has no such window', () => {
     expect(pickCell(run, 1, 2)).toEqual({ error: 'has no window of rank 1 holding step 2 (its windows: 1)' });
     expect(pickCell(run, 4, 1)).toEqual({ error: 'has no step windows of rank 4 (ranks: 0, 1)' });
+  });
+
+  // torchft (torchtitan): one window per replica group, replica_<k>/ below the step folder.
+  const ft = discoverRun([
+    'ms/step_000000000005/replica_1/000000_step_5.pickle',
+    'ms/step_000000000005/replica_0/000000_step_5.pickle',
+    'ms/step_000000000010/replica_1/000000_step_10.pickle',
+  ]);
+  it('picks the replica asked for, and says which it took when none was asked for', () => {
+    expect(pickCell(ft, 0, 5, 1)).toEqual({
+      cell: expect.objectContaining({ path: 'ms/step_000000000005/replica_1/000000_step_5.pickle' }),
+      note: null,
+    });
+    expect(pickCell(ft, 0, 5)).toEqual({
+      cell: expect.objectContaining({ path: 'ms/step_000000000005/replica_0/000000_step_5.pickle' }),
+      note: 'rank 0 at step 5 has replicas 0, 1: replica 0 is compared (give --replica K for another)',
+    });
+    expect(pickCell(ft, 0, 10)).toMatchObject({ cell: { replica: 1 }, note: null });
+    expect(pickCell(ft, 0, 5, 2)).toEqual({ error: 'has no replica 2 of rank 0 (replicas: 0, 1)' });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { generateRun } from '../../../scripts/synth/run.js';
+import { generateRun, RUN_LAYOUTS } from '../../../scripts/synth/run.js';
 import { loadSnapshotBytes } from '../../../src/engine/load/load.js';
 import { BlockState } from '../../../src/engine/model/segments.js';
 import { Action } from '../../../src/engine/model/trace-columns.js';
@@ -74,4 +74,46 @@ describe('generated runs: one snapshot per rank and step window, and an OOM dump
       Array.from({ length: oom.steps[1] - 4 }, (_, i) => `ProfilerStep#${5 + i}`),
     );
   });
+});
+
+/**
+ * Each layout as docs/producers.md's Run layouts says its producer names files today, read back by
+ * run discovery: every snapshot placed with its rank, its step where the name carries one, and its
+ * kind, under the layout's own rule.
+ */
+describe('generated runs in every producer layout', () => {
+  /** The step a layout's names carry: a window's (torchtitan: its last step's folder), an OOM's where
+   *  its folder names the step it died in (torchtitan's `_exit`); none in lmms-engine's, Megatron-Bridge's
+   *  or composer's OOM names, nor in the time stamp of verl's (memlens record's) OOM folder. */
+  const stepOf = (layout: string, f: { kind: string; steps: [number, number] }) => {
+    if (f.kind === 'step') return { first: f.steps[0], last: f.steps[1] };
+    if (f.kind === 'oom' && layout.startsWith('torchtitan')) return { first: f.steps[1], last: f.steps[1] };
+    return null;
+  };
+  for (const layout of RUN_LAYOUTS)
+    it(`${layout}: every snapshot placed with its rank, step and kind`, () => {
+      const files = generateRun({
+        ranks: 2,
+        windows: 2,
+        seed: 6,
+        layout,
+        oom: { rank: 1, cause: 'exhaustion' },
+      });
+      const run = discoverRun(files.map((f) => `run/${f.path}`));
+      expect(run.layout).toBe(layout.startsWith('torchtitan') ? 'torchtitan' : layout);
+      expect(run.unplaced).toEqual([]);
+      const atEnd = layout === 'lmms-engine' || layout === 'megatron-bridge';
+      expect(files.map((f) => f.kind).sort()).toEqual(
+        atEnd ? ['end', 'end', 'oom'] : ['oom', 'step', 'step', 'step', 'step'],
+      );
+      for (const f of files) {
+        const cell = run.cells.find((c) => c.path === `run/${f.path}`);
+        expect(cell, f.path).toBeDefined();
+        expect({ rank: cell!.rank, kind: cell!.kind, steps: cell!.steps }, f.path).toEqual({
+          rank: f.rank,
+          kind: f.kind,
+          steps: stepOf(layout, f),
+        });
+      }
+    });
 });

@@ -4,11 +4,10 @@ import type { Tab } from '../url-state.js';
 interface Props {
   files: ServedFile[];
   current: string | null;
-  devices: number[];
+  /** The file's devices, each with its name (deviceName: `cuda:N`, `npu:N`). */
+  devices: { device: number; label: string }[];
   /** Each device as the picker names it, with whether anything was found there. */
   deviceNames?: Map<number, string> | undefined;
-  /** The devices' names, in the order of `devices` (npu:N for a torch_npu file). */
-  deviceLabels?: string[];
   device: number | null;
   tab: Tab;
   onOpenServed: (f: ServedFile) => void;
@@ -81,9 +80,9 @@ export function FileBar(p: Props) {
             value={p.device ?? ''}
             onChange={(e) => p.onDevice(Number(e.target.value))}
           >
-            {p.devices.map((d, i) => (
+            {p.devices.map(({ device: d, label }) => (
               <option key={d} value={d}>
-                {p.deviceNames?.get(d) ?? p.deviceLabels?.[i] ?? `cuda:${d}`}
+                {p.deviceNames?.get(d) ?? label}
               </option>
             ))}
           </select>

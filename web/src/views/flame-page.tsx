@@ -59,11 +59,11 @@ export function FlamePage({ client, device, view, update }: Props) {
 
   const download = async () => {
     if (tree === null) return;
-    const name = `${view.file ?? 'snapshot'} cuda:${device.device} after entry ${tree.after_entry}`;
+    const name = `${view.file ?? 'snapshot'} ${device.label} after entry ${tree.after_entry}`;
     const json = await client.query('speedscope', { device: device.device, entry: tree.after_entry, name });
     const a = document.createElement('a');
     a.href = URL.createObjectURL(new Blob([json], { type: 'application/json' }));
-    a.download = `${(view.file ?? 'snapshot').replace(/\.[^.]*$/, '')}.cuda${device.device}.entry${tree.after_entry}.speedscope.json`;
+    a.download = `${(view.file ?? 'snapshot').replace(/\.[^.]*$/, '')}.${device.label.replace(':', '')}.entry${tree.after_entry}.speedscope.json`;
     a.click();
     URL.revokeObjectURL(a.href);
   };

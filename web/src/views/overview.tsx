@@ -22,7 +22,7 @@ function SummaryOf({ summary, device }: { summary: SnapshotSummary; device: numb
   return (
     <main className="overview" aria-label="overview">
       <section>
-        <h2>memory_summary, {summary.producer.kind === 'torch_npu' ? d.label : `cuda:${device}`}</h2>
+        <h2>memory_summary, {d.label}</h2>
         <SummaryTable rows={d.memory_summary} />
         <ul className="notes">
           {d.notes.map((n) => (

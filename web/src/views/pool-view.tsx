@@ -10,6 +10,7 @@ import { exactBytes, formatBytes, formatCount, hex } from '../format.js';
 import type { EntryInfo } from '../worker/protocol.js';
 import { Bytes } from './analyses/bits.js';
 import { SegmentBar } from './pool-bar.js';
+import { useWords } from './producer-words.js';
 
 interface Props {
   /** The pool state (the page asks for it with the rest of the selection); null until answered. */
@@ -179,6 +180,7 @@ function holds(s: PoolSegment, address: number): boolean {
 }
 
 function EntryLine({ info }: { info: EntryInfo | null }) {
+  const w = useWords();
   if (info === null) return <p className="event">before the first entry</p>;
   const free = info.device_free_bytes;
   return (
@@ -197,7 +199,7 @@ function EntryLine({ info }: { info: EntryInfo | null }) {
       )}
       {free !== null && (
         <>
-          , CUDA had <Bytes n={free} /> free
+          , {w('CUDA')} had <Bytes n={free} /> free
         </>
       )}{' '}
       · allocated <Bytes n={info.allocated_bytes} />, active <Bytes n={info.active_bytes} />, reserved{' '}
@@ -222,6 +224,7 @@ function SegmentRow({
   width: number;
   onSelect: (a: number) => void;
 }) {
+  const w = useWords();
   const pool = s.private_pool;
   return (
     <div
@@ -237,7 +240,7 @@ function SegmentRow({
         {hex(s.address)} · {formatBytes(s.size)}
         {/* A private pool's id in place of large/small: it decides who can use the free space. */}
         {pool ? (
-          <b className="private-pool" title={`private pool (${pool.join(', ')}): CUDA graph or MemPool`}>
+          <b className="private-pool" title={w(`private pool (${pool.join(', ')}): CUDA graph or MemPool`)}>
             {' '}
             · pool ({pool.join(', ')})
           </b>

@@ -13,6 +13,7 @@ import type { DeviceInfo } from '../worker/protocol.js';
 import { Details } from './details.js';
 import { OomRequest } from './diagnosis/oom-request.js';
 import { PoolView } from './pool-view.js';
+import { useWords } from './producer-words.js';
 import { useSelection } from './use-selection.js';
 import { ZoomModeButton } from './zoom-mode-button.js';
 
@@ -28,6 +29,7 @@ interface Props {
  * beside them. One selection (entry + allocation) drives all three; arrow keys step entries.
  */
 export function TimelinePage({ client, device, view, update }: Props) {
+  const w = useWords();
   const n = device.entries;
   // A snapshot taken without recording history (or whose trace only marks the dump): the dump's
   // state and nothing over time.
@@ -119,7 +121,11 @@ export function TimelinePage({ client, device, view, update }: Props) {
             >
               whole trace
             </button>
-            <span title="allocations: active memory, as memory_viz's Active Memory Timeline; segments: reserved memory, as its Active Cached Segment Timeline; pools: reserved memory by pool and stream with the allocations in it, as its Allocated Memory (incl. Private Pools)">
+            <span
+              title={w(
+                "allocations: active memory, as memory_viz's Active Memory Timeline; segments: reserved memory, as its Active Cached Segment Timeline; pools: reserved memory by pool and stream with the allocations in it, as its Allocated Memory (incl. Private Pools)",
+              )}
+            >
               stack:
             </span>
             {(['allocations', 'segments', 'pools'] as const).map((s) => (
@@ -201,18 +207,19 @@ export function TimelinePage({ client, device, view, update }: Props) {
 
 /** In place of the timeline when the file has no trace: why there is none, and what below is. */
 function DumpOnly({ entries }: { entries: number }) {
+  const w = useWords();
   const markers = `its trace holds ${formatCount(entries)} snapshot marker${entries === 1 ? '' : 's'} and nothing else`;
   return (
     <div className="dump-only" role="note">
       <b>dump only: no trace recorded.</b> This snapshot holds the allocator's state when it was taken (its
       segments and the blocks in them) but no history of allocations{entries > 0 && ` (${markers})`}, so there
       is no timeline. The pool state below is that dump. To get a timeline, call{' '}
-      <code>torch.cuda.memory._record_memory_history()</code> before the code you want to see.
+      <code>{w('torch.cuda.memory._record_memory_history()')}</code> before the code you want to see.
     </div>
   );
 }
 
-/** The device's CUDA streams, asked for once enabled (null until answered). */
+/** The device's streams, asked for once enabled (null until answered). */
 function useStreams(client: EngineClient, device: number, enabled: boolean): number[] | null {
   const [streams, setStreams] = useState<number[] | null>(null);
   useEffect(() => {

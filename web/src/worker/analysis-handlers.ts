@@ -5,7 +5,6 @@ import { fragmentationOf } from '../../../src/engine/analyses/fragmentation/inde
 import { gcBurstsOf } from '../../../src/engine/analyses/gc/index.js';
 import { leaksOf } from '../../../src/engine/analyses/leaks/index.js';
 import { oomReports } from '../../../src/engine/analyses/oom/index.js';
-import { jsonInProducerWords } from '../../../src/engine/analyses/producer/index.js';
 import { liveMemoryProfile } from '../../../src/engine/export/index.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/index.js';
 import { allocationsUnder, type FlameTree, flameTree } from '../../../src/engine/views/flame/index.js';
@@ -41,8 +40,6 @@ export function analysisHandlers(
   const diagnoses = diagnosisStream(partial);
   const with_ = <T>(device: number, f: (s: Snapshot, d: DeviceModel) => T): T =>
     f(current(), deviceOf(device));
-  // The page says what the CLI says, in the file's producer's words (torch_npu: the NPU's).
-  const words = <T>(s: Snapshot, report: T): T => jsonInProducerWords(report, s.producer);
 
   return {
     flame: (args) => ({ tree: treeAt(args) }),
@@ -67,9 +64,9 @@ export function analysisHandlers(
         const r = gcBurstsOf(s, d);
         return { ...r, cycles: citeWindowCycles(s, file, [r], cycles)[0]! };
       }),
-    frag: ({ device, entry }) => with_(device, (s, d) => words(s, fragmentationOf(s, d, { at: entry }))),
+    frag: ({ device, entry }) => with_(device, (s, d) => fragmentationOf(s, d, { at: entry })),
     oom: ({ device, capacity, request }) =>
-      with_(device, (s, d) => words(s, oomReports(s, d, capacity ?? undefined, request ?? 0))),
+      with_(device, (s, d) => oomReports(s, d, capacity ?? undefined, request ?? 0)),
     categories: ({ device, points }) => with_(device, (s, d) => categoriesOf(s, d, points)),
     diagnosis: ({ file, cycles = [], capacity }, id) => {
       // Asked on landing (which device leads), by the Diagnosis tab and by the timeline's OOM
@@ -78,9 +75,8 @@ export function analysisHandlers(
       const s = current();
       const key = `${file}|${cycles.map((c) => c.file).join(',')}|${capacity ?? ''}`;
       const opts = { file, cycles, ...(capacity ? { capacity } : {}) };
-      const steps = function* () {
-        for (const soFar of diagnoseFileSoFar(s, s.devices, opts)) yield words(s, soFar);
-      };
+      // Each partial answer is put in the producer's words where it is posted (engine-worker.ts).
+      const steps = () => diagnoseFileSoFar(s, s.devices, opts);
       return diagnoses.answer(id, s, key, steps, () => isOpen(current, s));
     },
     diagnosisPace: (pace) => diagnoses.setPace(pace),

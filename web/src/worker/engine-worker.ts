@@ -7,7 +7,7 @@ import {
 import { asSnapshotError, SnapshotError } from '../../../src/engine/base/index.js';
 import { allocationAt, allocationDetails, hasHistory, offsetOf } from '../../../src/engine/derived/index.js';
 import { loadSnapshot } from '../../../src/engine/load/index.js';
-import type { DeviceModel, Snapshot } from '../../../src/engine/model/index.js';
+import { type DeviceModel, deviceName, type Snapshot } from '../../../src/engine/model/index.js';
 import {
   pieceAt,
   poolStateAfter,
@@ -118,18 +118,51 @@ const handlers: { [K in QueryName]: Handler<K> } = {
   },
   entry: ({ device, entry }) => entryInfo(current(), deviceOf(device), entry),
   ...tableHandlers(current, deviceOf),
-  ...analysisHandlers(current, deviceOf, (id, partial) => scope.postMessage({ id, partial })),
+  ...analysisHandlers(current, deviceOf, (id, partial) =>
+    scope.postMessage({ id, partial: inWords('diagnosis', partial) }),
+  ),
   ...whatIfHandlers(current, deviceOf, otherOf),
   ...runHandlers(current, deviceOf, otherOf, loadFor),
 };
 
+/**
+ * The answers that hold sentences (verdicts, notes, explanations, event words): said in the open
+ * file's producer's words, as the CLI says them. The others are data (figures, frames, tables,
+ * timelines; runCell and curves speak of other files) and go as they are.
+ */
+const SENTENCES = new Set<QueryName | 'error'>([
+  'error',
+  'summary',
+  'markers',
+  'ooms',
+  'hover',
+  'details',
+  'select',
+  'entry',
+  'leaks',
+  'gc',
+  'frag',
+  'oom',
+  'categories',
+  'diagnosis',
+  'whatIf',
+  'sweepRun',
+  'compare',
+]);
+
+function inWords<T>(query: QueryName | 'error', answer: T): T {
+  return snapshot !== undefined && SENTENCES.has(query)
+    ? jsonInProducerWords(answer, snapshot.producer)
+    : answer;
+}
+
 scope.onmessage = async (e) => {
   const { id, query, args } = e.data;
   try {
-    const result = await (handlers[query] as Handler<QueryName>)(args, id);
+    const result = inWords(query, await (handlers[query] as Handler<QueryName>)(args, id));
     scope.postMessage({ id, ok: true, result }, transferables(result));
   } catch (err) {
-    scope.postMessage({ id, ok: false, error: asSnapshotError(err).message });
+    scope.postMessage({ id, ok: false, error: inWords('error', asSnapshotError(err).message) });
   }
 };
 
@@ -172,21 +205,20 @@ async function* chunks(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8
 }
 
 /** The Overview's summary, computed once per snapshot. */
-const summaryOf: (s: Snapshot) => SnapshotSummary = oncePer((s) =>
-  jsonInProducerWords(summarize(s), s.producer),
-);
+const summaryOf: (s: Snapshot) => SnapshotSummary = oncePer(summarize);
 
 function describe(s: Snapshot): Loaded {
   return {
     devices: s.devices.map((d) => ({
       device: d.device,
-      label: s.producer.kind === 'torch_npu' ? `npu:${d.device}` : `cuda:${d.device}`,
+      label: deviceName(s.producer, d.device),
       entries: d.trace.length,
       hasTime: hasTime(d),
       hasHistory: hasHistory(d),
       startUs: traceStartUs(d),
       extent: { entry: axisExtent(d, 'entry'), time: axisExtent(d, 'time') },
     })),
+    producer: s.producer,
     entries: s.traceColumns.length,
     scannedEntries: s.scannedEntries,
   };

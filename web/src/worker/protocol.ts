@@ -1,5 +1,6 @@
 import type { SnapshotSummary } from '../../../src/engine/analyses/summary/index.js';
 import type { AllocationDetails } from '../../../src/engine/derived/index.js';
+import type { Producer } from '../../../src/engine/model/index.js';
 import type { PoolGroup, PoolStateReport } from '../../../src/engine/views/pools/index.js';
 import type {
   HoverFacts,
@@ -40,6 +41,8 @@ export interface DeviceInfo {
 /** What the page needs at once; the summary (~0.3 s on a 1 GB trace) and each device's streams are their own queries, after the first timeline. */
 export interface Loaded {
   devices: DeviceInfo[];
+  /** Who wrote the file: the page's own sentences are said in its words (torch_npu: the NPU's). */
+  producer: Producer;
   /** Trace entries in the file, and how many the WebAssembly entry scanner read (the rest: JS). */
   entries: number;
   scannedEntries: number;

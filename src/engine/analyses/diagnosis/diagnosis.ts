@@ -1,6 +1,6 @@
+import { deviceName } from '../../model/producer.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import type { WindowCycle } from '../cycles/burst-cycles.js';
-import { deviceLabel } from './device-label.js';
 import { type Finding, type Outcome, shellWord } from './finding.js';
 import { fragFinding } from './frag-finding.js';
 import { gcFinding } from './gc-finding.js';
@@ -142,7 +142,7 @@ function assembled(run: DeviceRun): DeviceDiagnosis {
   ];
   findings.sort((x, y) => compareFindings(x, memory.bytes, y, memory.bytes));
   const checked = outcomes.flatMap((o) => (o.clear === null ? [] : [o.clear]));
-  return { device: d.device, label: deviceLabel(s, d.device), memory, findings, checked };
+  return { device: d.device, label: deviceName(s.producer, d.device), memory, findings, checked };
 }
 
 function diagnosisSoFar(runs: DeviceRun[], left: readonly Step[]): DiagnosisSoFar {

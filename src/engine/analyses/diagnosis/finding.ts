@@ -57,6 +57,8 @@ export interface Finding {
   stake_bytes: number;
   /** An OOM whose verdict the GPU's total memory decides: each reading with the GPU it holds for. */
   readings?: OomReading[];
+  /** An OOM's: every oom entry of its group (the same request failing again), first to last. */
+  entries?: number[];
 }
 
 /**

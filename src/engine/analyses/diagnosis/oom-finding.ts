@@ -71,6 +71,7 @@ function oomFinding(group: OomReport[], command: string): Finding {
     // What failed: the request the device could not serve.
     stake_bytes: r.requested_bytes,
     ...(r.readings.length > 0 ? { readings: r.readings } : {}),
+    entries: group.map((x) => x.entry),
   };
 }
 

@@ -1,4 +1,5 @@
 import { groupBySite, Sites } from '../../derived/frames/sites.js';
+import { deviceName } from '../../model/producer.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import type { Frame } from '../../model/stack-table.js';
 import { liveAllocated } from '../peak/peak.js';
@@ -15,6 +16,8 @@ export interface DiffSide {
 
 export interface DeviceSide {
   device: number;
+  /** The device's name (deviceName: `cuda:N`, `npu:N`). */
+  label: string;
   /** The summary figures a diff compares (FIGURES), by name. */
   figures: Record<string, number>;
   at_dump: MomentSide;
@@ -61,6 +64,7 @@ export function diffSide(
   return {
     devices: devices.map((d, i) => ({
       device: d.device,
+      label: deviceName(s.producer, d.device),
       figures: figuresOf(summaries[i]!),
       at_dump: momentSide(d, d.trace.length - 1, sites),
       at_peak: momentSide(d, d.totals.peakAllocatedAt, sites),

@@ -61,6 +61,9 @@ export interface DeviceDiff {
   /** The device of A and of B (a rank's file often has only its own device). */
   device: number;
   device_b: number;
+  /** Their names (`cuda:N`, `npu:N`). */
+  label: string;
+  label_b: string;
   totals: FigureDiff[];
   at_dump: MomentDiff;
   at_peak: MomentDiff;
@@ -70,7 +73,12 @@ export interface DeviceDiff {
 export interface SnapshotDiff {
   devices: DeviceDiff[];
   /** Devices only one of the files has. */
-  unmatched: { a: number[]; b: number[] };
+  unmatched: { a: DeviceName[]; b: DeviceName[] };
+}
+
+export interface DeviceName {
+  device: number;
+  label: string;
 }
 
 /**
@@ -102,7 +110,7 @@ export function diffSides(a: DiffSide, b: DiffSide, top = 10): SnapshotDiff {
       if (e !== undefined) pairs.push([d, e]);
     }
   const unpaired = (list: DeviceSide[], side: 0 | 1) =>
-    list.filter((d) => !pairs.some((p) => p[side] === d)).map((d) => d.device);
+    list.filter((d) => !pairs.some((p) => p[side] === d)).map((d) => ({ device: d.device, label: d.label }));
   return {
     devices: pairs.map(([da, db]) => diffDevice(da, db, top)),
     unmatched: { a: unpaired(a.devices, 0), b: unpaired(b.devices, 1) },
@@ -120,6 +128,8 @@ function diffDevice(da: DeviceSide, db: DeviceSide, top: number): DeviceDiff {
   return {
     device: da.device,
     device_b: db.device,
+    label: da.label,
+    label_b: db.label,
     totals,
     at_dump: atDump,
     at_peak: atPeak,

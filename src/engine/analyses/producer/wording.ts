@@ -41,11 +41,6 @@ export function isNpu(p: Producer): boolean {
   return p.kind === 'torch_npu';
 }
 
-/** How reports name device `n`: `npu:N` for torch_npu, `device N` for PyTorch. */
-export function deviceLabel(p: Producer, n: number): string {
-  return isNpu(p) ? `npu:${n}` : `device ${n}`;
-}
-
 /** A sentence (or a whole text report) in the producer's words. */
 export function inProducerWords(text: string, p: Producer): string {
   if (!isNpu(p)) return text;

@@ -39,11 +39,13 @@ export interface RunRow {
   replica: number | null;
   rank: number;
   device: number;
+  /** The device's name (`cuda:1`, `npu:1`). */
+  device_label: string;
   pid: number | null;
   steps: StepWindow | null;
   /** The row's line: its replica, rank, device and, for a second dump in one cell, its place. */
   lane: string;
-  /** How the table and the findings name the lane: "rank 0", "r1 rank 0", "rank 0 dev 1", "rank 0 #2". */
+  /** How the table and the findings name the lane: "rank 0", "r1 rank 0", "rank 0 cuda:1", "rank 0 #2". */
   lane_label: string;
   /** The row's column: a step window ("3"), or a dump of another kind ("post 3", "end", "OOM"). */
   column: string;
@@ -67,6 +69,7 @@ export function runRows(snapshots: RunSnapshot[]): RunRow[] {
         replica: cell.replica,
         rank: cell.rank ?? d.device,
         device: d.device,
+        device_label: d.label,
         pid: cell.pid,
         steps: cell.steps,
         lane: '',
@@ -129,7 +132,7 @@ function assignLanes(rows: RunRow[]): void {
       r.lane_label = [
         r.replica === null ? '' : `r${r.replica} `,
         `rank ${r.rank}`,
-        devices.get(base(r))!.size > 1 ? ` dev ${r.device}` : '',
+        devices.get(base(r))!.size > 1 ? ` ${r.device_label}` : '',
         slot > 0 ? ` #${slot + 1}` : '',
       ].join('');
     });

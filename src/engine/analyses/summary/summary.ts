@@ -1,10 +1,10 @@
 import { formatBytes, formatStream, plural } from '../../base/format.js';
 import { type PoolEnd, type WindowStats, windowStats } from '../../derived/state/trace-window.js';
-import type { Producer } from '../../model/producer.js';
+import { deviceName, type Producer } from '../../model/producer.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { Action } from '../../model/trace-columns.js';
 import type { PyDict } from '../../values/py-values.js';
-import { deviceLabel, isNpu } from '../producer/wording.js';
+import { isNpu } from '../producer/wording.js';
 import { type DumpState, dumpState, type PoolState } from './dump-state.js';
 import { flaggedStreams } from './stream-view.js';
 import { unmodelledDeviceWarnings, unmodelledFileWarnings } from './unmodelled.js';
@@ -49,7 +49,7 @@ export interface PoolFigures {
 }
 
 export interface DeviceSummary extends DeviceFigures {
-  /** How reports name the device: `npu:N` for torch_npu files, else `device N`. */
+  /** The device's name (deviceName: `npu:N` for torch_npu files, else `cuda:N`). */
   label: string;
   /** torch_npu's workspace blocks at the dump (reserved, no tensor's, not free for tensors). */
   workspace_bytes: number;
@@ -91,7 +91,7 @@ function summarizeDevice(s: Snapshot, d: DeviceModel): DeviceSummary {
   const actions = countActions(s, d);
   return {
     device: d.device,
-    label: deviceLabel(s.producer, d.device),
+    label: deviceName(s.producer, d.device),
     workspace_bytes: dump.workspaceBytes,
     segments: dump.segments,
     expandable_segments: dump.expandableSegments,

@@ -79,6 +79,9 @@ describe('every OOM, and headlines that fit and agree with their evidence', () =
     const s = generated({ events: 3000, seed: 5, oom: true, oomRetries: 2 });
     const ooms = diagnose(s, s.devices[0]!).findings.filter((f) => f.kind === 'oom');
     expect(ooms.map((f) => f.figures.ooms)).toEqual([3, 1]);
+    // Every entry of the group, for whoever shows one of them (the timeline's OOM pane).
+    expect(ooms.map((f) => f.entries?.length)).toEqual([3, 1]);
+    expect(ooms[0]!.entries![0]).toBe(ooms[0]!.figures.entry);
     expect(ooms[0]!.headline).toMatch(
       /^Out of memory 3 times \(a [\d.]+ GiB request, first at entry [\d,]+\)/,
     );

@@ -172,7 +172,7 @@ function DiffBody({ state, select }: { state: DiffState; select: Select }) {
           ))}
           {state.diff.devices.length === 0 && <p>no device of B pairs with this device</p>}
           {state.diff.unmatched.b.map((d) => (
-            <p key={d}>device {d} is only in B</p>
+            <p key={d.device}>{d.label} is only in B</p>
           ))}
         </>
       );
@@ -182,11 +182,7 @@ function DiffBody({ state, select }: { state: DiffState; select: Select }) {
 function DeviceDiffView({ d, select }: { d: DeviceDiff; select: Select }) {
   return (
     <div className="diff">
-      <h3>
-        {d.device === d.device_b
-          ? `device ${d.device}`
-          : `device ${d.device} (A) vs device ${d.device_b} (B)`}
-      </h3>
+      <h3>{d.label === d.label_b ? d.label : `${d.label} (A) vs ${d.label_b} (B)`}</h3>
       <ul className="plain">
         {d.explanation.map((e) => (
           <li key={e}>{e}</li>

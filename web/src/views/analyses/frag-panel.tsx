@@ -5,6 +5,7 @@ import {
   SEGMENT_ALLOC_COLUMNS,
 } from '../../../../src/engine/analyses/fragmentation/index.js';
 import { formatCount, hex } from '../../format.js';
+import { useWords } from '../producer-words.js';
 import { Bytes, EntryLink, type Select, Table } from './bits.js';
 
 /**
@@ -140,6 +141,7 @@ function NonReleasablePeak({ r, select }: { r: DeviceFragmentation; select: Sele
 const TOP = 10;
 
 function SegmentAllocs({ r, select }: { r: DeviceFragmentation; select: Select }) {
+  const w = useWords();
   const n = r.segment_allocs.length;
   if (n === 0) return <p>no segment_alloc in the trace.</p>;
   const shown = [...r.segment_allocs]
@@ -148,7 +150,7 @@ function SegmentAllocs({ r, select }: { r: DeviceFragmentation; select: Select }
   return (
     <>
       <p>
-        {formatCount(n)} segment_allocs (cudaMalloc) in the trace; those with the most
+        {formatCount(n)} segment_allocs ({w('cudaMalloc')}) in the trace; those with the most
         reserved-but-unallocated memory just before them:
       </p>
       <Table head={SEGMENT_ALLOC_COLUMNS}>

@@ -5,6 +5,7 @@ import { parseByteText } from '../../../../src/engine/base/index.js';
 import { formatFrame } from '../../../../src/engine/derived/index.js';
 import { formatCount } from '../../format.js';
 import type { EngineClient } from '../../worker/client.js';
+import { useWords } from '../producer-words.js';
 import { Bytes, EntryLink, Frames, type Select, Table } from './bits.js';
 import { FormAnswer } from './form-answer.js';
 import { TextField } from './text-field.js';
@@ -30,6 +31,7 @@ interface Sizes {
  * GPU filled by PyTorch from a large one filled by something else.
  */
 export function OomPanel({ client, device, file, select }: Props) {
+  const w = useWords();
   const [draft, setDraft] = useState({ capacity: '', request: '' });
   const [applied, setApplied] = useState<Sizes>({ capacity: null, request: null });
   const problem = sizeProblem('capacity', draft.capacity) ?? sizeProblem('request', draft.request);
@@ -43,11 +45,11 @@ export function OomPanel({ client, device, file, select }: Props) {
     <section aria-label="oom">
       <form className="what-if-form" onSubmit={apply}>
         <TextField
-          label="GPU total memory"
+          label={w('GPU total memory')}
           name="capacity"
           size={12}
           placeholder="e.g. 80 GiB"
-          title="the GPU's total memory (memlens oom --capacity): measures what was held outside PyTorch"
+          title={w("the GPU's total memory (memlens oom --capacity): measures what was held outside PyTorch")}
           value={draft.capacity}
           onChange={(capacity) => setDraft({ ...draft, capacity })}
         />
@@ -81,10 +83,13 @@ function sizeProblem(name: string, text: string): string | null {
 }
 
 function Reports({ ooms, file, select }: { ooms: OomReport[]; file: string | null; select: Select }) {
+  const w = useWords();
   if (ooms.length === 0)
     return (
       <p>
-        no oom entry in the trace; give the GPU's total memory (and a request) to check the dump-time state
+        {w(
+          "no oom entry in the trace; give the GPU's total memory (and a request) to check the dump-time state",
+        )}
       </p>
     );
   return (

@@ -12,6 +12,7 @@ import {
 import { formatBytes, formatCount } from '../../format.js';
 import type { EngineClient } from '../../worker/client.js';
 import type { WhatIfArgs } from '../../worker/what-if-protocol.js';
+import { useWords } from '../producer-words.js';
 import { Bytes, EntryLink, type Select, Table } from './bits.js';
 import { FormAnswer } from './form-answer.js';
 import { TextField } from './text-field.js';
@@ -139,6 +140,7 @@ function capacitySource(d: DeviceSimulation): string {
 }
 
 function Comparison({ d, select }: { d: DeviceSimulation; select: Select }) {
+  const w = useWords();
   const runs: [string, ReplaySummary][] = [['recorded settings', d.recorded]];
   if (d.what_if !== null) runs.push(['what if', d.what_if]);
   const f = d.fidelity;
@@ -161,7 +163,7 @@ function Comparison({ d, select }: { d: DeviceSimulation; select: Select }) {
       <Table head={['', ...runs.map(([name]) => name)]}>
         {ROWS.map(([label, text]) => (
           <tr key={label}>
-            <th scope="row">{label}</th>
+            <th scope="row">{w(label)}</th>
             {runs.map(([name, r]) => (
               <td key={name} title={TITLES[label] && `${formatCount(TITLES[label](r))} bytes`}>
                 {text(r)}
@@ -238,6 +240,7 @@ function Sweep({
       live = false;
     };
   }, [client, key, started]);
+  const w = useWords();
   const busy = state.status === 'running';
   return (
     <div className="sweep" aria-busy={busy}>
@@ -256,7 +259,7 @@ function Sweep({
           <span className="hint">
             the standard settings (expandable segments, max_split_size_mb, roundup_power2_divisions), ranked:
             no OOM first, then the OOM that came latest; runs that got equally far by peak reserved over the
-            entries they completed, then fewest cudaMalloc calls
+            entries they completed, then fewest {w('cudaMalloc')} calls
           </span>
         )}
       </p>
@@ -267,8 +270,11 @@ function Sweep({
 }
 
 function SweepTable({ runs }: { runs: ReplaySummary[] }) {
+  const w = useWords();
   return (
-    <Table head={['#', 'settings', 'got to entry', 'peak reserved', 'frag. at peak', 'cudaMalloc', 'OOMs']}>
+    <Table
+      head={['#', 'settings', 'got to entry', 'peak reserved', 'frag. at peak', w('cudaMalloc'), 'OOMs']}
+    >
       {runs.map((r, i) => (
         <tr key={r.settings} aria-label={`sweep rank ${i + 1}`}>
           <td className="num">{i + 1}</td>

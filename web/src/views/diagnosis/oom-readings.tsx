@@ -2,6 +2,7 @@ import { type FormEvent, useState } from 'react';
 import type { OomReading } from '../../../../src/engine/analyses/oom/index.js';
 import { parseByteText } from '../../../../src/engine/base/index.js';
 import { TextField } from '../analyses/text-field.js';
+import { useWords } from '../producer-words.js';
 
 /**
  * An OOM the file alone cannot judge: its two readings side by side, each with the GPU it holds
@@ -14,6 +15,7 @@ export function OomReadings({
   readings: OomReading[];
   onCapacity: (bytes: number) => void;
 }) {
+  const w = useWords();
   const [draft, setDraft] = useState('');
   const bytes = draft.trim() === '' ? null : parseByteText(draft);
   const problem = draft.trim() !== '' && bytes === null ? `${draft}: expected a size, like 80 GiB` : null;
@@ -33,11 +35,11 @@ export function OomReadings({
       ))}
       <form className="capacity" onSubmit={judge} aria-label="decide">
         <TextField
-          label="GPU total memory"
+          label={w('GPU total memory')}
           name="capacity"
           size={10}
           placeholder="e.g. 80 GiB"
-          title="the GPU's total memory (memlens oom --capacity) decides between the readings"
+          title={w("the GPU's total memory (memlens oom --capacity) decides between the readings")}
           value={draft}
           onChange={setDraft}
         />

@@ -4,9 +4,9 @@ import { useQuery } from '../analyses/use-query.js';
 import { commandName } from './diagnosis-page.js';
 
 /**
- * In the details pane when the selected entry is the OOM the diagnosis leads with (an OOM entry
- * opens no allocation to pin): its verdict and the failing request's stack, from the same
- * finding the Diagnosis tab shows.
+ * In the details pane when the selected entry is an OOM (an OOM entry opens no allocation to pin):
+ * its verdict and the failing request's stack, from the finding the Diagnosis tab shows for it
+ * (a repeated OOM's group, whichever of its entries is selected).
  */
 export function OomRequest({
   client,
@@ -24,7 +24,7 @@ export function OomRequest({
     answer.status === 'ready'
       ? answer.value.devices
           .find((d) => d.device === device)
-          ?.findings.find((f) => f.kind === 'oom' && f.figures.entry === entry)
+          ?.findings.find((f) => f.kind === 'oom' && (f.entries ?? []).includes(entry))
       : undefined;
   return (
     <aside className="details oom-request" aria-label="failing request">
