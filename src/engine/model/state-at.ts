@@ -37,6 +37,13 @@ export function stateAfter(s: Snapshot, d: DeviceModel, k: number): AllocatorSta
   return { after, reserved: reservedAfter(s, d, after), allocations: d.live.aliveAfter(after) };
 }
 
+/** `stateAfter` of many entries (ascending), the live sets found in one pass (LiveIndex.aliveAfterEach). */
+export function statesAfter(s: Snapshot, d: DeviceModel, ks: readonly number[]): AllocatorState[] {
+  const after = ks.map((k) => clampEntry(d, k));
+  const alive = d.live.aliveAfterEach(after);
+  return after.map((k, i) => ({ after: k, reserved: reservedAfter(s, d, k), allocations: alive[i]! }));
+}
+
 /** Only the reserved ranges of `stateAfter`: no live index needed (it is built on first use). */
 export function reservedRangesAfter(s: Snapshot, d: DeviceModel, k: number): ReservedRange[] {
   return reservedAfter(s, d, clampEntry(d, k));

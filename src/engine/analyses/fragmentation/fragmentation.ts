@@ -1,7 +1,7 @@
 import { formatBytes, formatCount, plural } from '../../base/format.js';
 import {
   dumpFreeState,
-  estimatedFreeState,
+  estimatedFreeStates,
   type FreeGroup,
   type FreeState,
   freeStateAfter,
@@ -286,13 +286,20 @@ function segmentAllocMoments(s: Snapshot, d: DeviceModel, detailed: number): Seg
   }
   const chosen = [...moments]
     .sort((x, y) => y.reserved_minus_allocated_before_bytes - x.reserved_minus_allocated_before_bytes)
-    .slice(0, detailed);
-  for (const m of chosen) m.detail = detailBefore(s, d, m);
+    .slice(0, detailed)
+    .sort((x, y) => x.entry - y.entry);
+  const states = estimatedFreeStates(
+    s,
+    d,
+    chosen.map((m) => m.entry - 1),
+  );
+  chosen.forEach((m, i) => {
+    m.detail = detailOf(m, states[i]!);
+  });
   return moments;
 }
 
-function detailBefore(s: Snapshot, d: DeviceModel, m: SegmentAllocMoment): SegmentAllocMoment['detail'] {
-  const f = estimatedFreeState(s, d, m.entry - 1);
+function detailOf(m: SegmentAllocMoment, f: FreeState): SegmentAllocMoment['detail'] {
   const list = f.groups.find((g) => g.pool === m.pool && g.stream === m.stream && g.private_pool === null);
   return {
     free_bytes: f.free_bytes,
