@@ -43,33 +43,27 @@ export class LiveIndex {
    */
   aliveAfterEach(ks: ArrayLike<number>): Int32Array[] {
     const at = Int32Array.from(ks, (k) => Math.max(-1, Math.min(k, this.entries - 1)));
-    const first = new Int32Array(this.allocs.count);
-    const last = new Int32Array(this.allocs.count);
+    const { count, start, end } = this.allocs;
+    // Queries [first, last) of each id: those whose entry lies in its interval (the rule of `scan`).
+    const first = new Int32Array(count);
+    const last = new Int32Array(count);
     const sizes = new Int32Array(at.length + 1);
-    for (let id = 0; id < this.allocs.count; id++) {
-      this.queriesHolding(id, at, first, last);
-      sizes[first[id]!]!++;
-      sizes[last[id]!]!--;
+    for (let id = 0; id < count; id++) {
+      const s = start[id]!;
+      const e = end[id]!;
+      if (s === -1 && e === -1) continue;
+      const f = s === -1 ? 0 : lowerBound(at, s);
+      const l = Math.max(f, e === -1 ? at.length : lowerBound(at, e));
+      first[id] = f;
+      last[id] = l;
+      sizes[f]!++;
+      sizes[l]!--;
     }
     const out: Int32Array[] = [];
     for (let q = 0, n = 0; q < at.length; q++) out.push(new Int32Array((n += sizes[q]!)));
     const fill = new Int32Array(at.length);
-    for (let id = 0; id < this.allocs.count; id++)
-      for (let q = first[id]!; q < last[id]!; q++) out[q]![fill[q]!++] = id;
+    for (let id = 0; id < count; id++) for (let q = first[id]!; q < last[id]!; q++) out[q]![fill[q]!++] = id;
     return out;
-  }
-
-  /** The queries [first, last) whose entry lies in the id's interval (the rule of `scan`). */
-  private queriesHolding(id: number, at: Int32Array, first: Int32Array, last: Int32Array): void {
-    const start = this.allocs.start[id]!;
-    const end = this.allocs.end[id]!;
-    if (start === -1 && end === -1) {
-      first[id] = last[id] = 0;
-      return;
-    }
-    first[id] = start === -1 ? 0 : lowerBound(at, start);
-    last[id] = end === -1 ? at.length : lowerBound(at, end);
-    if (last[id]! < first[id]!) last[id] = first[id]!;
   }
 
   /** The ids whose interval holds entry `at`, by the rule `step` replays. */
