@@ -90,7 +90,7 @@ export interface DeviceFragmentation {
 
 export function fragmentationOf(s: Snapshot, d: DeviceModel, opts: FragOptions = {}): DeviceFragmentation {
   const top = opts.top ?? 10;
-  const moments = segmentAllocMoments(s, d, opts.detailed ?? 100);
+  const moments = segmentAllocMoments(s, d, opts.detailed);
   const points = curve(d, opts.samples ?? 24);
   const most = mostCached(d);
   const peak = addNonReleasable(s, d, points, most, moments);
@@ -260,8 +260,10 @@ function mostCached(d: DeviceModel): CurvePoint | null {
 /**
  * Every segment_alloc with the curves just before it; the `detailed` ones with the most
  * reserved − allocated before them also get the free blocks estimated from the model's state.
+ * Their sweep figures (inactive split, releasable) stay 0: `fragmentationOf` fills them in, and
+ * the diagnosis, which needs only the free blocks, is spared its pass over the trace.
  */
-function segmentAllocMoments(s: Snapshot, d: DeviceModel, detailed: number): SegmentAllocMoment[] {
+export function segmentAllocMoments(s: Snapshot, d: DeviceModel, detailed = 100): SegmentAllocMoment[] {
   const t = d.trace;
   const moments: SegmentAllocMoment[] = [];
   for (let i = 0; i < t.length; i++) {
