@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { NODE_FLAGS } from '../src/node/node-flags.js';
 import { cachedSnapshot, ROOT, TOOLS } from './cached-snapshot.js';
-import { loadLine, machineLine } from './machine.js';
+import { loadLine } from './machine.js';
 
 interface Sample {
   wallMs: number;
@@ -144,7 +144,7 @@ export function benchRatios(o: RatioOptions): void {
   const runs = Math.max(3, o.runs);
   const scratch = mkdtempSync(join(tmpdir(), 'memlens-ratios-'));
   try {
-    console.log(`\n## Issue 25, CLI rows\n\n${machineLine()}\n${loadLine()}`);
+    console.log(`\n## Issue 25, CLI rows\n\n${loadLine()}`);
     header('start-up', Math.max(7, runs));
     const node0: Timed = { label: 'node -e 0', nodeArgs: ['-e', '0'] };
     console.log(
