@@ -9,10 +9,11 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { NODE_FLAGS } from '../src/node/node-flags.js';
-import { cachedGcSnapshot, cachedSnapshot, ROOT } from './cached-snapshot.js';
+import { cachedGcSnapshot, cachedSnapshot, ROOT, TOOLS } from './cached-snapshot.js';
 import { benchCollector, benchCommands } from './commands.js';
 import { benchExport } from './export-bench.js';
 import { machineLine } from './machine.js';
+import { benchRatios } from './ratios.js';
 import { benchReport } from './report-bench.js';
 import { benchRun } from './run-bench.js';
 import { benchSimulator } from './simulator-table.js';
@@ -29,7 +30,7 @@ type What = 'read' | 'touch' | 'summary' | 'model';
 function measure(what: What, file: string): Measurement {
   const out = execFileSync(
     process.execPath,
-    [...NODE_FLAGS, join(ROOT, 'dist', 'bench', 'measure.js'), what, file],
+    [...NODE_FLAGS, join(TOOLS, 'bench', 'measure.js'), what, file],
     {
       encoding: 'utf8',
       maxBuffer: 1 << 20,
@@ -63,11 +64,19 @@ interface BenchOptions {
   onlyExport?: boolean;
   report: string | false;
   onlyReport?: boolean;
+  ratios: string | false;
+  ratiosSmall: string;
+  ratioRuns: string;
+  peerOnLarge: boolean;
+  corpusFiles: string;
+  onlyRatios?: boolean;
 }
 
 function main(opts: BenchOptions): void {
   const runs = Math.max(1, Number(opts.runs));
   console.log(machineLine());
+  if (opts.ratios !== false) ratios(opts);
+  if (opts.onlyRatios) return;
   if (opts.onlyGc) {
     collector(opts);
     return;
@@ -111,18 +120,29 @@ function main(opts: BenchOptions): void {
   }
   if (opts.commands === false) return;
   const size = opts.commands.trim();
-  const measureJs = join(ROOT, 'dist', 'bench', 'measure.js');
+  const measureJs = join(TOOLS, 'bench', 'measure.js');
   benchCommands(
     measureJs,
     cachedSnapshot(size),
     `synthetic-${size}.pickle`,
     Math.max(1, Number(opts.commandRuns)),
   );
-  benchSimulator(join(ROOT, 'dist', 'bench'), cachedSnapshot(size), `synthetic-${size}.pickle`, 1);
+  benchSimulator(join(TOOLS, 'bench'), cachedSnapshot(size), `synthetic-${size}.pickle`, 1);
   collector(opts);
   if (opts.run !== false) benchRun(opts.run);
   if (opts.export !== false) benchExport(opts.export);
   if (opts.report !== false) reportBench(opts.report);
+}
+
+function ratios(opts: BenchOptions): void {
+  if (opts.ratios === false) return;
+  benchRatios({
+    size: opts.ratios.trim(),
+    small: opts.ratiosSmall.trim(),
+    runs: Number(opts.ratioRuns),
+    peerOnLarge: opts.peerOnLarge,
+    corpusFiles: Number(opts.corpusFiles),
+  });
 }
 
 function reportBench(sizes: string): void {
@@ -136,7 +156,7 @@ function collector(opts: BenchOptions): void {
   const size = opts.commands === false ? '1GB' : opts.commands.trim();
   benchCollector(
     join(ROOT, 'dist', 'cli', 'main.js'),
-    join(ROOT, 'dist', 'bench', 'measure.js'),
+    join(TOOLS, 'bench', 'measure.js'),
     cachedGcSnapshot(size),
     `synthetic-${size}-gc-every-2.pickle`,
     Math.max(1, Number(opts.commandRuns)),
@@ -162,6 +182,13 @@ new Command('bench')
   .option('--only-export', 'only the export benchmark')
   .option('--report <sizes>', 'also time memlens report and its page on these synthetic sizes', '100MB')
   .option('--no-report', 'skip the report benchmark')
+  .option('--ratios <size>', "issue 25's CLI rows as ratios on the synthetic file of this size", '1GB')
+  .option('--no-ratios', 'skip the ratio rows')
+  .option('--only-ratios', 'only the ratio rows')
+  .option('--ratios-small <size>', 'the synthetic snapshot of the small peer row', '58MB')
+  .option('--ratio-runs <n>', 'alternating runs per ratio row (medians; at least 3)', '3')
+  .option('--no-peer-on-large', 'skip MemoryViz.js on the --ratios file (minutes, ~5 GB of memory on 1 GB)')
+  .option('--corpus-files <n>', "the corpus's largest files also measured", '3')
   .option('--only-report', 'only the report benchmark')
   .action(main)
   .parse();

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { repoRoot } from './repo-root.js';
 
 export const ROOT = repoRoot(import.meta.url);
+/** Where `npm run build:tools` puts the compiled bench and scripts. */
+export const TOOLS = join(ROOT, 'dist-tools');
 const CACHE = join(ROOT, 'bench', 'cache');
 /** Bump when the generator's output changes, so cached files are remade. */
 const GENERATOR_VERSION = 1;
@@ -39,7 +41,7 @@ function cachedGenerated(name: string, args: string[]): string {
     process.stderr.write(`generating ${file} ...\n`);
     execFileSync(
       process.execPath,
-      [join(ROOT, 'dist-tools', 'scripts', 'generate.js'), '--out', file, ...args, '--quiet'],
+      [join(TOOLS, 'scripts', 'generate.js'), '--out', file, ...args, '--quiet'],
       { stdio: 'inherit' },
     );
   }

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, s
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NODE_FLAGS } from '../src/node/node-flags.js';
-import { ROOT } from './cached-snapshot.js';
+import { ROOT, TOOLS } from './cached-snapshot.js';
 
 interface CliMeasurement {
   ms: number;
@@ -28,7 +28,7 @@ export function cachedRun(ranks: number, size: string): string {
     execFileSync(
       process.execPath,
       [
-        join(ROOT, 'dist-tools', 'scripts', 'generate.js'),
+        join(TOOLS, 'scripts', 'generate.js'),
         '--out',
         tmp,
         '--size',
@@ -50,7 +50,7 @@ export function measureCli(args: string[], env: NodeJS.ProcessEnv): CliMeasureme
   try {
     const run = spawnSync(
       process.execPath,
-      [...NODE_FLAGS, join(ROOT, 'dist', 'bench', 'measure.js'), 'cli', result, ...args],
+      [...NODE_FLAGS, join(TOOLS, 'bench', 'measure.js'), 'cli', result, ...args],
       {
         stdio: ['ignore', 'ignore', 'inherit'],
         env,

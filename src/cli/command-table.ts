@@ -34,10 +34,18 @@ export const COMMANDS: ReadonlyArray<{ names: readonly string[]; load: () => Pro
   { names: ['check'], load: async () => (await import('./commands/check.js')).checkCommand },
 ];
 
-/** The commands the arguments can reach: the one named, diagnose for a bare FILE, all for help. */
+/**
+ * The commands the arguments can reach: the one named, diagnose for a bare FILE, all for help,
+ * none for the version (it needs no command, and loading them all made it ~4x `node -e 0`).
+ */
 export function commandsFor(args: readonly string[]): typeof COMMANDS {
   const first = args.find((a) => !a.startsWith('-'));
+  if (first === undefined && args.some(isVersionFlag)) return [];
   if (first === undefined || first === 'help') return COMMANDS;
   const named = COMMANDS.filter((c) => c.names.includes(first));
   return named.length > 0 ? named : COMMANDS.filter((c) => c.names.includes('diagnose'));
+}
+
+function isVersionFlag(arg: string): boolean {
+  return arg === '--version' || arg === '-V';
 }

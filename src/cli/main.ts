@@ -3,10 +3,9 @@
 // main thread shuts the platform down (seen ~1 in 80 runs on a busy machine; nodejs/node#54918).
 // Compiling on the main thread costs nothing measurable here. Keep NODE_FLAGS in node-flags.ts in step.
 import { Command } from 'commander';
-import { EXIT_BAD_INPUT } from '../node/files/report-error.js';
+import { EXIT_BAD_INPUT, EXIT_WRITE_FAILED } from '../node/files/report-error.js';
 import { VERSION } from '../node/version.js';
 import { commandsFor } from './command-table.js';
-import { EXIT_WRITE_FAILED } from './text/run-files.js';
 
 endQuietlyWhenTheReaderLeaves();
 

@@ -1,4 +1,7 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS, commandsFor } from '../../src/cli/command-table.js';
@@ -25,6 +28,24 @@ describe('memlens loads only the command it runs', () => {
     expect(commandsFor(['help'])).toBe(COMMANDS);
   });
 
+  it('--version reaches no command', () => {
+    expect(commandsFor(['--version'])).toEqual([]);
+    expect(commandsFor(['-V'])).toEqual([]);
+  });
+
+  // --version loaded every command (263 modules, the DuckDB binding among them): 4x `node -e 0`.
+  it.each([
+    [['--version'], 10, []],
+    [['summary', '--help'], 150, ['@duckdb', '/server/']],
+    [['diagnose', '--help'], 200, ['@duckdb', '/server/']],
+    [['view', '--help'], 250, ['@duckdb']],
+    [['report', '--help'], 250, ['@duckdb']],
+  ] as const)('memlens %j loads at most %i modules, none of %j', (args, most, absent) => {
+    const loaded = modulesLoaded(args);
+    expect(loaded.length).toBeLessThanOrEqual(most);
+    for (const path of absent) expect(loaded.filter((u) => u.includes(path))).toEqual([]);
+  });
+
   it('--help lists every command', () => {
     const help = execFileSync(process.execPath, [...NODE_FLAGS, CLI, '--help'], { encoding: 'utf8' });
     for (const name of COMMANDS.flatMap((c) => c.names)) expect(help).toMatch(new RegExp(`^  ${name} `, 'm'));
@@ -37,3 +58,25 @@ describe('memlens loads only the command it runs', () => {
     expect(out).toContain(EXAMPLE);
   });
 });
+
+/** The module URLs Node loads for `memlens ARGS` (an ESM load hook lists them on stderr). */
+function modulesLoaded(args: readonly string[]): string[] {
+  const dir = mkdtempSync(join(tmpdir(), 'memlens-modules-'));
+  const hooks = join(dir, 'hooks.mjs');
+  writeFileSync(
+    hooks,
+    "import { writeSync } from 'node:fs';\nexport async function load(url, ctx, next) { writeSync(2, 'LOADED ' + url + '\\n'); return next(url, ctx); }\n",
+  );
+  const register = join(dir, 'register.mjs');
+  writeFileSync(
+    register,
+    `import { register } from 'node:module';\nregister(${JSON.stringify(`file://${hooks}`)});\n`,
+  );
+  const r = spawnSync(process.execPath, [...NODE_FLAGS, '--import', register, CLI, ...args], {
+    encoding: 'utf8',
+  });
+  return r.stderr
+    .split('\n')
+    .filter((l) => l.startsWith('LOADED '))
+    .map((l) => l.slice('LOADED '.length));
+}

@@ -8,9 +8,6 @@ import { EXIT_BAD_INPUT, reportError } from '../../node/files/report-error.js';
 import { textWidth } from './indent.js';
 import { fitToWidth, shortenMiddle } from './text-width.js';
 
-/** The output could not be written (a full disk, /dev/full); a reader that left (EPIPE) is success. */
-export const EXIT_WRITE_FAILED = 1;
-
 export interface FileOptions {
   device?: number;
   json?: boolean;

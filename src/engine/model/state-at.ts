@@ -37,6 +37,14 @@ export function stateAfter(s: Snapshot, d: DeviceModel, k: number): AllocatorSta
   return { after, reserved: reservedAfter(s, d, after), allocations: d.live.aliveAfter(after) };
 }
 
+/** `stateAfter` of many entries (ascending), the live sets found in one pass (LiveIndex.aliveAfterEach). */
+export function statesAfter(s: Snapshot, d: DeviceModel, ks: readonly number[]): AllocatorState[] {
+  const after = ks.map((k) => clampEntry(d, k));
+  const alive = d.live.aliveAfterEach(after);
+  const reserved = reservedAfterEach(s, d, after);
+  return after.map((k, i) => ({ after: k, reserved: reserved[i]!, allocations: alive[i]! }));
+}
+
 /** Only the reserved ranges of `stateAfter`: no live index needed (it is built on first use). */
 export function reservedRangesAfter(s: Snapshot, d: DeviceModel, k: number): ReservedRange[] {
   return reservedAfter(s, d, clampEntry(d, k));
@@ -60,23 +68,41 @@ interface Span {
  * segment at an address may not be the one that held it earlier.
  */
 function reservedAfter(s: Snapshot, d: DeviceModel, k: number): ReservedRange[] {
+  return reservedAfterEach(s, d, [k])[0]!;
+}
+
+/**
+ * `reservedAfter` of many entries (ascending) in one backward replay: the latest entry's ranges
+ * first, each earlier one going on from there instead of from the dump again.
+ */
+function reservedAfterEach(s: Snapshot, d: DeviceModel, ks: readonly number[]): ReservedRange[][] {
   let spans: Span[] = d.segmentIds.map((id) => {
     const seg = s.tables.segments[id]!;
     return { lo: seg.address, hi: seg.address + seg.totalSize, segment: id, event: -1 };
   });
   const t = d.trace;
   const events = segmentEntries(d);
+  const out: ReservedRange[][] = new Array(ks.length);
   let e = 0;
-  for (; e < events.length && events[e]! > k; e++) {
-    const i = events[e]!;
-    const a = t.action[i]!;
-    const range: Span = { lo: t.addr[i]!, hi: t.addr[i]! + t.size[i]!, segment: -1, event: i };
-    // Undo: what was allocated/mapped at i was not reserved before it, and vice versa.
-    spans =
-      a === Action.segment_alloc || a === Action.segment_map ? subtract(spans, range) : union(spans, range);
+  for (let q = ks.length - 1; q >= 0; q--) {
+    for (; e < events.length && events[e]! > ks[q]!; e++) {
+      const i = events[e]!;
+      const a = t.action[i]!;
+      const range: Span = { lo: t.addr[i]!, hi: t.addr[i]! + t.size[i]!, segment: -1, event: i };
+      // Undo: what was allocated/mapped at i was not reserved before it, and vice versa.
+      spans =
+        a === Action.segment_alloc || a === Action.segment_map ? subtract(spans, range) : union(spans, range);
+    }
+    out[q] = rangesOf(s, d, spans, events, e);
   }
-  spans.sort((x, y) => x.lo - y.lo);
+  return out;
+}
+
+/** The spans as ranges, each released one named by its reserver (on copies: the replay goes on). */
+function rangesOf(s: Snapshot, d: DeviceModel, from: Span[], events: Int32Array, e: number): ReservedRange[] {
+  const spans = from.map((r) => ({ ...r })).sort((x, y) => x.lo - y.lo);
   findReservers(d, spans, events, e);
+  const t = d.trace;
   return spans.map((r) => ({
     address: r.lo,
     size: r.hi - r.lo,

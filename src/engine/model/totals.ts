@@ -31,6 +31,11 @@ export interface RunningTotals {
    * (forward from the start), so an export writes its first rows before the whole trace is walked.
    */
   curvesBetween(from: number, to: number): Curves;
+  /**
+   * Allocated bytes after each of the entries `ks` (ascending): the curve's values there (NaN
+   * outside the trace), from one pass that stores only them when the curves are not walked yet.
+   */
+  allocatedAfterEach(ks: ArrayLike<number>): Float64Array;
 }
 
 export interface Figures {
@@ -130,6 +135,25 @@ class LazyTotals implements RunningTotals {
 
   get allocated(): Float64Array {
     return this.curvesOf().allocated;
+  }
+
+  allocatedAfterEach(ks: ArrayLike<number>): Float64Array {
+    if (this.curves !== undefined) return Float64Array.from(ks, (k) => this.curves!.allocated[k]!);
+    // An entry outside the trace reads as the curve's missing value would: NaN.
+    const out = new Float64Array(ks.length).fill(Number.NaN);
+    const { action, size } = this.trace;
+    let allocated = this.start.allocated;
+    let q = 0;
+    while (q < ks.length && ks[q]! < 0) q++;
+    for (let i = 0; q < ks.length && i < this.trace.length; i++) {
+      const a = action[i]!;
+      const v = size[i]!;
+      const bytes = Number.isNaN(v) ? 0 : v; // as walkTo
+      if (a === Action.alloc) allocated += bytes;
+      else if (a === Action.free_requested || a === Action.free) allocated -= bytes;
+      while (q < ks.length && ks[q] === i) out[q++] = allocated;
+    }
+    return out;
   }
 
   get active(): Float64Array {

@@ -197,6 +197,8 @@ export function recordedCycles(args: string[]): RecordedCycles {
 
 /** The recorded cycles whose window is this snapshot (its rank's, collected in its trace's span). */
 export function windowGraphs(rc: RecordedCycles, snapshot: Snapshot, file: string): RecordedCycles['graphs'] {
+  // No cycles recorded (the usual case): the trace's time span, a pass over it, is not needed.
+  if (rc.graphs.length === 0) return [];
   const tagged = rc.graphs.map((g) => ({ ...g.graph, entry: g }));
   return windowCycles(rc.run, file, traceSpan(snapshot), tagged).map((g) => g.entry);
 }

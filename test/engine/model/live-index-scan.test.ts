@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { generateSnapshotBytes } from '../../../scripts/synth/generate.js';
 import { loadSnapshotBytes } from '../../../src/engine/load/load.js';
 import { LiveIndex } from '../../../src/engine/model/live-index.js';
+import { stateAfter, statesAfter } from '../../../src/engine/model/state-at.js';
 
 const CASES = [
   { seed: 1 },
@@ -31,6 +32,24 @@ describe('LiveIndex: scanned and replayed answers agree', () => {
           expect(Array.from(scanned)).toEqual(Array.from(replayed.aliveAfter(k)));
         }
         expect(new LiveIndex(d.allocations, n).aliveAfter(n - 1).length).toBeGreaterThan(0);
+      }
+    });
+});
+
+describe('many moments at once: the same states as one at a time', () => {
+  for (const options of CASES)
+    it(JSON.stringify(options), () => {
+      const s = loadSnapshotBytes(generateSnapshotBytes({ events: 4000, ...options }).bytes);
+      for (const d of s.devices) {
+        const n = d.trace.length;
+        const ks = [-1, 0, 1, 7, n >> 3, n >> 1, n >> 1, n - 2, n - 1, n + 5].sort((x, y) => x - y);
+        const each = new LiveIndex(d.allocations, n).aliveAfterEach(ks);
+        const batch = statesAfter(s, d, ks);
+        ks.forEach((k, i) => {
+          const one = new LiveIndex(d.allocations, n).aliveAfter(k);
+          expect(Array.from(each[i]!)).toEqual(Array.from(one));
+          expect(batch[i]).toEqual(stateAfter(s, d, k));
+        });
       }
     });
 });

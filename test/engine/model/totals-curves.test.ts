@@ -55,3 +55,19 @@ describe('running totals curves', () => {
     for (const k of KEYS) expect(Array.from(stepped[k])).toEqual(Array.from(whole[k]));
   });
 });
+
+describe('allocated bytes at a few entries', () => {
+  for (const [name, snapshot] of snapshots())
+    it(`${name}: one pass gives the walked curve's values (NaN outside the trace)`, () => {
+      for (const d of snapshot.devices) {
+        const n = d.trace.length;
+        const ks = [-1, 0, 1, n >> 2, n >> 1, n >> 1, n - 1, n].filter(
+          (k, i, all) => i === 0 || k >= all[i - 1]!,
+        );
+        const before = Array.from(d.totals.allocatedAfterEach(ks));
+        const curve = d.totals.allocated;
+        expect(before).toEqual(ks.map((k) => (k >= 0 && k < n ? curve[k]! : Number.NaN)));
+        expect(Array.from(d.totals.allocatedAfterEach(ks))).toEqual(before);
+      }
+    });
+});

@@ -122,23 +122,36 @@ export interface Labels {
 }
 
 export function labelAllocations(s: Snapshot, d: DeviceModel): Labels {
+  const ruleOf = labeller(s, d);
+  const rule = new Uint8Array(d.allocations.count);
+  for (let id = 0; id < rule.length; id++) rule[id] = ruleOf(id);
+  return { rule, category: rule.map((r) => CATEGORY_OF_RULE[r]!) };
+}
+
+/** The category of one allocation, by the rules `labelAllocations` applies to every one. */
+export function categoryLabeller(s: Snapshot, d: DeviceModel): (id: number) => number {
+  const ruleOf = labeller(s, d);
+  return (id) => CATEGORY_OF_RULE[ruleOf(id)]!;
+}
+
+/** The rule (index into RULES) that labels an allocation: its frames, then annotations, then lifetime. */
+function labeller(s: Snapshot, d: DeviceModel): (id: number) => number {
   const a = d.allocations;
   const traits = new StackTraits(s.stacks);
   const windows = annotationWindows(s, d);
-  const rule = new Uint8Array(a.count);
-  for (let id = 0; id < a.count; id++) {
+  return (id) => {
     const freedAt = a.freeRequested[id]!;
     const freed = freedAt >= 0 || freedAt === FREED_BEFORE_WINDOW;
     const alloc = traits.of(a.stack[id]!);
     const free = freedAt >= 0 ? traits.of(d.trace.stack[freedAt]!) : 0;
-    rule[id] =
+    return (
       byFrames(alloc, free, freed) ??
       byAnnotations(windows, a.start[id]!, freedAt, freed) ??
       (freedAt >= 0 && a.start[id]! >= 0 && freedAt - a.start[id]! <= SHORT_LIVED_ENTRIES
         ? RULE['short-lived']!
-        : RULE['no-rule']!);
-  }
-  return { rule, category: rule.map((r) => CATEGORY_OF_RULE[r]!) };
+        : RULE['no-rule']!)
+    );
+  };
 }
 
 function byFrames(alloc: number, free: number, freed: boolean): number | undefined {

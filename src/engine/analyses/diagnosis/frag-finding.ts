@@ -2,7 +2,7 @@ import { formatBytes, formatCount, plural } from '../../base/format.js';
 import { estimatedFreeState } from '../../derived/state/free-blocks.js';
 import { hasHistory } from '../../derived/state/has-history.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
-import { fragmentationOf, type SegmentAllocMoment } from '../fragmentation/fragmentation.js';
+import { type SegmentAllocMoment, segmentAllocMoments } from '../fragmentation/fragmentation.js';
 import type { Finding, Outcome } from './finding.js';
 
 /** Reserved above allocated matters from this share of the reserved peak (rounding stays below it). */
@@ -25,7 +25,7 @@ export function fragFinding(s: Snapshot, d: DeviceModel, file: string): Outcome 
       findings: [],
       clear: `no fragmentation that cost memory (reserved peaked ${fb(excess)} above allocated)`,
     };
-  const costly = fragmentationOf(s, d, { samples: 2 }).segment_allocs.filter(isFragmented);
+  const costly = segmentAllocMoments(s, d).filter(isFragmented);
   if (costly.length === 0)
     return {
       findings: [],

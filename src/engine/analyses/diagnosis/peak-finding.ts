@@ -1,7 +1,7 @@
 import { formatBytes, formatCount, plural } from '../../base/format.js';
 import { hasHistory } from '../../derived/state/has-history.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
-import { categoriesOf } from '../categories/category-curves.js';
+import { categoryBytesAfter } from '../categories/category-at.js';
 import { siteText } from '../leaks/leaks.js';
 import { peakOf } from '../peak/peak.js';
 import { type Finding, siteBytes, siteFrames } from './finding.js';
@@ -14,9 +14,9 @@ export function peakFinding(s: Snapshot, d: DeviceModel, file: string): Finding[
   const p = peakOf(s, d, { top: 3 });
   if (p.live_allocations === 0) return [];
   const traced = hasHistory(d);
-  const cats = categoriesOf(s, d, 1)
-    .categories.filter((c) => c.peak_bytes > 0)
-    .sort((x, y) => y.peak_bytes - x.peak_bytes);
+  const cats = categoryBytesAfter(s, d, d.totals.peakAllocatedAt)
+    .filter((c) => c.bytes > 0)
+    .sort((x, y) => y.bytes - x.bytes);
   const top = p.groups.find((g) => g.frames.length > 0);
   const when = !traced
     ? 'At the dump'
@@ -32,14 +32,14 @@ export function peakFinding(s: Snapshot, d: DeviceModel, file: string): Finding[
       : top !== undefined
         ? `: largest site ${siteText(top.frames)} with ${formatBytes(top.bytes)}`
         : cats[0] !== undefined && cats[0].category !== 'unknown'
-          ? `: largest category ${words(cats[0].category)} (${formatBytes(cats[0].peak_bytes)})`
+          ? `: largest category ${words(cats[0].category)} (${formatBytes(cats[0].bytes)})`
           : '';
   const evidence = p.groups.map(siteBytes);
   if (p.other_groups > 0)
     evidence.push(`${formatBytes(p.other_bytes)} from ${plural(p.other_groups, 'more site')}`);
   if (cats.length > 0)
     evidence.push(
-      `by category: ${cats.map((c) => `${words(c.category)} ${formatBytes(c.peak_bytes)}`).join(', ')} (memlens categories shows them over time)`,
+      `by category: ${cats.map((c) => `${words(c.category)} ${formatBytes(c.bytes)}`).join(', ')} (memlens categories shows them over time)`,
     );
   if (traced && p.peak_reserved_bytes > p.reserved_bytes)
     evidence.push(

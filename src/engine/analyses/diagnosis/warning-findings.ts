@@ -1,7 +1,7 @@
 import { plural } from '../../base/format.js';
 import { hasHistory } from '../../derived/state/has-history.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
-import { summarize } from '../summary/summary.js';
+import { summaryWarnings } from '../summary/summary.js';
 import type { Finding } from './finding.js';
 
 /**
@@ -10,9 +10,7 @@ import type { Finding } from './finding.js';
  * dump's state alone.
  */
 export function warningFindings(s: Snapshot, d: DeviceModel, file: string): Finding[] {
-  const summary = summarize(s, [d]);
-  const texts = [...summary.devices[0]!.warnings, ...summary.warnings];
-  const out = texts.map((text) => warning(capitalized(text), `memlens summary ${file}`));
+  const out = summaryWarnings(s, d).map((text) => warning(capitalized(text), `memlens summary ${file}`));
   // A trace of snapshot markers only records no allocation either: no OOM, leak or burst can show.
   if (!hasHistory(d)) {
     const markers =

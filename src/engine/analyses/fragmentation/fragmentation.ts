@@ -1,7 +1,7 @@
 import { formatBytes, formatCount, plural } from '../../base/format.js';
 import {
   dumpFreeState,
-  estimatedFreeState,
+  estimatedFreeStates,
   type FreeGroup,
   type FreeState,
   freeStateAfter,
@@ -90,7 +90,7 @@ export interface DeviceFragmentation {
 
 export function fragmentationOf(s: Snapshot, d: DeviceModel, opts: FragOptions = {}): DeviceFragmentation {
   const top = opts.top ?? 10;
-  const moments = segmentAllocMoments(s, d, opts.detailed ?? 100);
+  const moments = segmentAllocMoments(s, d, opts.detailed);
   const points = curve(d, opts.samples ?? 24);
   const most = mostCached(d);
   const peak = addNonReleasable(s, d, points, most, moments);
@@ -260,8 +260,10 @@ function mostCached(d: DeviceModel): CurvePoint | null {
 /**
  * Every segment_alloc with the curves just before it; the `detailed` ones with the most
  * reserved − allocated before them also get the free blocks estimated from the model's state.
+ * Their sweep figures (inactive split, releasable) stay 0: `fragmentationOf` fills them in, and
+ * the diagnosis, which needs only the free blocks, is spared its pass over the trace.
  */
-function segmentAllocMoments(s: Snapshot, d: DeviceModel, detailed: number): SegmentAllocMoment[] {
+export function segmentAllocMoments(s: Snapshot, d: DeviceModel, detailed = 100): SegmentAllocMoment[] {
   const t = d.trace;
   const moments: SegmentAllocMoment[] = [];
   for (let i = 0; i < t.length; i++) {
@@ -286,13 +288,20 @@ function segmentAllocMoments(s: Snapshot, d: DeviceModel, detailed: number): Seg
   }
   const chosen = [...moments]
     .sort((x, y) => y.reserved_minus_allocated_before_bytes - x.reserved_minus_allocated_before_bytes)
-    .slice(0, detailed);
-  for (const m of chosen) m.detail = detailBefore(s, d, m);
+    .slice(0, detailed)
+    .sort((x, y) => x.entry - y.entry);
+  const states = estimatedFreeStates(
+    s,
+    d,
+    chosen.map((m) => m.entry - 1),
+  );
+  chosen.forEach((m, i) => {
+    m.detail = detailOf(m, states[i]!);
+  });
   return moments;
 }
 
-function detailBefore(s: Snapshot, d: DeviceModel, m: SegmentAllocMoment): SegmentAllocMoment['detail'] {
-  const f = estimatedFreeState(s, d, m.entry - 1);
+function detailOf(m: SegmentAllocMoment, f: FreeState): SegmentAllocMoment['detail'] {
   const list = f.groups.find((g) => g.pool === m.pool && g.stream === m.stream && g.private_pool === null);
   return {
     free_bytes: f.free_bytes,

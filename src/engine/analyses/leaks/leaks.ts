@@ -161,12 +161,13 @@ function growth(d: DeviceModel, it: Iterations): number | null {
   const last = it.complete - 1;
   const m = last - first + 1;
   if (m < 2) return null;
+  const ends = d.totals.allocatedAfterEach(it.end.slice(first, last + 1).map((e) => e - 1));
   let sx = 0;
   let sy = 0;
   let sxx = 0;
   let sxy = 0;
   for (let k = first; k <= last; k++) {
-    const y = d.totals.allocated[it.end[k]! - 1]!;
+    const y = ends[k - first]!;
     sx += k;
     sy += y;
     sxx += k * k;

@@ -84,6 +84,11 @@ export function summarize(s: Snapshot, devices: DeviceModel[] = s.devices): Snap
   };
 }
 
+/** Only the summary's warnings (the device's, then the file's): what the diagnosis cites of it. */
+export function summaryWarnings(s: Snapshot, d: DeviceModel): string[] {
+  return [...deviceWarnings(s, d), ...snapshotWarnings(s)];
+}
+
 function summarizeDevice(s: Snapshot, d: DeviceModel): DeviceSummary {
   const dump = dumpState(s.tables, d.segmentIds);
   const t = d.totals;

@@ -40,7 +40,18 @@ export interface IterationOptions {
 const STEP_ANNOTATIONS = ['Optimizer.step#', 'enumerate(DataLoader)#', 'Optimizer.zero_grad#'];
 const PROFILER_STEP = /^ProfilerStep#\d+$/;
 
+/** Per device and marker: the diagnosis's leak and GC findings both ask, and the answer never changes. */
+const found = new WeakMap<DeviceModel, Map<string | undefined, Iterations>>();
+
 export function findIterations(s: Snapshot, d: DeviceModel, opts: IterationOptions = {}): Iterations {
+  let byMarker = found.get(d);
+  if (byMarker === undefined) found.set(d, (byMarker = new Map()));
+  let it = byMarker.get(opts.marker);
+  if (it === undefined) byMarker.set(opts.marker, (it = search(s, d, opts)));
+  return it;
+}
+
+function search(s: Snapshot, d: DeviceModel, opts: IterationOptions): Iterations {
   if (d.trace.length === 0) return none('no trace recorded', []);
   const starts = deviceStarts(s.annotations, d.device);
   if (opts.marker !== undefined) return fromMarker(d, starts, s, opts.marker);

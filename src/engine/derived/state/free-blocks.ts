@@ -1,6 +1,6 @@
 import { BlockState } from '../../model/segments.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
-import { stateAfter } from '../../model/state-at.js';
+import { type AllocatorState, stateAfter, statesAfter } from '../../model/state-at.js';
 import { Action } from '../../model/trace-columns.js';
 import { SMALL_REQUEST_LIMIT } from './trace-window.js';
 
@@ -101,7 +101,15 @@ export function dumpFreeState(s: Snapshot, d: DeviceModel): FreeState {
  * as free, so gaps can be overstated by up to 1 MiB per allocation).
  */
 export function estimatedFreeState(s: Snapshot, d: DeviceModel, k: number): FreeState {
-  const state = stateAfter(s, d, k);
+  return freeStateOf(s, d, stateAfter(s, d, k));
+}
+
+/** `estimatedFreeState` after each of many entries (ascending), their live sets found in one pass. */
+export function estimatedFreeStates(s: Snapshot, d: DeviceModel, ks: readonly number[]): FreeState[] {
+  return statesAfter(s, d, ks).map((state) => freeStateOf(s, d, state));
+}
+
+function freeStateOf(s: Snapshot, d: DeviceModel, state: AllocatorState): FreeState {
   const { lo, hi, req } = liveExtents(s, d, state.allocations);
   const acc = new Accumulator(state.after, false);
   let j = 0;
