@@ -12,6 +12,8 @@ import {
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServer } from '../../src/server/serve.js';
 import { collectFiles } from '../../src/server/snapshot-files.js';
@@ -29,6 +31,7 @@ const FILES = 6;
 const CLIENTS = 50;
 const RUN_MS = 3000;
 const KiB = 1024;
+const MiB = 1024 * KiB;
 
 /** File i holds only the byte FILL(i); the secret holds only 'S'. */
 const fill = (i: number) => 65 + i;
@@ -66,13 +69,30 @@ function openDescriptors(): number {
   return readdirSync('/proc/self/fd').length;
 }
 
+// A collection on demand, so what the server still holds after the load is measured, not garbage.
+v8.setFlagsFromString('--expose-gc');
+const collect = runInNewContext('gc') as () => void;
+
+/**
+ * Bytes the process holds that the server could leak: the JS heap and Buffers' memory, after the
+ * sockets' close callbacks have run and two collections (the first frees what the second's finalizers release).
+ */
+async function heldBytes(): Promise<number> {
+  await new Promise((r) => setTimeout(r, 100));
+  collect();
+  collect();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
+
 describe.skipIf(process.platform !== 'linux')('the view server under load while its files change', () => {
-  it(`${CLIENTS} clients for ${RUN_MS / 1000} s: only listed bytes, whole; descriptors flat`, async () => {
+  it(`${CLIENTS} clients for ${RUN_MS / 1000} s: only listed bytes, whole; descriptors and memory flat`, async () => {
     for (let i = 0; i < FILES; i++) writeFileSync(fileAt(i), Buffer.alloc(256 * KiB, fill(i)));
     writeFileSync(secret, Buffer.alloc(256 * KiB, 'S'));
     const files = await collectFiles(Array.from({ length: FILES }, (_, i) => fileAt(i)));
     const { server, url } = await startServer(files, work);
     const before = openDescriptors();
+    const heldBefore = await heldBytes();
     const end = Date.now() + RUN_MS;
     const next = rng(22);
     const outcomes: Outcome[] = [];
@@ -117,6 +137,9 @@ describe.skipIf(process.platform !== 'linux')('the view server under load while 
       JSON.stringify([...statuses]),
     ).toBe(true);
     expect(openDescriptors()).toBeLessThanOrEqual(before + 2);
+    // ~700 downloads of up to 256 KiB went through: a server that kept what it sent would hold 100+ MiB.
+    const held = (await heldBytes()) - heldBefore;
+    expect(held).toBeLessThan(16 * MiB);
     server.close();
     server.closeAllConnections();
   }, 30_000);
