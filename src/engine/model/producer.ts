@@ -35,6 +35,13 @@ export interface ProducerEvidence {
 /** Below this a stream value is an index (CUDA's 0, ROCm's small ids), not a device pointer. */
 const POINTER_FLOOR = 2 ** 16;
 const NPU_FRAME = /(^|\/)(torch_npu\/|libtorch_npu\.so$)|^(c10_npu|at_npu)::/;
+/**
+ * Frames only a CUDA build records: PyTorch's CUDA allocator and runtime (C++ context) or its
+ * torch.cuda Python package. A CUDA file from before 2.2 that runs on side streams has pointer
+ * streams and neither time_us nor allocator_settings; such a frame keeps it a PyTorch file.
+ */
+const CUDA_FRAME =
+  /\bc10::cuda::|CUDACachingAllocator|(^|[\\/])(libc10_cuda\.so|libcudart[^/]*)$|[\\/]torch[\\/]cuda[\\/]/;
 
 /**
  * How every command and view names a device: PyTorch's own device string, `cuda:N`, and torch_npu's,
@@ -57,7 +64,7 @@ export function detectProducer(e: ProducerEvidence): Producer {
   if (decisive.length > 0)
     return { kind: 'torch_npu', signals: pointers ? [...decisive, pointerSignal] : decisive };
   const noCudaMarkers = !('allocator_settings' in e.top) && !hasTimes(e.cols);
-  if (pointers && noCudaMarkers && e.cols.length > 0)
+  if (pointers && noCudaMarkers && e.cols.length > 0 && hasFrame(e.stacks, CUDA_FRAME) === null)
     return {
       kind: 'torch_npu',
       signals: [
@@ -95,10 +102,15 @@ function workspaceEntries(cols: TraceColumns): number {
 }
 
 function npuFrame(stacks: StackTable): string | null {
+  return hasFrame(stacks, NPU_FRAME);
+}
+
+/** The first frame whose file or function matches, as a reader would name it; null if none. */
+function hasFrame(stacks: StackTable, pattern: RegExp): string | null {
   for (let i = 0; i < stacks.frameCount; i++) {
     const f = stacks.frame(i);
-    if (NPU_FRAME.test(f.filename)) return f.filename;
-    if (NPU_FRAME.test(f.name)) return f.name.split('(')[0]!;
+    if (pattern.test(f.filename)) return f.filename;
+    if (pattern.test(f.name)) return f.name.split('(')[0]!;
   }
   return null;
 }

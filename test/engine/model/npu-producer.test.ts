@@ -231,3 +231,28 @@ describe('torch_npu 5.0: the bare segment list', () => {
     expect(s.violations).toEqual([]);
   });
 });
+
+describe('a CUDA file that looks like torch_npu by its streams alone', () => {
+  it('PyTorch before 2.2 on side streams, with a CUDA frame: stays a PyTorch file', () => {
+    const value = JSON.parse(generateSnapshotJson({ events: 2000, seed: 31 }).json);
+    delete value.allocator_settings;
+    const side = 0x5555_a000_0000;
+    for (const seg of value.segments) seg.stream = side;
+    for (const trace of value.device_traces)
+      for (const entry of trace) {
+        delete entry.time_us;
+        entry.stream = side;
+      }
+    const withFrames = value.device_traces[0].find(
+      (x: { frames?: unknown[] }) => (x.frames?.length ?? 0) > 0,
+    );
+    withFrames.frames.unshift({
+      filename: '/usr/lib/python3/dist-packages/torch/cuda/memory.py',
+      line: 1,
+      name: 'f',
+    });
+    const s = loadSnapshotBytes(new TextEncoder().encode(JSON.stringify(value)));
+    expect(s.producer.kind).toBe('pytorch');
+    expect(s.devices[0]!.device).toBe(0);
+  });
+});
