@@ -108,7 +108,10 @@ describe('docs/json.md matches the real --json output', () => {
     slice: [['slice', EXAMPLE, '--range', '0:100', '-o', file('slice.pickle'), '--json']],
     simulate: [['simulate', file('oom.pickle'), '--set', 'expandable_segments:True', '--sweep', '--json']],
     run: [['run', file('run'), '--json']],
-    check: [['check', file('check-run'), '--baseline', file('check-base'), '--no-oom', '--json']],
+    check: [
+      ['check', file('check-run'), '--baseline', file('check-base'), '--no-oom', '--json'],
+      ['check', file('oom.pickle'), '--max-fragmentation', '1%', '--json'],
+    ],
     export: [['export', EXAMPLE, '-o', file('export'), '--json']],
     // Windows from the CUDA stand-in (test/record-standin), so files and dropped windows exist;
     // cycles on CPU; a failing stand-in dump for errors. The program's own stdout goes elsewhere.

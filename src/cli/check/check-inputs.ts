@@ -11,11 +11,14 @@ import {
   type Baseline,
   BaselineError,
   baselineOf,
+  fragmentationPlace,
   measure,
   parseBaseline,
 } from '../../engine/analyses/check/index.js';
+import { fragmentationBlame } from '../../engine/analyses/fragmentation/index.js';
 import { leaksOf } from '../../engine/analyses/leaks/index.js';
 import { cellResult, runDevices, runReport } from '../../engine/analyses/run/index.js';
+import type { Snapshot } from '../../engine/model/index.js';
 import { discoverRun } from '../../engine/run-layout/index.js';
 import { expandPaths, isDirectory } from '../../node/files/expand-paths.js';
 import { openSnapshot } from '../../node/files/open-snapshot.js';
@@ -25,6 +28,8 @@ export interface SubjectOptions {
   cache: boolean;
   jobs?: number;
   progress: boolean;
+  /** Also read the segments and sites behind the fragmentation figure (a rule judges it). */
+  fragmentation?: boolean;
 }
 
 /** A directory as a run (every snapshot must read), a file as a run of one with its leaks. */
@@ -35,21 +40,48 @@ export async function loadSubject(p: string, opts: SubjectOptions): Promise<Chec
     const bad = snapshots.find((s) => s.result === null);
     if (bad !== undefined) throw new Error(`${bad.cell.path}: ${bad.error ?? 'could not be read'}`);
     const results = new Map(snapshots.map((s) => [s.cell.path, s.result!]));
-    return { label: p, kind: 'run', report: runReport(root, run, snapshots), results, leaks: null };
+    const subject: CheckSubject = {
+      label: p,
+      kind: 'run',
+      report: runReport(root, run, snapshots),
+      results,
+      leaks: null,
+    };
+    // A run's cells keep no model: the one file where the figure is largest is read again.
+    if (opts.fragmentation) subject.fragmentation = await blame(subject, (f) => open(f, opts));
+    return subject;
   }
-  const snapshot = await openSnapshot(p, { progress: opts.progress }).catch((e: unknown) => {
-    throw new Error(`${p}: ${e instanceof Error ? e.message : String(e)}`);
-  });
+  const snapshot = await open(p, opts);
   const run = discoverRun([p]);
   const result = cellResult(snapshot);
   const cell = run.cells[0]!;
-  return {
+  const subject: CheckSubject = {
     label: p,
     kind: 'file',
     report: runReport('.', run, [{ cell, result }]),
     results: new Map([[cell.path, result]]),
     leaks: runDevices(snapshot).map((d) => leaksOf(snapshot, d)),
   };
+  if (opts.fragmentation) subject.fragmentation = await blame(subject, async () => snapshot);
+  return subject;
+}
+
+function open(p: string, opts: SubjectOptions): Promise<Snapshot> {
+  return openSnapshot(p, { progress: opts.progress }).catch((e: unknown) => {
+    throw new Error(`${p}: ${e instanceof Error ? e.message : String(e)}`);
+  });
+}
+
+/** The fragmentation figure's segments and pinning sites, from the model of the file where it is largest. */
+async function blame(
+  subject: CheckSubject,
+  snapshotOf: (file: string) => Promise<Snapshot>,
+): Promise<CheckSubject['fragmentation']> {
+  const place = fragmentationPlace(subject);
+  if (place === null) return null;
+  const snapshot = await snapshotOf(place.file);
+  const device = snapshot.devices.find((d) => d.device === place.device);
+  return device === undefined ? null : { place, blame: fragmentationBlame(snapshot, device) };
 }
 
 /** A saved baseline (.json holding "memlens_check_baseline"), else a snapshot or run taken as one. */

@@ -93,7 +93,9 @@ export async function runCheck(
 ): Promise<CheckResult> {
   const baselinePath = opts.baseline ?? budgets.baseline;
   const baseline = baselinePath === undefined ? null : await loadBaseline(baselinePath, load);
-  const subject = await loadSubject(target, load);
+  // The fragmentation figure's account needs a model again: read only when a rule judges it.
+  const fragmentation = budgets.max_fragmentation !== undefined || baseline !== null;
+  const subject = await loadSubject(target, { ...load, fragmentation });
   const figures = measure(subject);
   if (opts.saveBaseline !== undefined)
     writeFileAtomically(opts.saveBaseline, `${JSON.stringify(baselineOf(subject, figures), null, 1)}\n`);

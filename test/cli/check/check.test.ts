@@ -6,6 +6,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSnapshotBytes } from '../../../scripts/synth/index.js';
 import type { CheckResult, RuleResult } from '../../../src/engine/analyses/check/check.js';
+import { formatBytes } from '../../../src/engine/base/format.js';
 import { NODE_FLAGS } from '../../../src/node/node-flags.js';
 import { writeGeneratedRun } from '../../helpers/generated-run.js';
 
@@ -35,6 +36,8 @@ const rule = (r: CheckResult, name: string): RuleResult => r.rules.find((x) => x
 const innermost = (x: RuleResult) => x.sites[0]?.frames[0];
 
 let planted: { site: { filename: string; line: number; name: string }; bytes: number };
+/** The tooth of the planted comb (oom-plant.ts): one segment of 5 teeth, the 2nd and 4th freed. */
+let tooth: number;
 
 beforeAll(() => {
   const base = { events: 4000, seed: 71, streams: 1 };
@@ -48,11 +51,15 @@ beforeAll(() => {
     generateSnapshotBytes({ events: 20_000, seed: 71, leakBytes: 16 * MiB }).bytes,
   );
   writeFileSync(at('oom.pickle'), generateSnapshotBytes({ ...base, oomCause: 'exhaustion' }).bytes);
+  const frag = generateSnapshotBytes({ ...base, oomCause: 'fragmentation' });
+  tooth = frag.expected.oom_causes![0]!.largest_free_block;
+  writeFileSync(at('frag.pickle'), frag.bytes);
   const run = { ranks: 2, windows: 4, seed: 8 };
   writeGeneratedRun(at('clean'), run);
   writeGeneratedRun(at('extra'), { ...run, extraBuffer: { rank: 1, bytes: 512 * MiB, step: 3 } });
   writeGeneratedRun(at('growth'), { ...run, growth: { rank: 1, bytes: 16 * MiB } });
   writeGeneratedRun(at('oom-run'), { ...run, oom: { rank: 0, cause: 'exhaustion' } });
+  writeGeneratedRun(at('frag-run'), { ...run, oom: { rank: 1, cause: 'fragmentation' } });
   // The baselines later tests compare with, each checked to pass against its own source.
   expect(memlens(['a.pickle', '--save-baseline', 'a-base.json']).code).toBe(0);
   expect(memlens(['clean', '--save-baseline', 'run-base.json', '--no-oom', '--no-leak']).code).toBe(0);
@@ -118,6 +125,45 @@ describe('memlens check: budgets', () => {
     expect(tight.passed).toBe(false);
     expect(tight.value).toBe(loose.value);
     expect(json(['a.pickle', '--max-fragmentation', String(tight.value)]).code).toBe(0);
+  });
+
+  it('fragmentation names the segments with the most free bytes and the site whose blocks pin them', () => {
+    const { code, result } = json(['frag.pickle', '--max-fragmentation', '1GiB']);
+    expect(code).toBe(1);
+    const x = rule(result, 'max-fragmentation');
+    // The planted comb: its segment keeps 2 of its 5 teeth free between live ones.
+    expect(x.segments[0]).toMatchObject({ size: 5 * tooth, used_bytes: 3 * tooth, free_bytes: 2 * tooth });
+    expect(x.segments[0]!.pool).toBe('large pool, stream 0');
+    expect(x.sites[0]).toMatchObject({ bytes: 2 * tooth, segments: 1 });
+    expect(innermost(x)).toMatchObject({ name: 'allocate_kv_cache', line: 131 });
+    expect(x.command).toBe('memlens frag frag.pickle');
+    const text = memlens(['frag.pickle', '--max-fragmentation', '1GiB']).stdout;
+    expect(text).toContain(`${formatBytes(2 * tooth)} free of ${formatBytes(5 * tooth)} in segment 0x`);
+    expect(text).toMatch(
+      /free in 1 segment kept reserved by blocks from allocate_kv_cache \(.*train\.py:131\)/,
+    );
+    // Every CI format carries them: Markdown, JUnit's failure text, the annotation.
+    const args = ['frag.pickle', '--max-fragmentation', '1GiB'];
+    for (const out of [
+      memlens([...args, '--format', 'markdown']).stdout,
+      memlens([...args, '--format', 'junit']).stdout,
+      memlens(args, { GITHUB_ACTIONS: 'true' })
+        .stdout.split('\n')
+        .find((l) => l.startsWith('::error ')),
+    ]) {
+      expect(out).toContain(`free of ${formatBytes(5 * tooth)} in segment 0x`);
+      expect(out).toContain('kept reserved by blocks from allocate_kv_cache');
+    }
+  });
+
+  it("a run's fragmentation is explained from the file where it is largest", () => {
+    const { code, result } = json(['frag-run', '--max-fragmentation', '1GiB']);
+    expect(code).toBe(1);
+    const x = rule(result, 'max-fragmentation');
+    expect(x.place?.rank).toBe(1);
+    expect(x.place?.file).toMatch(/oom/);
+    expect(innermost(x)?.name).toBe('allocate_kv_cache');
+    expect(x.segments[0]!.free_bytes).toBe(x.sites[0]!.bytes);
   });
 
   it('bad budgets are a one-line error and exit 2', () => {

@@ -7,7 +7,8 @@ import type { Frame } from '../../model/stack-table.js';
 import type { SiteSide } from '../diff/diff-side.js';
 import type { DeviceLeaks } from '../leaks/leaks.js';
 import type { GrowingSite } from '../run/growth.js';
-import type { BlamedSite, CheckSubject, Place } from './check-subject.js';
+import { fragAccount } from './check-fragmentation.js';
+import type { BlamedSegment, BlamedSite, CheckSubject, Place } from './check-subject.js';
 
 export const CHECK_FIGURES = [
   'peak_allocated',
@@ -27,6 +28,9 @@ export interface Measured {
   sites: BlamedSite[];
   /** Against a baseline: where the site that grew most first held its bytes (appearance.ts). */
   appears?: Place | null;
+  /** Fragmentation: the segments its free bytes are in, and the entry `memlens frag --at` shows. */
+  segments?: BlamedSegment[];
+  at_entry?: number | null;
 }
 
 export type Figures = Record<CheckFigure, Measured>;
@@ -37,8 +41,6 @@ export const TOP_SITES = 3;
 export function measure(subject: CheckSubject, top = TOP_SITES): Figures {
   const devices = devicesOf(subject);
   const peakOf = (key: PeakKey) => peakAmong(subject, devices, key, top);
-  const excess = (d: DevicePlace) =>
-    d.summary.trace_peak_reserved_bytes - d.summary.trace_peak_allocated_bytes;
   const frag = largest(devices, excess);
   return {
     peak_allocated: peakOf('trace_peak_allocated_bytes'),
@@ -50,7 +52,7 @@ export function measure(subject: CheckSubject, top = TOP_SITES): Figures {
             value: excess(frag),
             of_bytes: frag.summary.trace_peak_reserved_bytes,
             place: frag.place,
-            sites: [],
+            ...fragAccount(subject, frag.place, top),
           },
     ooms: ooms(subject, top),
     leaks:
@@ -62,6 +64,16 @@ export function measure(subject: CheckSubject, top = TOP_SITES): Figures {
         ? runGrowthPerStep(subject.report.growth, top)
         : fileGrowth(subject.leaks, subject.label, top),
   };
+}
+
+/** Reserved above allocated at the peak: the fragmentation figure of one device. */
+function excess(d: DevicePlace): number {
+  return d.summary.trace_peak_reserved_bytes - d.summary.trace_peak_allocated_bytes;
+}
+
+/** Where the fragmentation figure is largest: the file and device whose model explains it. */
+export function fragmentationPlace(subject: CheckSubject): Place | null {
+  return largest(devicesOf(subject), excess)?.place ?? null;
 }
 
 type PeakKey = 'trace_peak_allocated_bytes' | 'trace_peak_reserved_bytes';

@@ -2,14 +2,25 @@
  * A check's verdict where CI reads it: plain text for the log, Markdown for a pull-request
  * comment, JUnit XML for test-result panels (one testcase per rule), GitHub Actions annotations.
  */
-import { formatBytes, formatCount } from '../../base/format.js';
+import { formatBytes, formatCount, plural } from '../../base/format.js';
 import type { CheckResult, RuleResult } from './check.js';
-import type { BlamedSite } from './check-subject.js';
+import type { BlamedSegment, BlamedSite } from './check-subject.js';
 
 export function siteText(s: BlamedSite): string {
   const f = s.frames[0];
   const where = f === undefined ? 'unknown site (no stack recorded)' : `${f.name} (${f.filename}:${f.line})`;
+  if (s.segments !== undefined)
+    return `${formatBytes(s.bytes)} free in ${plural(s.segments, 'segment')} kept reserved by blocks from ${where}`;
   return `${formatBytes(s.bytes)} from ${where}`;
+}
+
+export function segmentText(g: BlamedSegment): string {
+  return `${formatBytes(g.free_bytes)} free of ${formatBytes(g.size)} in segment 0x${g.address.toString(16)} (${g.pool})`;
+}
+
+/** What a broken rule names, one line each: the segments (fragmentation), then the sites. */
+function details(rule: RuleResult): string[] {
+  return [...rule.segments.map(segmentText), ...rule.sites.map(siteText)];
 }
 
 function verdict(r: CheckResult): string {
@@ -24,7 +35,7 @@ export function checkText(r: CheckResult): string {
   const lines = [`${r.subject}: ${verdict(r)}`];
   for (const rule of r.rules) {
     lines.push(`  ${rule.passed ? 'ok  ' : 'FAIL'} ${rule.rule}: ${rule.message}`);
-    for (const s of rule.sites) lines.push(`         ${siteText(s)}`);
+    for (const line of details(rule)) lines.push(`         ${line}`);
     if (!rule.passed) lines.push(`         see: ${rule.command}`);
   }
   return lines.join('\n');
@@ -53,7 +64,7 @@ export function checkMarkdown(r: CheckResult): string {
   const failed = r.rules.filter((x) => !x.passed);
   for (const rule of failed) {
     out.push('', `**${rule.rule}**: ${mdCell(rule.message)}`);
-    for (const s of rule.sites) out.push(`- ${mdCell(siteText(s))}`);
+    for (const line of details(rule)) out.push(`- ${mdCell(line)}`);
     out.push('', `See more: \`${rule.command}\``);
   }
   return out.join('\n');
@@ -90,7 +101,7 @@ export function checkJunit(results: CheckResult[]): string {
         out.push(`${open}/>`);
         continue;
       }
-      const body = [rule.message, ...rule.sites.map(siteText), `see: ${rule.command}`].join('\n');
+      const body = [rule.message, ...details(rule), `see: ${rule.command}`].join('\n');
       out.push(
         `${open}>`,
         `      <failure message="${xml(rule.message)}" type="${xml(rule.rule)}">${xml(body)}</failure>`,
@@ -122,7 +133,11 @@ export function checkAnnotations(r: CheckResult, workspace = ''): string[] {
     .filter((x) => !x.passed)
     .map((rule) => {
       const top = rule.sites[0];
-      const detail = top === undefined ? '' : `; most from ${siteText(top)}`;
+      const segment = rule.segments[0];
+      const detail = [
+        ...(segment === undefined ? [] : [`; worst segment: ${segmentText(segment)}`]),
+        ...(top === undefined ? [] : [`; most from ${siteText(top)}`]),
+      ].join('');
       const props = [`title=${escapeProperty(`memlens check ${rule.rule}`)}`, ...sourceProps(top, workspace)];
       return `::error ${props.join(',')}::${escapeData(`${r.subject}: ${rule.message}${detail}`)}`;
     });

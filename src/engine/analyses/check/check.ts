@@ -19,7 +19,13 @@ import {
   rankPeaks,
   TOP_SITES,
 } from './check-figures.js';
-import { type BlamedSite, type CheckSubject, type Place, placeText } from './check-subject.js';
+import {
+  type BlamedSegment,
+  type BlamedSite,
+  type CheckSubject,
+  type Place,
+  placeText,
+} from './check-subject.js';
 
 export interface RuleResult {
   /** The option that set it ("max-peak-allocated"), or "baseline-<figure>". */
@@ -37,6 +43,8 @@ export interface RuleResult {
   appears: Place | null;
   /** What accounts for most of the figure; against a baseline, what grew most since it. */
   sites: BlamedSite[];
+  /** Fragmentation: the segments holding a tensor with the most free bytes at the reserved peak. */
+  segments: BlamedSegment[];
   message: string;
   /** The memlens command that shows more. */
   command: string;
@@ -189,8 +197,9 @@ function rule_(
     place: m.place,
     appears: m.appears ?? null,
     sites: passed ? [] : m.sites,
+    segments: passed ? [] : (m.segments ?? []),
     message: message(figure, m, limit, baseline, passed, limitWords),
-    command: commandFor(subject, figure, m.place),
+    command: commandFor(subject, figure, m),
   };
 }
 
@@ -228,7 +237,8 @@ function message(
 }
 
 /** The command whose output explains the figure: the analysis it comes from, on the file where it was largest. */
-function commandFor(subject: CheckSubject, figure: CheckFigure, place: Place | null): string {
+function commandFor(subject: CheckSubject, figure: CheckFigure, m: Measured): string {
+  const place = m.place;
   const file = shellWord(place?.file || subject.label);
   if (subject.kind === 'run' && (figure === 'leaks' || figure === 'growth_per_step'))
     return `memlens run ${shellWord(subject.label)}`;
@@ -240,5 +250,11 @@ function commandFor(subject: CheckSubject, figure: CheckFigure, place: Place | n
     leaks: 'leaks',
     growth_per_step: 'leaks',
   };
-  return `memlens ${cmd[figure]} ${file}`;
+  return `memlens ${cmd[figure]} ${file}${figure === 'fragmentation' ? fragOptions(m) : ''}`;
+}
+
+/** `memlens frag` at the moment and on the device the segments were found. */
+function fragOptions(m: Measured): string {
+  const device = m.place !== null && m.place.device !== 0 ? ` --device ${m.place.device}` : '';
+  return `${m.at_entry != null ? ` --at ${m.at_entry}` : ''}${device}`;
 }

@@ -6,6 +6,6 @@ export type { Budgets } from './budgets.js';
 export { BudgetError, parseBudgets } from './budgets.js';
 export type { CheckResult } from './check.js';
 export { checkSubject } from './check.js';
-export { measure } from './check-figures.js';
+export { fragmentationPlace, measure } from './check-figures.js';
 export { checkAnnotations, checkJunit, checkMarkdown, checkText } from './check-formats.js';
 export type { CheckSubject } from './check-subject.js';

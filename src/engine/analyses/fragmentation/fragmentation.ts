@@ -107,7 +107,7 @@ export function fragmentationOf(s: Snapshot, d: DeviceModel, opts: FragOptions =
   };
 }
 
-function fragState(f: FreeState, top: number): FragState {
+export function fragState(f: FreeState, top: number): FragState {
   const worst = [...f.segments]
     .filter((g) => g.gap_bytes > 0)
     .sort((x, y) => y.gap_bytes - x.gap_bytes || y.max_gap - x.max_gap)
