@@ -60,6 +60,15 @@ beforeAll(() => {
   writeGeneratedRun(at('growth'), { ...run, growth: { rank: 1, bytes: 16 * MiB } });
   writeGeneratedRun(at('oom-run'), { ...run, oom: { rank: 0, cause: 'exhaustion' } });
   writeGeneratedRun(at('frag-run'), { ...run, oom: { rank: 1, cause: 'fragmentation' } });
+  writeGeneratedRun(at('growth64'), { ...run, growth: { rank: 1, bytes: 64 * MiB } });
+  writeGeneratedRun(at('short'), { ...run, windows: 3 });
+  // Seed 11: rank 1 peaks higher in steps 1-2 than after, so a buffer kept from step 3 stays below its peak.
+  writeGeneratedRun(at('quiet'), { ...run, seed: 11 });
+  writeGeneratedRun(at('quiet-extra'), {
+    ...run,
+    seed: 11,
+    extraBuffer: { rank: 1, bytes: 128 * MiB, step: 3 },
+  });
   // The baselines later tests compare with, each checked to pass against its own source.
   expect(memlens(['a.pickle', '--save-baseline', 'a-base.json']).code).toBe(0);
   expect(memlens(['clean', '--save-baseline', 'run-base.json', '--no-oom', '--no-leak']).code).toBe(0);
@@ -186,7 +195,7 @@ describe('memlens check: against a baseline', () => {
   it('a file against itself, as a snapshot and as a saved baseline, passes', () => {
     expect(memlens(['a.pickle', '--baseline', 'a.pickle']).code).toBe(0);
     const saved = JSON.parse(readFileSync(at('a-base.json'), 'utf8'));
-    expect(saved.memlens_check_baseline).toBe(1);
+    expect(saved.memlens_check_baseline).toBe(2);
     expect(readFileSync(at('a-base.json')).length).toBeLessThan(64 * 1024);
     expect(memlens(['a.pickle', '--baseline', 'a-base.json']).code).toBe(0);
   });
@@ -204,9 +213,50 @@ describe('memlens check: against a baseline', () => {
     expect(memlens(['b.pickle', '--baseline', 'a-base.json', '--tolerance', '256MiB']).code).toBe(0);
   });
 
-  it('a clean run against its own saved baseline passes', () => {
-    expect(memlens(['clean', '--baseline', 'run-base.json']).code).toBe(0);
+  it('a clean run against its own saved baseline passes, step by step too', () => {
+    const { code, result } = json(['clean', '--baseline', 'run-base.json']);
+    expect(code).toBe(0);
+    for (const name of ['baseline-step-peak-allocated', 'baseline-step-peak-reserved'])
+      expect(rule(result, name)).toMatchObject({ passed: true, not_in_baseline: [] });
     expect(memlens(['clean', '--baseline', 'clean']).code).toBe(0);
+    // A cell per rank and step window, its sites' frames kept once: small enough to commit.
+    const saved = JSON.parse(readFileSync(at('run-base.json'), 'utf8'));
+    expect(saved.cells).toHaveLength(2 * 4);
+    expect(readFileSync(at('run-base.json')).length).toBeLessThan(64 * 1024);
+  });
+
+  it("a regression at step 3 that stays below the rank's peak is caught in its cell, with rank, step and site", () => {
+    const { code, result } = json(['quiet-extra', '--baseline', 'quiet']);
+    expect(code).toBe(1);
+    // The rank's peak (steps 1-2) did not move: only the cell-by-cell comparison sees it.
+    expect(rule(result, 'baseline-peak-allocated').passed).toBe(true);
+    const x = rule(result, 'baseline-step-peak-allocated');
+    expect(x.passed).toBe(false);
+    expect(x.place).toMatchObject({ rank: 1, step: 3 });
+    expect(x.sites[0]!.bytes).toBe(128 * MiB);
+    expect(innermost(x)?.name).toBe('allocate_rank_buffer');
+    expect(x.message).toMatch(/\(rank 1, step 3\): above the baseline's/);
+  });
+
+  it('a site growing every step on one rank is caught at the first step it grows, naming it', () => {
+    const { code, result } = json(['growth64', '--baseline', 'run-base.json']);
+    expect(code).toBe(1);
+    const x = rule(result, 'baseline-step-peak-allocated');
+    expect(x.place).toMatchObject({ rank: 1, step: 1 });
+    expect(innermost(x)).toMatchObject({ filename: expect.stringMatching(/train\.py$/), line: 218 });
+    expect(x.message).toContain('4 of 8 cells above their baseline');
+  });
+
+  it('names the cells the baseline lacks', () => {
+    const { code, result } = json(['clean', '--baseline', 'short']);
+    expect(code).toBe(0);
+    expect(rule(result, 'baseline-step-peak-allocated').not_in_baseline).toEqual([
+      'rank 0, step 4',
+      'rank 1, step 4',
+    ]);
+    expect(rule(result, 'baseline-step-peak-allocated').message).toContain(
+      'not in the baseline: rank 0, step 4, rank 1, step 4',
+    );
   });
 
   it('a run with a buffer kept from step 3 fails, naming the site, its rank, and the step it appeared', () => {
@@ -244,6 +294,16 @@ describe('memlens check: against a baseline', () => {
 
   it('bad baselines are a one-line error and exit 2', () => {
     writeFileSync(at('old.json'), JSON.stringify({ memlens_check_baseline: 99, figures: {} }));
+    const current = JSON.parse(readFileSync(at('run-base.json'), 'utf8'));
+    const { cells, cell_sites, ...v1 } = current;
+    writeFileSync(at('v1.json'), JSON.stringify({ ...v1, memlens_check_baseline: 1 }));
+    writeFileSync(
+      at('badcell.json'),
+      JSON.stringify({
+        ...current,
+        cells: [{ ...cells[0], sites: [{ site: cell_sites.length, bytes: 1, count: 1 }] }],
+      }),
+    );
     writeFileSync(at('broken.json'), '{"memlens_check_baseline": 1, "figures": ');
     writeFileSync(
       at('nosites.json'),
@@ -251,6 +311,11 @@ describe('memlens check: against a baseline', () => {
     );
     for (const [file, why] of [
       ['old.json', /baseline version 99/],
+      [
+        'v1.json',
+        /baseline version 1, this memlens reads version 2 \(write it again with check --save-baseline\)/,
+      ],
+      ['badcell.json', /baseline cells is malformed/],
       ['broken.json', /not valid JSON/],
       ['nosites.json', /peak\.sites/],
       ['nothing.json', /nothing\.json/],

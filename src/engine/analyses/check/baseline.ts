@@ -1,13 +1,16 @@
 /**
  * What a check compares against: the figures of another snapshot or run, or their summary that
  * `check --save-baseline` writes (small enough to commit: figures, and the live allocations by
- * site at the allocated peak, the largest few dozen).
+ * site at the allocated peak, the largest few dozen; for a run, each rank's and each cell's).
  */
+import type { Frame } from '../../model/stack-table.js';
 import type { SiteSide } from '../diff/diff-side.js';
+import { type BaselineCell, baselineCells, cellsProblem, isFrames } from './baseline-cells.js';
 import { CHECK_FIGURES, type CheckFigure, type Figures, rankPeaks } from './check-figures.js';
 import type { CheckSubject, Place } from './check-subject.js';
 
-export const BASELINE_VERSION = 1;
+/** 2: a run's cells (each rank's step windows) were added; an older file is saved again. */
+export const BASELINE_VERSION = 2;
 
 /** Sites kept at the peak: enough that any site that grows into the top few was listed. */
 const BASELINE_SITES = 50;
@@ -21,6 +24,10 @@ export interface Baseline {
   peak: { place: Place | null; sites: SiteSide[] };
   /** A run's ranks, each with its own peaks and its sites at its allocated peak (empty for a file). */
   ranks: BaselineRank[];
+  /** A run's step windows, each with its peaks and largest sites (empty for a file). */
+  cells: BaselineCell[];
+  /** The frames of the sites `cells` name, by index. */
+  cell_sites: Frame[][];
 }
 
 export interface BaselineRank {
@@ -55,6 +62,7 @@ export function baselineOf(subject: CheckSubject, figures: Figures): Baseline {
             sites: peakSides(subject, r.peak_allocated.place).slice(0, RANK_SITES),
           }))
         : [],
+    ...baselineCells(subject),
   };
 }
 
@@ -73,7 +81,7 @@ export function parseBaseline(json: unknown): Baseline {
     throw new BaselineError('not a memlens check baseline (no "memlens_check_baseline" field)');
   if (b.memlens_check_baseline !== BASELINE_VERSION)
     throw new BaselineError(
-      `baseline version ${String(b.memlens_check_baseline)}, this memlens reads version ${BASELINE_VERSION}`,
+      `baseline version ${String(b.memlens_check_baseline)}, this memlens reads version ${BASELINE_VERSION} (write it again with check --save-baseline)`,
     );
   const figures = b.figures as Record<string, unknown> | undefined;
   for (const f of CHECK_FIGURES)
@@ -87,6 +95,8 @@ export function parseBaseline(json: unknown): Baseline {
     throw new BaselineError(
       'baseline ranks is malformed (each: rank, device, peak_allocated, peak_reserved, sites)',
     );
+  const cellsWrong = cellsProblem(b.cells, b.cell_sites);
+  if (cellsWrong !== null) throw new BaselineError(cellsWrong);
   return { ...b, ranks } as Baseline;
 }
 
@@ -111,9 +121,6 @@ function isSite(s: unknown): s is SiteSide {
     x !== null &&
     typeof x.bytes === 'number' &&
     typeof x.count === 'number' &&
-    Array.isArray(x.frames) &&
-    x.frames.every(
-      (f) => typeof f?.filename === 'string' && typeof f.line === 'number' && typeof f.name === 'string',
-    )
+    isFrames(x.frames)
   );
 }

@@ -122,7 +122,7 @@ function devicesOf(subject: CheckSubject): DevicePlace[] {
   );
 }
 
-function largest<T>(items: T[], key: (t: T) => number): T | null {
+export function largest<T>(items: T[], key: (t: T) => number): T | null {
   return items.reduce<T | null>((best, t) => (best === null || key(t) > key(best) ? t : best), null);
 }
 

@@ -10,10 +10,12 @@ import type { SiteSide } from '../diff/diff-side.js';
 import { firstAppearance } from './appearance.js';
 import type { Baseline, BaselineRank } from './baseline.js';
 import { peakSides } from './baseline.js';
+import { type CellFigure, type CellPair, compareCells } from './baseline-cells.js';
 import { amountBytes, type Budgets } from './budgets.js';
 import {
   type CheckFigure,
   type Figures,
+  largest,
   type Measured,
   type RankPeaks,
   rankPeaks,
@@ -45,6 +47,8 @@ export interface RuleResult {
   sites: BlamedSite[];
   /** Fragmentation: the segments holding a tensor with the most free bytes at the reserved peak. */
   segments: BlamedSegment[];
+  /** A run's cells against the baseline's (baseline-step-*): the cells the baseline lacks, "rank 2, step 3". */
+  not_in_baseline: string[];
   message: string;
   /** The memlens command that shows more. */
   command: string;
@@ -106,10 +110,23 @@ function budgetRules(subject: CheckSubject, f: Figures, b: Budgets): RuleResult[
   return out;
 }
 
-/** Each figure no larger than the baseline's, byte figures within the tolerance; a run's peaks rank by rank. */
+type Slack = (figure: CheckFigure, was: number) => number;
+
+/**
+ * Each figure no larger than the baseline's, byte figures within the tolerance; a run's peaks rank
+ * by rank, and cell by cell (each rank's step windows against the baseline's same cells).
+ */
 function baselineRules(subject: CheckSubject, f: Figures, base: Baseline, b: Budgets): RuleResult[] {
-  const slack = (figure: CheckFigure, was: number) =>
+  const slack: Slack = (figure, was) =>
     Math.floor(was + (UNITS[figure] === 'bytes' && b.tolerance ? amountBytes(b.tolerance, was) : 0));
+  const cells =
+    subject.kind === 'run' && base.cells.length > 0
+      ? (['peak_allocated', 'peak_reserved'] as const).map((x) => cellRule(subject, base, x, slack))
+      : [];
+  return [...figureRules(subject, f, base, slack), ...cells];
+}
+
+function figureRules(subject: CheckSubject, f: Figures, base: Baseline, slack: Slack): RuleResult[] {
   const ranks = subject.kind === 'run' && base.ranks.length > 0 ? rankPeaks(subject) : [];
   return (Object.keys(WORDS) as CheckFigure[]).map((figure) => {
     const name = `baseline-${figure.replace(/_/g, '-')}`;
@@ -142,7 +159,7 @@ function worstRank(
   ranks: RankPeaks[],
   base: Baseline,
   figure: 'peak_allocated' | 'peak_reserved',
-  slack: (figure: CheckFigure, was: number) => number,
+  slack: Slack,
 ): { now: Measured; base: BaselineRank; limit: number } | null {
   let worst: { now: Measured; base: BaselineRank; limit: number } | null = null;
   for (const r of ranks) {
@@ -153,6 +170,48 @@ function worstRank(
       worst = { now: r[figure], base: was, limit };
   }
   return worst;
+}
+
+/**
+ * Every step window of the run against the baseline's same cell. A broken rule names the first
+ * cell (in step order) above its own baseline: where the regression appears, even when it never
+ * reaches the rank's peak. Holding, it shows the cell closest to its limit.
+ */
+function cellRule(subject: CheckSubject, base: Baseline, figure: CellFigure, slack: Slack): RuleResult {
+  const { pairs, missing } = compareCells(subject, base.cells, base.cell_sites, figure);
+  const name = `baseline-step-${figure.replace(/_/g, '-')}`;
+  const over = (p: CellPair) => p.value - slack(figure, p.was);
+  const broken = pairs.filter((p) => over(p) > 0);
+  const shown = broken[0] ?? largest(pairs, over);
+  const rule =
+    shown === null
+      ? rule_(subject, name, figure, { value: 0, place: null, sites: [] }, 0, null)
+      : rule_(
+          subject,
+          name,
+          figure,
+          grownSites(subject, { value: shown.value, place: shown.place, sites: [] }, shown.sites),
+          slack(figure, shown.was),
+          shown.was,
+        );
+  const notes = [
+    ...(broken.length > 1
+      ? [`${broken.length} of ${plural(pairs.length, 'cell')} above their baseline`]
+      : []),
+    ...(shown === null ? ['no cell of the run is in the baseline'] : []),
+    ...(missing.length > 0 ? [`not in the baseline: ${listed(missing)}`] : []),
+  ];
+  return {
+    ...rule,
+    message: [...(shown === null ? [] : [rule.message]), ...notes].join('; '),
+    not_in_baseline: missing,
+  };
+}
+
+/** The first few of a list, and how many more. */
+function listed(names: string[], shown = 3): string {
+  const more = names.length - shown;
+  return `${names.slice(0, shown).join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
 }
 
 /** The figure with, as its sites, those whose bytes at the allocated peak grew most since the baseline. */
@@ -198,6 +257,7 @@ function rule_(
     appears: m.appears ?? null,
     sites: passed ? [] : m.sites,
     segments: passed ? [] : (m.segments ?? []),
+    not_in_baseline: [],
     message: message(figure, m, limit, baseline, passed, limitWords),
     command: commandFor(subject, figure, m),
   };
