@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Command } from 'commander';
+import type { Command, Option } from 'commander';
 import {
   BudgetError,
   type Budgets,
@@ -23,7 +23,8 @@ export const EXIT_CHECK_FAILED = 1;
 const FORMATS = ['text', 'json', 'junit', 'markdown'] as const;
 export type Format = (typeof FORMATS)[number];
 
-interface CheckCliOptions {
+/** What `ruleOptions` adds, as commander names it. */
+export interface RuleCliOptions {
   maxPeakAllocated?: string;
   maxPeakReserved?: string;
   maxFragmentation?: string;
@@ -32,8 +33,11 @@ interface CheckCliOptions {
   maxGrowthPerStep?: string;
   baseline?: string;
   tolerance?: string;
-  saveBaseline?: string;
   config?: string | false;
+}
+
+interface CheckCliOptions extends RuleCliOptions {
+  saveBaseline?: string;
   format: string;
   json?: boolean;
   jobs?: number;
@@ -42,12 +46,37 @@ interface CheckCliOptions {
 
 /** `memlens check`: budgets and a baseline for CI; exit 1 names the code that grew. */
 export function checkCommand(program: Command): void {
-  program
+  const command = program
     .command('check')
     .description(
       'hold a snapshot or run to memory budgets or a baseline (for CI): exit 1 names the sites that grew',
     )
-    .argument('<path>', 'a snapshot file, or a run directory')
+    .argument('<path>', 'a snapshot file, or a run directory');
+  ruleOptions(command)
+    .option(
+      '--save-baseline <file.json>',
+      'write the figures and top sites at the peak as a baseline to commit',
+    )
+    .option('--format <format>', `output: ${FORMATS.join(', ')}`, 'text')
+    .option('--json', 'print JSON (--format json): {"subject", "kind", "passed", "rules": [...]}')
+    .option('--jobs <n>', 'a run: decode at most n files at once', parseCount)
+    .option('--no-cache', 'a run: neither read nor write the result cache')
+    .action(async (target: string, opts: CheckCliOptions) => {
+      const format = opts.json ? 'json' : formatOf(opts.format);
+      const load: SubjectOptions = { cache: opts.cache, jobs: opts.jobs, progress: false };
+      const result = await runCheck(target, budgetsOf(opts), load, { saveBaseline: opts.saveBaseline });
+      print(result, format, process.stdout);
+      if (!result.passed) process.exitCode = EXIT_CHECK_FAILED;
+    });
+}
+
+/**
+ * The rules and where they come from, as `check` and `record --check` both take them: budgets, a
+ * baseline and its tolerance, the config file (its table under the options given).
+ */
+export function ruleOptions(command: Command): Command {
+  const before = new Set(command.options);
+  command
     .option('--max-peak-allocated <size>', 'the allocated peak may not pass this (20GiB)')
     .option('--max-peak-reserved <size>', 'the reserved peak may not pass this')
     .option(
@@ -62,26 +91,26 @@ export function checkCommand(program: Command): void {
       '--tolerance <size|pct>',
       'how far a byte figure may exceed the baseline (5% or 256MiB; default 0)',
     )
-    .option(
-      '--save-baseline <file.json>',
-      'write the figures and top sites at the peak as a baseline to commit',
-    )
     .option('--config <pyproject.toml>', 'read budgets from this file (default: the nearest pyproject.toml)')
-    .option('--no-config', 'ignore pyproject.toml')
-    .option('--format <format>', `output: ${FORMATS.join(', ')}`, 'text')
-    .option('--json', 'print JSON (--format json): {"subject", "kind", "passed", "rules": [...]}')
-    .option('--jobs <n>', 'a run: decode at most n files at once', parseCount)
-    .option('--no-cache', 'a run: neither read nor write the result cache')
-    .action(async (target: string, opts: CheckCliOptions) => {
-      const format = opts.json ? 'json' : formatOf(opts.format);
-      const load: SubjectOptions = { cache: opts.cache, jobs: opts.jobs, progress: false };
-      const result = await runCheck(target, budgetsOf(opts), load, {
-        baseline: opts.baseline,
-        saveBaseline: opts.saveBaseline,
-      });
-      print(result, format, process.stdout);
-      if (!result.passed) process.exitCode = EXIT_CHECK_FAILED;
-    });
+    .option('--no-config', 'ignore pyproject.toml');
+  ruleFlags.set(
+    command,
+    command.options.filter((o) => !before.has(o)),
+  );
+  return command;
+}
+
+const ruleFlags = new WeakMap<Command, Option[]>();
+
+/** The rule options given on the command line ("--no-oom"), for a command that takes them only sometimes. */
+export function rulesGiven(command: Command): string[] {
+  const given = (o: Option) => {
+    const key = o.attributeName();
+    // --config and --no-config set one value: the one given is the one whose value it holds.
+    const value = command.getOptionValue(key);
+    return command.getOptionValueSource(key) === 'cli' && (o.negate ? value === false : value !== false);
+  };
+  return (ruleFlags.get(command) ?? []).filter(given).map((o) => o.long!);
 }
 
 /** Checks `target` (also for `memlens record --check`); the budgets' own baseline unless one is given. */
@@ -89,9 +118,9 @@ export async function runCheck(
   target: string,
   budgets: Budgets,
   load: SubjectOptions,
-  opts: { baseline?: string; saveBaseline?: string } = {},
+  opts: { saveBaseline?: string } = {},
 ): Promise<CheckResult> {
-  const baselinePath = opts.baseline ?? budgets.baseline;
+  const baselinePath = budgets.baseline;
   const baseline = baselinePath === undefined ? null : await loadBaseline(baselinePath, load);
   // The fragmentation figure's account needs a model again: read only when a rule judges it.
   const fragmentation = budgets.max_fragmentation !== undefined || baseline !== null;
@@ -109,7 +138,7 @@ function formatOf(f: string): Format {
 }
 
 /** The config's budgets, then the options over them; a bad value is a one-line error (exit 2). */
-export function budgetsOf(opts: Partial<CheckCliOptions>): Budgets {
+export function budgetsOf(opts: Partial<RuleCliOptions>): Budgets {
   const config = opts.config === false ? null : readConfig(opts.config);
   const given: Record<string, unknown> = {
     'max-peak-allocated': opts.maxPeakAllocated,
@@ -119,6 +148,7 @@ export function budgetsOf(opts: Partial<CheckCliOptions>): Budgets {
     'no-leak': opts.leak === false ? true : undefined,
     'max-growth-per-step': opts.maxGrowthPerStep,
     tolerance: opts.tolerance,
+    baseline: opts.baseline,
   };
   const flags = Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined));
   const fromConfig = config === null ? {} : parsed(config.table, 'pyproject.toml [tool.memlens.check]');

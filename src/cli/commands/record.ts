@@ -9,12 +9,12 @@ import { runChild } from '../record/record-child.js';
 import { buildManifest, readProcRecords, writeManifest } from '../record/record-manifest.js';
 import { reportRecording } from '../record/record-report.js';
 import { parseBytes, parseCount } from '../text/run-files.js';
-import { budgetsOf } from './check.js';
+import { budgetsOf, type RuleCliOptions, ruleOptions, rulesGiven } from './check.js';
 
 /** The Python helper shipped in the package (python/sitecustomize.py, python/memlens/). */
 const HELPER_DIR = fileURLToPath(new URL('../../../python/', import.meta.url));
 
-interface RecordCliOptions {
+interface RecordCliOptions extends RuleCliOptions {
   out?: string;
   every: number;
   maxEntries: number;
@@ -33,7 +33,7 @@ const USAGE = 'memlens record [options] -- CMD ARGS...';
 
 /** `memlens record`: run a command with the memory recorder in every Python process it starts. */
 export function recordCommand(program: Command): void {
-  program
+  const cmd = program
     .command('record')
     .description(
       'run a PyTorch program and record its CUDA memory: a snapshot every K optimizer steps, on OOM and at exit, per rank',
@@ -74,32 +74,40 @@ export function recordCommand(program: Command): void {
       10,
     )
     .option(
-      '--check',
-      'then hold the recording to the budgets of pyproject.toml [tool.memlens.check] (memlens check): exit 1 when a rule breaks',
-    )
-    .option(
       '--json',
       "print run.json's manifest as one line on stdout when the command has ended (after its own output), instead of the summary",
     )
-    .action(async (command: string[], opts: RecordCliOptions) => {
-      if (command.length === 0) {
-        process.stderr.write(`memlens record: no command to run: ${USAGE}\n`);
-        process.exitCode = EXIT_BAD_INPUT;
-        return;
-      }
-      // Bad budgets are said before a long program runs, not after.
-      const budgets = opts.check ? checkBudgets() : null;
-      if (opts.check && budgets === null) return;
-      const out = outputDirectory(opts.out);
-      if (out === null) return;
-      const code = await record(command, out, opts);
-      process.exitCode = budgets !== null && code === 0 ? await checkRecording(out, budgets) : code;
-    });
+    .option(
+      '--check',
+      'then hold the recording to memlens check rules: the options below over pyproject.toml [tool.memlens.check]; exit 1 when one breaks',
+    );
+  // The same rule options as `memlens check`, defined once there.
+  ruleOptions(cmd).action(async (command: string[], opts: RecordCliOptions) => {
+    if (command.length === 0) {
+      process.stderr.write(`memlens record: no command to run: ${USAGE}\n`);
+      process.exitCode = EXIT_BAD_INPUT;
+      return;
+    }
+    // Bad budgets are said before a long program runs, not after.
+    const budgets = opts.check ? checkBudgets(opts) : null;
+    if (opts.check && budgets === null) return;
+    const unused = opts.check ? [] : rulesGiven(cmd);
+    if (unused.length > 0) {
+      refuse(
+        `${unused.join(', ')}: ${unused.length > 1 ? 'rule options apply' : 'a rule option applies'} only with --check`,
+      );
+      return;
+    }
+    const out = outputDirectory(opts.out);
+    if (out === null) return;
+    const code = await record(command, out, opts);
+    process.exitCode = budgets !== null && code === 0 ? await checkRecording(out, budgets) : code;
+  });
 }
 
-function checkBudgets(): Budgets | null {
+function checkBudgets(opts: RecordCliOptions): Budgets | null {
   try {
-    return budgetsOf({});
+    return budgetsOf(opts);
   } catch (e) {
     return refuse(`--check: ${(e as Error).message}`);
   }

@@ -16,13 +16,13 @@ afterAll(removeTempDirs);
 const program = (exit: number) =>
   `import sys, torch, memlens\nopen("ran", "w").close()\nfor i in range(3):\n    memlens.dump("w%d" % i)\nsys.exit(${exit})\n`;
 
-function recordChecked(toml: string, exit = 0) {
+function recordChecked(toml: string, exit = 0, options = ['--check']) {
   const dir = tempDir('record-check');
   writeFileSync(join(dir, 'pyproject.toml'), toml);
   writeFileSync(join(dir, 'program.py'), program(exit));
   const r = spawnSync(
     'node',
-    [...NODE_FLAGS, CLI, 'record', '--check', '--out', 'out', '--', PYTHON, 'program.py'],
+    [...NODE_FLAGS, CLI, 'record', ...options, '--out', 'out', '--', PYTHON, 'program.py'],
     {
       cwd: dir,
       encoding: 'utf8',
@@ -58,6 +58,31 @@ describe('memlens record --check', () => {
     const r = recordChecked('[tool.memlens.check]\nmax-peak-allocated = "2MiB"\n', 3);
     expect(r.status).toBe(3);
     expect(r.stderr).not.toContain('max-peak-allocated');
+  }, 60_000);
+
+  it("takes check's rule options, over pyproject.toml's table", () => {
+    const toml = '[tool.memlens.check]\nmax-peak-allocated = "8MiB"\n';
+    const tighter = recordChecked(toml, 0, ['--check', '--max-peak-allocated', '2MiB', '--no-oom']);
+    expect(tighter.status).toBe(1);
+    expect(tighter.stderr).toMatch(/FAIL max-peak-allocated: .*over the budget of 2\.00 MiB/);
+    expect(tighter.stderr).toMatch(/ok {3}no-oom/);
+    expect(tighter.stderr).toContain('from step (train.py:10)');
+    const without = recordChecked(toml, 0, ['--check', '--no-config', '--no-oom']);
+    expect(without.status).toBe(0);
+    expect(without.stderr).toMatch(/passed: 1 rules hold/);
+  }, 60_000);
+
+  it('refuses rule options without --check, and a bad one, before running the program (exit 2)', () => {
+    const unused = recordChecked('', 0, ['--max-peak-allocated', '2MiB', '--no-oom']);
+    expect(unused.status).toBe(2);
+    expect(unused.ran).toBe(false);
+    expect(unused.stderr.trim().split('\n')).toEqual([
+      'memlens record: --max-peak-allocated, --no-oom: rule options apply only with --check',
+    ]);
+    const bad = recordChecked('', 0, ['--check', '--tolerance', 'lots']);
+    expect(bad.status).toBe(2);
+    expect(bad.ran).toBe(false);
+    expect(bad.stderr.trim().split('\n')).toEqual([expect.stringMatching(/--tolerance: expected a size/)]);
   }, 60_000);
 
   it('refuses bad budgets in one line before running the program (exit 2)', () => {
