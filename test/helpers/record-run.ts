@@ -3,7 +3,7 @@
  * /usr/bin/python3 (Debian's torch 1.13 CPU build; `python3` on PATH may have no torch).
  */
 import { type SpawnSyncReturns, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunManifest } from '../../src/cli/record/record-manifest.js';
@@ -95,3 +95,19 @@ export function memlens(...args: string[]): string {
 }
 
 export { spawn };
+
+/**
+ * A `bin` folder in `dir` to put first on PATH: `memlens` runs the built CLI, as an installed
+ * package puts it there, and with `python` also `python` runs PYTHON (Debian's, which has torch).
+ */
+export function commandsOnPath(dir: string, opts: { python?: boolean } = {}): string {
+  const bin = join(dir, 'bin');
+  mkdirSync(bin, { recursive: true });
+  const shim = (name: string, command: string) => {
+    writeFileSync(join(bin, name), `#!/bin/sh\nexec ${command} "$@"\n`);
+    chmodSync(join(bin, name), 0o755);
+  };
+  shim('memlens', `"${process.execPath}" ${NODE_FLAGS.join(' ')} "${CLI}"`);
+  if (opts.python) shim('python', PYTHON);
+  return bin;
+}

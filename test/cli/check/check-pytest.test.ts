@@ -4,11 +4,10 @@
  * process holds 1 MiB allocated at train.py:10.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { NODE_FLAGS } from '../../../src/node/node-flags.js';
-import { CLI, PYTHON, removeTempDirs, STANDIN_DIR, tempDir } from '../../helpers/record-run.js';
+import { commandsOnPath, PYTHON, removeTempDirs, STANDIN_DIR, tempDir } from '../../helpers/record-run.js';
 
 afterAll(removeTempDirs);
 
@@ -19,7 +18,9 @@ const HAS_PYTEST = spawnSync(PYTHON, ['-c', 'import pytest']).status === 0;
 /** The python block after the "tested by" comment of docs/check.md. */
 function documentedConftest(): string {
   const doc = readFileSync(join(ROOT, 'docs', 'check.md'), 'utf8');
-  const m = /<!-- tested by test\/check-pytest\.test\.ts[^>]*-->\n```python\n([\s\S]*?)```/.exec(doc);
+  const m = /<!-- tested by test\/cli\/check\/check-pytest\.test\.ts[^>]*-->\n```python\n([\s\S]*?)```/.exec(
+    doc,
+  );
   if (m === null) throw new Error('docs/check.md has no tested conftest.py block');
   return m[1]!;
 }
@@ -46,14 +47,7 @@ describe('the pytest fixture of docs/check.md', () => {
       const dir = tempDir('check-pytest');
       writeFileSync(join(dir, 'conftest.py'), documentedConftest());
       writeFileSync(join(dir, 'test_memory.py'), TESTS);
-      // `memlens` on PATH, as an installed package puts it.
-      const bin = join(dir, 'bin');
-      mkdirSync(bin);
-      writeFileSync(
-        join(bin, 'memlens'),
-        `#!/bin/sh\nexec "${process.execPath}" ${NODE_FLAGS.join(' ')} "${CLI}" "$@"\n`,
-      );
-      chmodSync(join(bin, 'memlens'), 0o755);
+      const bin = commandsOnPath(dir);
       const r = spawnSync(PYTHON, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'test_memory.py'], {
         cwd: dir,
         encoding: 'utf8',
