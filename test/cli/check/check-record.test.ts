@@ -69,7 +69,7 @@ describe('memlens record --check', () => {
     expect(tighter.stderr).toContain('from step (train.py:10)');
     const without = recordChecked(toml, 0, ['--check', '--no-config', '--no-oom']);
     expect(without.status).toBe(0);
-    expect(without.stderr).toMatch(/passed: 1 rules hold/);
+    expect(without.stderr).toMatch(/passed: 1 rule holds/);
   }, 60_000);
 
   it('refuses rule options without --check, and a bad one, before running the program (exit 2)', () => {

@@ -27,7 +27,7 @@ function verdict(r: CheckResult): string {
   const failed = r.rules.filter((x) => !x.passed).length;
   if (r.rules.length === 0) return 'no rules to check (give budgets, a config or --baseline)';
   return failed === 0
-    ? `passed: ${formatCount(r.rules.length)} rules hold`
+    ? `passed: ${plural(r.rules.length, 'rule')} ${r.rules.length === 1 ? 'holds' : 'hold'}`
     : `FAILED: ${formatCount(failed)} of ${formatCount(r.rules.length)} rules broken`;
 }
 
