@@ -11,6 +11,7 @@ import { basename, join } from 'node:path';
 import { NODE_FLAGS } from '../src/node/node-flags.js';
 import { cachedSnapshot, ROOT, TOOLS } from './cached-snapshot.js';
 import { loadLine } from './machine.js';
+import { cachedRun, runFiles } from './run-bench.js';
 
 interface Sample {
   wallMs: number;
@@ -138,6 +139,33 @@ export interface RatioOptions {
   /** Also the yardstick on `size` (minutes and ~5 GB of memory on a 1 GB trace). */
   peerOnLarge: boolean;
   corpusFiles: number;
+  /** Generated runs ("8x58MB", "64x8MB": ranks x size) timed against `summary` of their files. */
+  generatedRuns: string[];
+}
+
+/**
+ * `run --no-cache` of a generated run against `summary` of the same files in one process: the
+ * work a run adds to each file's summary, set against the second core it can use.
+ */
+export function runRatioRows(specs: string[], runs: number, scratch: string): void {
+  if (specs.length === 0) return;
+  header('`memlens run` on every core, against `summary` of the same files in one process', runs);
+  for (const spec of specs) {
+    const m = /^(\d+)x(\w+)$/.exec(spec);
+    if (m === null) throw new Error(`--ratios-run takes RANKSxSIZE (8x58MB), not ${spec}`);
+    const dir = cachedRun(Number(m[1]), m[2]!);
+    const run: Timed = {
+      label: `memlens run --no-cache ${basename(dir)}`,
+      nodeArgs: [...NODE_FLAGS, CLI, 'run', '--no-cache', dir],
+    };
+    const summary: Timed = {
+      label: `memlens summary (${m[1]} files)`,
+      nodeArgs: [...NODE_FLAGS, CLI, 'summary', ...runFiles(dir)],
+    };
+    console.log(
+      row(`\`run --no-cache\` of ${m[1]} × ${m[2]}`, run, summary, runs, scratch, '≥ 1.6× faster', true),
+    );
+  }
 }
 
 export function benchRatios(o: RatioOptions): void {
@@ -199,6 +227,7 @@ export function benchRatios(o: RatioOptions): void {
     const summary = memlens('summary', big);
     console.log(row('`diagnose`', memlens('diagnose', big), summary, runs, scratch, '≤ 1.3×'));
     for (const c of ANALYSES) console.log(row(`\`${c}\``, memlens(c, big), summary, runs, scratch, '≤ 1.5×'));
+    runRatioRows(o.generatedRuns, runs, scratch);
     for (const f of largestCorpusFiles(o.corpusFiles)) {
       header(`each analysis against \`summary\` of corpus ${basename(f)}`, runs);
       const s = memlens('summary', f);
