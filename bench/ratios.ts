@@ -17,6 +17,8 @@ interface Sample {
   wallMs: number;
   cpuMs: number;
   maxRssBytes: number;
+  /** CPU time of the process's busiest JS thread (usage-hook.ts); null where it is not known. */
+  busiestMs: number | null;
 }
 
 /** A command line to time: node with these arguments (the usage hook is preloaded into it). */
@@ -42,18 +44,35 @@ const memoryViz = (file: string): Timed => ({
 });
 
 function once(t: Timed, scratch: string): Sample {
-  const usage = join(scratch, 'usage.json');
-  rmSync(usage, { force: true });
-  const t0 = performance.now();
-  const r = spawnSync(process.execPath, ['--import', HOOK, ...t.nodeArgs], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, MEMLENS_BENCH_USAGE: usage },
-  });
-  const wallMs = performance.now() - t0;
-  if (r.error) throw r.error;
-  if (r.status !== 0) throw new Error(`${t.label}: exit ${r.status}`);
-  const u = JSON.parse(readFileSync(usage, 'utf8')) as { cpuMs: number; maxRssBytes: number };
-  return { wallMs, ...u };
+  const dir = mkdtempSync(join(scratch, 'usage-'));
+  const usage = join(dir, 'usage.json');
+  try {
+    const t0 = performance.now();
+    const r = spawnSync(process.execPath, ['--import', HOOK, ...t.nodeArgs], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, MEMLENS_BENCH_USAGE: usage },
+    });
+    const wallMs = performance.now() - t0;
+    if (r.error) throw r.error;
+    if (r.status !== 0) throw new Error(`${t.label}: exit ${r.status}`);
+    const u = JSON.parse(readFileSync(usage, 'utf8')) as Omit<Sample, 'wallMs' | 'busiestMs'> & {
+      threadMs: number | null;
+    };
+    return { wallMs, cpuMs: u.cpuMs, maxRssBytes: u.maxRssBytes, busiestMs: busiest(dir, u.threadMs) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The largest of the main thread's and each worker thread's own CPU time. */
+function busiest(dir: string, main: number | null): number | null {
+  if (main === null) return null;
+  const workers = readdirSync(dir)
+    .filter((n) => n.startsWith('usage.json.thread-'))
+    .map(
+      (n) => (JSON.parse(readFileSync(join(dir, n), 'utf8')) as { threadMs: number | null }).threadMs ?? 0,
+    );
+  return Math.max(main, ...workers);
 }
 
 const median = (xs: number[]): number => {
@@ -95,12 +114,27 @@ function row(
   scratch: string,
   target: string,
   faster = false,
+  threads = false,
 ): string {
   const p = alternate(a, b, runs, scratch);
-  const [wa, wb] = [median(p.a.map((x) => x.wallMs)), median(p.b.map((x) => x.wallMs))];
-  const [ca, cb] = [median(p.a.map((x) => x.cpuMs)), median(p.b.map((x) => x.cpuMs))];
+  const med = (xs: Sample[], f: (x: Sample) => number) => median(xs.map(f));
+  const [wa, wb] = [med(p.a, (x) => x.wallMs), med(p.b, (x) => x.wallMs)];
+  const [ca, cb] = [med(p.a, (x) => x.cpuMs), med(p.b, (x) => x.cpuMs)];
   const ratio = (x: number, y: number) => (faster ? speedup(y / x) : `${(x / y).toFixed(2)}×`);
-  return `| ${measure} | ${sec(wa)} vs ${sec(wb)} | **${ratio(wa, wb)}** | ${sec(ca)} vs ${sec(cb)} | **${ratio(ca, cb)}** | ${mib(peak(p.a))} vs ${mib(peak(p.b))} | ${target} |`;
+  const cells = [
+    measure,
+    `${sec(wa)} vs ${sec(wb)}`,
+    `**${ratio(wa, wb)}**`,
+    `${sec(ca)} vs ${sec(cb)}`,
+    `**${ratio(ca, cb)}**`,
+  ];
+  if (threads) {
+    const known = [...p.a, ...p.b].every((x) => x.busiestMs !== null);
+    const [ta, tb] = [med(p.a, (x) => x.busiestMs ?? 0), med(p.b, (x) => x.busiestMs ?? 0)];
+    cells.push(known ? `${sec(ta)} vs ${sec(tb)}` : '—', known ? `**${ratio(ta, tb)}**` : '—');
+  }
+  cells.push(`${mib(peak(p.a))} vs ${mib(peak(p.b))}`, target);
+  return `| ${cells.join(' | ')} |`;
 }
 
 /** The yardstick's time over memlens's, in words either way. */
@@ -108,12 +142,21 @@ function speedup(r: number): string {
   return r >= 1 ? `${r.toFixed(2)}× faster` : `${(1 / r).toFixed(2)}× slower`;
 }
 
-function header(title: string, runs: number): void {
+function header(title: string, runs: number, threads = false): void {
   console.log(`\n${title} (medians of ${runs} alternating runs after a warm-up; peak RSS: largest run)\n`);
-  console.log(
-    '| measure | wall, memlens vs yardstick | wall ratio | CPU (user+sys) | CPU ratio | peak RSS | target |',
-  );
-  console.log('|---|---|---|---|---|---|---|');
+  const busiest = threads ? ['busiest thread CPU', 'its ratio'] : [];
+  const columns = [
+    'measure',
+    'wall, memlens vs yardstick',
+    'wall ratio',
+    'CPU (user+sys)',
+    'CPU ratio',
+    ...busiest,
+    'peak RSS',
+    'target',
+  ];
+  console.log(`| ${columns.join(' | ')} |`);
+  console.log(`|${columns.map(() => '---|').join('')}`);
 }
 
 /** The corpus's largest snapshots (the real files, not the generator's). */
@@ -149,7 +192,7 @@ export interface RatioOptions {
  */
 export function runRatioRows(specs: string[], runs: number, scratch: string): void {
   if (specs.length === 0) return;
-  header('`memlens run` on every core, against `summary` of the same files in one process', runs);
+  header('`memlens run` on every core, against `summary` of the same files in one process', runs, true);
   for (const spec of specs) {
     const m = /^(\d+)x(\w+)$/.exec(spec);
     if (m === null) throw new Error(`--ratios-run takes RANKSxSIZE (8x58MB), not ${spec}`);
@@ -163,7 +206,16 @@ export function runRatioRows(specs: string[], runs: number, scratch: string): vo
       nodeArgs: [...NODE_FLAGS, CLI, 'summary', ...runFiles(dir)],
     };
     console.log(
-      row(`\`run --no-cache\` of ${m[1]} × ${m[2]}`, run, summary, runs, scratch, '≥ 1.6× faster', true),
+      row(
+        `\`run --no-cache\` of ${m[1]} × ${m[2]}`,
+        run,
+        summary,
+        runs,
+        scratch,
+        '≥ 1.6× faster',
+        true,
+        true,
+      ),
     );
   }
 }
