@@ -6,14 +6,16 @@
  *   npm run bench [-- --sizes 100MB,1GB,2.2GB] [--runs 3]
  */
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { NODE_FLAGS } from '../src/node/node-flags.js';
 import { cachedGcSnapshot, cachedSnapshot, ROOT, TOOLS } from './cached-snapshot.js';
 import { benchCollector, benchCommands } from './commands.js';
 import { benchExport } from './export-bench.js';
-import { machineLine } from './machine.js';
-import { benchRatios } from './ratios.js';
+import { loadLine, machineLine } from './machine.js';
+import { benchRatios, runRatioRows } from './ratios.js';
 import { benchReport } from './report-bench.js';
 import { benchRun } from './run-bench.js';
 import { benchSimulator } from './simulator-table.js';
@@ -70,11 +72,17 @@ interface BenchOptions {
   peerOnLarge: boolean;
   corpusFiles: string;
   onlyRatios?: boolean;
+  ratiosRun: string;
+  onlyRunRatios?: boolean;
 }
 
 function main(opts: BenchOptions): void {
   const runs = Math.max(1, Number(opts.runs));
   console.log(machineLine());
+  if (opts.onlyRunRatios) {
+    onlyRunRatios(opts);
+    return;
+  }
   if (opts.ratios !== false) ratios(opts);
   if (opts.onlyRatios) return;
   if (opts.onlyGc) {
@@ -142,7 +150,24 @@ function ratios(opts: BenchOptions): void {
     runs: Number(opts.ratioRuns),
     peerOnLarge: opts.peerOnLarge,
     corpusFiles: Number(opts.corpusFiles),
+    generatedRuns: runSpecs(opts),
   });
+}
+
+const runSpecs = (opts: BenchOptions): string[] =>
+  opts.ratiosRun
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
+
+function onlyRunRatios(opts: BenchOptions): void {
+  const scratch = mkdtempSync(join(tmpdir(), 'memlens-ratios-'));
+  try {
+    console.log(loadLine());
+    runRatioRows(runSpecs(opts), Math.max(3, Number(opts.ratioRuns)), scratch);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
 }
 
 function reportBench(sizes: string): void {
@@ -173,7 +198,7 @@ new Command('bench')
   .option(
     '--run <ranksxsize>',
     'also time memlens run on a generated run of this many ranks and file size',
-    '64x100MB',
+    '64x8MB',
   )
   .option('--no-run', 'skip the run benchmark')
   .option('--only-run', 'only the run benchmark')
@@ -189,6 +214,12 @@ new Command('bench')
   .option('--ratio-runs <n>', 'alternating runs per ratio row (medians; at least 3)', '3')
   .option('--no-peer-on-large', 'skip MemoryViz.js on the --ratios file (minutes, ~5 GB of memory on 1 GB)')
   .option('--corpus-files <n>', "the corpus's largest files also measured", '3')
+  .option(
+    '--ratios-run <list>',
+    'generated runs (RANKSxSIZE) whose `run --no-cache` is timed against `summary` of their files',
+    '8x58MB,64x8MB',
+  )
+  .option('--only-run-ratios', 'only the --ratios-run rows')
   .option('--only-report', 'only the report benchmark')
   .action(main)
   .parse();

@@ -6,16 +6,23 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { NODE_FLAGS } from '../src/node/node-flags.js';
 import { cachedSnapshot, ROOT, TOOLS } from './cached-snapshot.js';
 import { loadLine } from './machine.js';
+import { cachedRun, runFiles } from './run-bench.js';
 
 interface Sample {
   wallMs: number;
   cpuMs: number;
   maxRssBytes: number;
+  /**
+   * The least wall time the process could take on this machine's cores were they idle: its
+   * busiest JS thread's own CPU time (usage-hook.ts), or its CPU time shared over every core if
+   * more. Null where threads' CPU times are not known.
+   */
+  idleMs: number | null;
 }
 
 /** A command line to time: node with these arguments (the usage hook is preloaded into it). */
@@ -41,18 +48,37 @@ const memoryViz = (file: string): Timed => ({
 });
 
 function once(t: Timed, scratch: string): Sample {
-  const usage = join(scratch, 'usage.json');
-  rmSync(usage, { force: true });
-  const t0 = performance.now();
-  const r = spawnSync(process.execPath, ['--import', HOOK, ...t.nodeArgs], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, MEMLENS_BENCH_USAGE: usage },
-  });
-  const wallMs = performance.now() - t0;
-  if (r.error) throw r.error;
-  if (r.status !== 0) throw new Error(`${t.label}: exit ${r.status}`);
-  const u = JSON.parse(readFileSync(usage, 'utf8')) as { cpuMs: number; maxRssBytes: number };
-  return { wallMs, ...u };
+  const dir = mkdtempSync(join(scratch, 'usage-'));
+  const usage = join(dir, 'usage.json');
+  try {
+    const t0 = performance.now();
+    const r = spawnSync(process.execPath, ['--import', HOOK, ...t.nodeArgs], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, MEMLENS_BENCH_USAGE: usage },
+    });
+    const wallMs = performance.now() - t0;
+    if (r.error) throw r.error;
+    if (r.status !== 0) throw new Error(`${t.label}: exit ${r.status}`);
+    const u = JSON.parse(readFileSync(usage, 'utf8')) as Omit<Sample, 'wallMs' | 'idleMs'> & {
+      threadMs: number | null;
+    };
+    const thread = busiest(dir, u.threadMs);
+    const idleMs = thread === null ? null : Math.max(thread, u.cpuMs / availableParallelism());
+    return { wallMs, cpuMs: u.cpuMs, maxRssBytes: u.maxRssBytes, idleMs };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The largest of the main thread's and each worker thread's own CPU time. */
+function busiest(dir: string, main: number | null): number | null {
+  if (main === null) return null;
+  const workers = readdirSync(dir)
+    .filter((n) => n.startsWith('usage.json.thread-'))
+    .map(
+      (n) => (JSON.parse(readFileSync(join(dir, n), 'utf8')) as { threadMs: number | null }).threadMs ?? 0,
+    );
+  return Math.max(main, ...workers);
 }
 
 const median = (xs: number[]): number => {
@@ -94,12 +120,27 @@ function row(
   scratch: string,
   target: string,
   faster = false,
+  threads = false,
 ): string {
   const p = alternate(a, b, runs, scratch);
-  const [wa, wb] = [median(p.a.map((x) => x.wallMs)), median(p.b.map((x) => x.wallMs))];
-  const [ca, cb] = [median(p.a.map((x) => x.cpuMs)), median(p.b.map((x) => x.cpuMs))];
+  const med = (xs: Sample[], f: (x: Sample) => number) => median(xs.map(f));
+  const [wa, wb] = [med(p.a, (x) => x.wallMs), med(p.b, (x) => x.wallMs)];
+  const [ca, cb] = [med(p.a, (x) => x.cpuMs), med(p.b, (x) => x.cpuMs)];
   const ratio = (x: number, y: number) => (faster ? speedup(y / x) : `${(x / y).toFixed(2)}×`);
-  return `| ${measure} | ${sec(wa)} vs ${sec(wb)} | **${ratio(wa, wb)}** | ${sec(ca)} vs ${sec(cb)} | **${ratio(ca, cb)}** | ${mib(peak(p.a))} vs ${mib(peak(p.b))} | ${target} |`;
+  const cells = [
+    measure,
+    `${sec(wa)} vs ${sec(wb)}`,
+    `**${ratio(wa, wb)}**`,
+    `${sec(ca)} vs ${sec(cb)}`,
+    `**${ratio(ca, cb)}**`,
+  ];
+  if (threads) {
+    const known = [...p.a, ...p.b].every((x) => x.idleMs !== null);
+    const [ta, tb] = [med(p.a, (x) => x.idleMs ?? 0), med(p.b, (x) => x.idleMs ?? 0)];
+    cells.push(known ? `${sec(ta)} vs ${sec(tb)}` : '—', known ? `**${ratio(ta, tb)}**` : '—');
+  }
+  cells.push(`${mib(peak(p.a))} vs ${mib(peak(p.b))}`, target);
+  return `| ${cells.join(' | ')} |`;
 }
 
 /** The yardstick's time over memlens's, in words either way. */
@@ -107,12 +148,21 @@ function speedup(r: number): string {
   return r >= 1 ? `${r.toFixed(2)}× faster` : `${(1 / r).toFixed(2)}× slower`;
 }
 
-function header(title: string, runs: number): void {
+function header(title: string, runs: number, threads = false): void {
   console.log(`\n${title} (medians of ${runs} alternating runs after a warm-up; peak RSS: largest run)\n`);
-  console.log(
-    '| measure | wall, memlens vs yardstick | wall ratio | CPU (user+sys) | CPU ratio | peak RSS | target |',
-  );
-  console.log('|---|---|---|---|---|---|---|');
+  const idle = threads ? ['least wall on idle cores', 'its ratio'] : [];
+  const columns = [
+    'measure',
+    'wall, memlens vs yardstick',
+    'wall ratio',
+    'CPU (user+sys)',
+    'CPU ratio',
+    ...idle,
+    'peak RSS',
+    'target',
+  ];
+  console.log(`| ${columns.join(' | ')} |`);
+  console.log(`|${columns.map(() => '---|').join('')}`);
 }
 
 /** The corpus's largest snapshots (the real files, not the generator's). */
@@ -138,6 +188,42 @@ export interface RatioOptions {
   /** Also the yardstick on `size` (minutes and ~5 GB of memory on a 1 GB trace). */
   peerOnLarge: boolean;
   corpusFiles: number;
+  /** Generated runs ("8x58MB", "64x8MB": ranks x size) timed against `summary` of their files. */
+  generatedRuns: string[];
+}
+
+/**
+ * `run --no-cache` of a generated run against `summary` of the same files in one process: the
+ * work a run adds to each file's summary, set against the second core it can use.
+ */
+export function runRatioRows(specs: string[], runs: number, scratch: string): void {
+  if (specs.length === 0) return;
+  header('`memlens run` on every core, against `summary` of the same files in one process', runs, true);
+  for (const spec of specs) {
+    const m = /^(\d+)x(\w+)$/.exec(spec);
+    if (m === null) throw new Error(`--ratios-run takes RANKSxSIZE (8x58MB), not ${spec}`);
+    const dir = cachedRun(Number(m[1]), m[2]!);
+    const run: Timed = {
+      label: `memlens run --no-cache ${basename(dir)}`,
+      nodeArgs: [...NODE_FLAGS, CLI, 'run', '--no-cache', dir],
+    };
+    const summary: Timed = {
+      label: `memlens summary (${m[1]} files)`,
+      nodeArgs: [...NODE_FLAGS, CLI, 'summary', ...runFiles(dir)],
+    };
+    console.log(
+      row(
+        `\`run --no-cache\` of ${m[1]} × ${m[2]}`,
+        run,
+        summary,
+        runs,
+        scratch,
+        '≥ 1.6× faster',
+        true,
+        true,
+      ),
+    );
+  }
 }
 
 export function benchRatios(o: RatioOptions): void {
@@ -199,6 +285,7 @@ export function benchRatios(o: RatioOptions): void {
     const summary = memlens('summary', big);
     console.log(row('`diagnose`', memlens('diagnose', big), summary, runs, scratch, '≤ 1.3×'));
     for (const c of ANALYSES) console.log(row(`\`${c}\``, memlens(c, big), summary, runs, scratch, '≤ 1.5×'));
+    runRatioRows(o.generatedRuns, runs, scratch);
     for (const f of largestCorpusFiles(o.corpusFiles)) {
       header(`each analysis against \`summary\` of corpus ${basename(f)}`, runs);
       const s = memlens('summary', f);

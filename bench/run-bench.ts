@@ -4,7 +4,16 @@
  * rate, peak RSS at most 2 GB whatever the run's size, and a cached reopen under a second.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NODE_FLAGS } from '../src/node/node-flags.js';
@@ -42,6 +51,16 @@ export function cachedRun(ranks: number, size: string): string {
     renameSync(tmp, file);
   }
   return dir;
+}
+
+/** The snapshots of a run cachedRun wrote, in rank order. */
+export function runFiles(dir: string): string[] {
+  const step = join(dir, 'step1');
+  return readdirSync(step)
+    .filter((n) => n.endsWith('.pickle'))
+    .map((n) => ({ n, rank: Number(/rank(\d+)/.exec(n)?.[1]) }))
+    .sort((a, b) => a.rank - b.rank)
+    .map(({ n }) => join(step, n));
 }
 
 export function measureCli(args: string[], env: NodeJS.ProcessEnv): CliMeasurement {

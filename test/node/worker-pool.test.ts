@@ -51,6 +51,11 @@ describe('runPool', () => {
     expect(new Set((await pool(batches, 1, here)).values())).toEqual(new Set([-1]));
   });
 
+  it('with local, the calling thread takes the first batch: it runs while the threads start', async () => {
+    const here = async (items: string[]) => items.map(() => -1);
+    for (let i = 0; i < 3; i++) expect((await pool([['first'], ['second']], 2, here)).get('first')).toBe(-1);
+  });
+
   it('a thread that dies fails its batch; another thread takes the rest', async () => {
     const batches = [['a', 'b'], ['die', 'c'], ['d'], ['e'], ['f']];
     const replies = await pool(batches, 1);

@@ -129,7 +129,8 @@ function workersFor(jobs: number | undefined): number {
 }
 
 /**
- * Large files one per batch; small ones together, in batches small enough that every worker
+ * Large files one per batch, largest first (a large file taken last would keep one thread busy
+ * while the others wait); then small ones together, in batches small enough that every worker
  * gets several (the last batches then end about together) and at most MAX_BATCH files.
  */
 function batchesOf(
@@ -140,6 +141,7 @@ function batchesOf(
   const per = Math.min(MAX_BATCH, Math.max(1, Math.ceil(small.length / (workers * 4))));
   const batches = pending
     .filter((p) => p.size > BATCHED_BYTES)
+    .sort((a, b) => b.size - a.size)
     .map((p) => ({ indexes: [p.index], bytes: p.size }));
   for (let i = 0; i < small.length; i += per) {
     const group = small.slice(i, i + per);

@@ -28,7 +28,8 @@ interface Slot<Req> {
 /**
  * A fixed pool of worker threads (as many as cores, at least one) fed batches from a queue: a
  * thread starts once, not per file, and small files travel together. With `local`, the calling
- * thread is one of the pool (one thread fewer to start and warm up). A batch starts when a slot
+ * thread is one of the pool (one thread fewer to start and warm up) and takes the first batch.
+ * Batches are taken in order (give them largest first). A batch starts when a slot
  * is free and the memory budget allows it (one always runs, however large); each batch's
  * replies are handed over as they arrive. A thread that dies fails its batch, and another takes
  * its place for the rest.
@@ -108,6 +109,7 @@ export async function runPool<Req, Reply>(
       }
     };
     const local = opts.local;
+    for (let i = local === undefined ? 0 : 1; i < size; i++) start();
     if (local !== undefined) {
       const slot: Slot<Req> = {
         take: (_batch, items) =>
@@ -120,9 +122,10 @@ export async function runPool<Req, Reply>(
               ),
           ),
       };
+      // Last in, so first out: the first (largest) batch goes to the thread that is already
+      // running while the others start.
       idle.push(slot);
     }
-    for (let i = local === undefined ? 0 : 1; i < size; i++) start();
     pump();
   });
 }

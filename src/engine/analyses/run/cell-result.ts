@@ -22,6 +22,9 @@ export function runDevices(s: Snapshot): DeviceModel[] {
 
 export function cellResult(s: Snapshot): CellResult {
   const devices = runDevices(s);
+  // The sites below need the allocation table; built first, its pairing also gives the summary
+  // the facts it would otherwise pair the whole trace again for (a tenth of a cell's time).
+  for (const d of devices) void d.allocations;
   const summaries = summarize(s, devices).devices;
   return {
     devices: summaries,
