@@ -211,7 +211,8 @@ describe('the WebAssembly entry scanner', () => {
     ];
     const fresh = inputs.map((b) => columns(loadSnapshotBytes(b, { entryScan: false })));
     loadSnapshotBytes(inputs[0]!);
-    const instantiate = vi.spyOn(WebAssembly, 'Instance');
+    const wasm = (globalThis as unknown as { WebAssembly: { Instance: new () => object } }).WebAssembly;
+    const instantiate = vi.spyOn(wasm, 'Instance');
     try {
       for (const [k, b] of [...inputs, ...inputs].entries()) {
         const s = loadSnapshotBytes(b);
