@@ -49,6 +49,21 @@ describe('memlens loads only the command it runs', () => {
     for (const path of absent) expect(sources.filter((u) => u.includes(path))).toEqual([]);
   });
 
+  // A first Intl.NumberFormat loads ICU's number data: ~10 ms of every command, built at load.
+  it.each([['summary', EXAMPLE], [EXAMPLE]])('memlens %s builds no Intl.NumberFormat', (...args) => {
+    const dir = mkdtempSync(join(tmpdir(), 'memlens-intl-'));
+    const hook = join(dir, 'count-intl.mjs');
+    writeFileSync(
+      hook,
+      "const NF = Intl.NumberFormat; let n = 0;\nIntl.NumberFormat = function (...a) { n++; return new NF(...a); };\nprocess.on('exit', () => process.stderr.write('NUMBER FORMATS ' + n + '\\n'));\n",
+    );
+    const r = spawnSync(process.execPath, [...NODE_FLAGS, '--import', hook, CLI, ...args], {
+      encoding: 'utf8',
+    });
+    expect(r.stdout).toContain(EXAMPLE);
+    expect(r.stderr).toContain('NUMBER FORMATS 0\n');
+  });
+
   it('--help lists every command', () => {
     const help = execFileSync(process.execPath, [...NODE_FLAGS, CLI, '--help'], { encoding: 'utf8' });
     for (const name of COMMANDS.flatMap((c) => c.names)) expect(help).toMatch(new RegExp(`^  ${name} `, 'm'));
