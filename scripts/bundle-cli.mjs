@@ -1,30 +1,28 @@
-// Bundles the CLI that tsc compiled (dist/cli/main.js and what it imports, npm dependencies
-// included) into a few files in dist/cli/, the entry replacing tsc's main.js: loading some 150
-// modules one by one (open, stat, resolve, compile, and the CJS lexer for commander and
-// cli-table3) was about a fifth of `memlens summary` on a corpus file. Each command stays a chunk
-// of its own, loaded when it runs, and DuckDB and the web app stay out of the bundle (loaded at
-// run time, as before). tsc's output stays beside it: worker threads and the server's files are
-// found from it. `npm run build` runs this after tsc; src/ stays the source of truth.
+// Bundles what tsc compiled into a few files per entry, each entry replacing tsc's file: the CLI
+// (dist/cli/main.js) and each worker thread's script (dist/node/workers/*-worker.js), npm
+// dependencies included. Loading some 150 modules one by one (open, stat, resolve, compile, and
+// the CJS lexer for commander and cli-table3) was about a fifth of `memlens summary` on a corpus
+// file, and a worker paid it again as it started. Each command stays a chunk of its own, loaded
+// when it runs; DuckDB and the web app stay out of the bundle (loaded at run time, as before).
+// tsc's output stays beside it. `npm run build` runs this after tsc; src/ stays the source of truth.
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, sep } from 'node:path';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'rolldown';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
-const out = join(dist, 'cli');
-const entry = join(out, 'main.js');
 /** Chunk files carry this prefix, so a rebuild can remove the last build's without touching tsc's. */
 const PREFIX = 'bundled.';
 const MANIFEST = `${PREFIX}modules.json`;
 
 /**
  * In a bundle, `import.meta.url` is the chunk's URL, not the module's: a module that finds files
- * beside itself (package.json, worker scripts, the web app, the Python helper) would look in
- * dist/cli/. Each module's `import.meta.url` becomes the URL its own tsc output has, which is
- * where those relative paths were written to lead.
+ * beside itself (package.json, worker scripts, the web app, the Python helper) would look in the
+ * bundle's folder. Each module's `import.meta.url` becomes the URL its own tsc output has, which
+ * is where those relative paths were written to lead.
  */
-function moduleUrls() {
+function moduleUrls(out) {
   return {
     name: 'memlens-module-urls',
     transform(code, id) {
@@ -35,23 +33,27 @@ function moduleUrls() {
   };
 }
 
-export async function bundleCli() {
-  if (readFileSync(entry, 'utf8').includes(PREFIX))
-    throw new Error(`${entry} is a bundle already: run tsc -p tsconfig.build.json first (npm run build)`);
+/** Bundles the entries (file names in `out`, tsc's output) into `out`, in their place. */
+async function bundle(out, entries) {
+  for (const name of entries)
+    if (readFileSync(join(out, name), 'utf8').includes(PREFIX))
+      throw new Error(
+        `${join(out, name)} is a bundle already: run tsc -p tsconfig.build.json first (npm run build)`,
+      );
   for (const name of readdirSync(out)) if (name.startsWith(PREFIX)) rmSync(join(out, name));
-  // tsc's map of the entry would describe the file the bundle replaces.
-  rmSync(`${entry}.map`, { force: true });
+  // tsc's maps of the entries would describe the files the bundle replaces.
+  for (const name of entries) rmSync(join(out, `${name}.map`), { force: true });
   const { output } = await build({
-    input: entry,
+    input: Object.fromEntries(entries.map((name) => [basename(name, '.js'), join(out, name)])),
     platform: 'node',
     // DuckDB is a native module, required at run time by the export and sql commands only.
     external: [/^node:/, '@duckdb/node-api'],
-    plugins: [moduleUrls()],
+    plugins: [moduleUrls(out)],
     logLevel: 'warn',
     output: {
       dir: out,
       format: 'esm',
-      entryFileNames: 'main.js',
+      entryFileNames: '[name].js',
       chunkFileNames: `${PREFIX}[name]-[hash].js`,
     },
   });
@@ -66,4 +68,9 @@ function sources(output) {
   );
 }
 
-await bundleCli();
+const workers = join(dist, 'node', 'workers');
+await bundle(join(dist, 'cli'), ['main.js']);
+await bundle(
+  workers,
+  readdirSync(workers).filter((name) => name.endsWith('-worker.js')),
+);

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
@@ -49,6 +49,16 @@ describe('memlens loads only the command it runs', () => {
     for (const path of absent) expect(sources.filter((u) => u.includes(path))).toEqual([]);
   });
 
+  // Unbundled, each worker thread loaded the engine again module by module: 235 in all.
+  it('memlens run loads at most 50 modules, its worker threads included, none of DuckDB', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'memlens-run-'));
+    for (const rank of [0, 1, 2]) copyFileSync(EXAMPLE, join(dir, `rank${rank}.pickle`));
+    const loaded = modulesLoaded(['run', '--no-cache', '--jobs', '2', dir]);
+    expect(loaded.filter((u) => u.includes('-worker.js'))).not.toEqual([]);
+    expect(loaded.length).toBeLessThanOrEqual(50);
+    expect(loaded.flatMap(bundledSources).filter((u) => u.includes('@duckdb'))).toEqual([]);
+  });
+
   // A first Intl.NumberFormat loads ICU's number data: ~10 ms of every command, built at load.
   it.each([['summary', EXAMPLE], [EXAMPLE]])('memlens %s builds no Intl.NumberFormat', (...args) => {
     const dir = mkdtempSync(join(tmpdir(), 'memlens-intl-'));
@@ -77,12 +87,17 @@ describe('memlens loads only the command it runs', () => {
   });
 });
 
-const BUNDLED = JSON.parse(readFileSync('dist/cli/bundled.modules.json', 'utf8')) as Record<string, string[]>;
+const BUNDLED = Object.fromEntries(
+  ['cli', 'node/workers'].map((dir) => [
+    dir,
+    JSON.parse(readFileSync(`dist/${dir}/bundled.modules.json`, 'utf8')) as Record<string, string[]>,
+  ]),
+);
 
 /** What a loaded URL holds: the modules bundled into it (scripts/bundle-cli.mjs lists them), or itself. */
 function bundledSources(url: string): string[] {
-  const match = /\/dist\/cli\/([^/]+)$/.exec(url);
-  return (match !== null ? BUNDLED[match[1]!] : undefined) ?? [url];
+  const match = /\/dist\/(cli|node\/workers)\/([^/]+)$/.exec(url);
+  return (match !== null ? BUNDLED[match[1]!]![match[2]!] : undefined) ?? [url];
 }
 
 /** The module URLs Node loads for `memlens ARGS` (an ESM load hook lists them on stderr). */
