@@ -788,3 +788,43 @@ export function assemble(n: i32, size: i32, from: i32): i32 {
   }
   return stop(DONE, n);
 }
+
+/**
+ * Back to the state of a fresh instance, for the next file: instantiating the module (and its
+ * first init) cost more than decoding a small file. Everything reserved is zeroed, as fresh memory
+ * is: the key table relies on it. The memory keeps its size (WebAssembly cannot shrink it).
+ */
+export function reset(): void {
+  if (heapTop !== 0) memory.fill(__heap_base, 0, heapTop - __heap_base);
+  heapTop = 0;
+  shapePtr = 0;
+  pairs = 0;
+  inPtr = 0;
+  inCap = 0;
+  outPtr = 0;
+  out32Ptr = 0;
+  codesPtr = 0;
+  memoOutPtr = 0;
+  outCap = 0;
+  outRows = 0;
+  tabPtr = 0;
+  tabMask = 0;
+  keyPtr = 0;
+  keyCap = 0;
+  keyCount = 0;
+  poolPtr = 0;
+  poolCap = 0;
+  poolLen = 0;
+  scanEnd = 0;
+  hintPtr = 0;
+  rawPtr = 0;
+  rawCap = 0;
+  rawLen = 0;
+  lastText = 0;
+  memoized = 0;
+  memoCachePtr = 0;
+  columnCachePtr = 0;
+  stopped = DONE;
+  missed = 0;
+  missedPair = 0;
+}

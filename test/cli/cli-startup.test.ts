@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
@@ -34,16 +34,44 @@ describe('memlens loads only the command it runs', () => {
   });
 
   // --version loaded every command (263 modules, the DuckDB binding among them): 4x `node -e 0`.
+  // Unbundled, summary loaded 83 modules and diagnose 141: a fifth of a small file's `summary`.
   it.each([
-    [['--version'], 10, []],
-    [['summary', '--help'], 150, ['@duckdb', '/server/']],
-    [['diagnose', '--help'], 200, ['@duckdb', '/server/']],
-    [['view', '--help'], 250, ['@duckdb']],
-    [['report', '--help'], 250, ['@duckdb']],
+    [['--version'], 5, []],
+    [['summary', '--help'], 30, ['@duckdb', '/server/']],
+    [['diagnose', '--help'], 50, ['@duckdb', '/server/']],
+    [['view', '--help'], 60, ['@duckdb']],
+    [['report', '--help'], 60, ['@duckdb']],
   ] as const)('memlens %j loads at most %i modules, none of %j', (args, most, absent) => {
     const loaded = modulesLoaded(args);
     expect(loaded.length).toBeLessThanOrEqual(most);
-    for (const path of absent) expect(loaded.filter((u) => u.includes(path))).toEqual([]);
+    const sources = loaded.flatMap(bundledSources);
+    expect(sources).toContain('dist/cli/main.js');
+    for (const path of absent) expect(sources.filter((u) => u.includes(path))).toEqual([]);
+  });
+
+  // Unbundled, each worker thread loaded the engine again module by module: 235 in all.
+  it('memlens run loads at most 50 modules, its worker threads included, none of DuckDB', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'memlens-run-'));
+    for (const rank of [0, 1, 2]) copyFileSync(EXAMPLE, join(dir, `rank${rank}.pickle`));
+    const loaded = modulesLoaded(['run', '--no-cache', '--jobs', '2', dir]);
+    expect(loaded.filter((u) => u.includes('-worker.js'))).not.toEqual([]);
+    expect(loaded.length).toBeLessThanOrEqual(50);
+    expect(loaded.flatMap(bundledSources).filter((u) => u.includes('@duckdb'))).toEqual([]);
+  });
+
+  // A first Intl.NumberFormat loads ICU's number data: ~10 ms of every command, built at load.
+  it.each([['summary', EXAMPLE], [EXAMPLE]])('memlens %s builds no Intl.NumberFormat', (...args) => {
+    const dir = mkdtempSync(join(tmpdir(), 'memlens-intl-'));
+    const hook = join(dir, 'count-intl.mjs');
+    writeFileSync(
+      hook,
+      "const NF = Intl.NumberFormat; let n = 0;\nIntl.NumberFormat = function (...a) { n++; return new NF(...a); };\nprocess.on('exit', () => process.stderr.write('NUMBER FORMATS ' + n + '\\n'));\n",
+    );
+    const r = spawnSync(process.execPath, [...NODE_FLAGS, '--import', hook, CLI, ...args], {
+      encoding: 'utf8',
+    });
+    expect(r.stdout).toContain(EXAMPLE);
+    expect(r.stderr).toContain('NUMBER FORMATS 0\n');
   });
 
   it('--help lists every command', () => {
@@ -58,6 +86,19 @@ describe('memlens loads only the command it runs', () => {
     expect(out).toContain(EXAMPLE);
   });
 });
+
+const BUNDLED = Object.fromEntries(
+  ['cli', 'node/workers'].map((dir) => [
+    dir,
+    JSON.parse(readFileSync(`dist/${dir}/bundled.modules.json`, 'utf8')) as Record<string, string[]>,
+  ]),
+);
+
+/** What a loaded URL holds: the modules bundled into it (scripts/bundle-cli.mjs lists them), or itself. */
+function bundledSources(url: string): string[] {
+  const match = /\/dist\/(cli|node\/workers)\/([^/]+)$/.exec(url);
+  return (match !== null ? BUNDLED[match[1]!]![match[2]!] : undefined) ?? [url];
+}
 
 /** The module URLs Node loads for `memlens ARGS` (an ESM load hook lists them on stderr). */
 function modulesLoaded(args: readonly string[]): string[] {

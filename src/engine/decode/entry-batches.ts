@@ -56,6 +56,12 @@ export class EntryBatches {
     this.scanner?.unload();
   }
 
+  /** The file is decoded: the scanner can serve the next one. */
+  release(): void {
+    this.scanner?.release();
+    this.scanner = undefined;
+  }
+
   /** The memo was overwritten: key resolutions and slot codes may mean other values now. */
   forget(): void {
     this.scanner?.forget();

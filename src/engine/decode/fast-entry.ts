@@ -31,7 +31,12 @@ export interface FastHost {
   setEntryField(row: number, key: string, value: unknown, pos: number): void;
 }
 
+/**
+ * The key cache's largest and first sizes: it grows as memo indices need it, as a 64K-slot cache
+ * allocated per decode cost more than decoding a small file's entries.
+ */
 const CACHE_SIZE = 1 << 16;
+const FIRST_CACHE_SIZE = 1 << 10;
 const UNRESOLVED = -3;
 const MAX_PAIRS = 64;
 const MAX_MEMO_OP = 5;
@@ -58,9 +63,9 @@ export class FastEntryReader {
   /** Tracebacks as sequences of memo indices → stack ids (see stackOfRun). */
   private memoStacks = new StackTable();
   private resolved = new Int32Array(0);
-  private readonly keyMemo = new Int32Array(CACHE_SIZE).fill(-1);
-  private readonly keyText: string[] = new Array(CACHE_SIZE);
-  private readonly keyField = new Uint8Array(CACHE_SIZE);
+  private keyMemo = new Int32Array(FIRST_CACHE_SIZE).fill(-1);
+  private keyText: string[] = new Array(FIRST_CACHE_SIZE);
+  private keyField = new Uint8Array(FIRST_CACHE_SIZE);
 
   /** Entries of the file's usual shape, read without resolving their keys (see EntryShape). */
   readonly shape: EntryShape;
@@ -211,7 +216,8 @@ export class FastEntryReader {
   }
 
   private memoKey(index: number, next: number): number {
-    const slot = index & (CACHE_SIZE - 1);
+    if (index >= this.keyMemo.length && this.keyMemo.length < CACHE_SIZE) this.growKeyCache(index);
+    const slot = index & (this.keyMemo.length - 1);
     if (this.keyMemo[slot] !== index) {
       const key = this.host.memo.get(index);
       if (typeof key !== 'string') return -1;
@@ -222,6 +228,15 @@ export class FastEntryReader {
     this.keys[this.n] = this.keyText[slot]!;
     this.fields[this.n] = this.keyField[slot]!;
     return next;
+  }
+
+  /** Room for memo index `index` (up to CACHE_SIZE); what the cache held is simply read again. */
+  private growKeyCache(index: number): void {
+    let size = this.keyMemo.length;
+    while (size <= index && size < CACHE_SIZE) size *= 2;
+    this.keyMemo = new Int32Array(size).fill(-1);
+    this.keyText = new Array(size);
+    this.keyField = new Uint8Array(size);
   }
 
   private readValue(p: number, limit: number): number {
@@ -426,7 +441,7 @@ export class FastEntryReader {
 
   /** The memo slot `index` was overwritten: forget what the caches remember of it. */
   invalidate(index: number): void {
-    this.keyMemo[index & (CACHE_SIZE - 1)] = -1;
+    this.keyMemo[index & (this.keyMemo.length - 1)] = -1;
     this.shape.forget();
     this.runs.forget();
     // Index sequences may now mean other frames: start over (PyTorch never overwrites the memo).

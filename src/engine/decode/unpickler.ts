@@ -138,6 +138,7 @@ export class Unpickler implements FastHost {
       const what = this.end === 0 && this.base === 0 ? 'empty input' : 'truncated pickle: no STOP opcode';
       throw new SnapshotError(what, this.base + this.end);
     }
+    this.fast.runs.release();
     return {
       root: this.root,
       protocol: this.protocol,

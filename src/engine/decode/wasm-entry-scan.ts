@@ -26,6 +26,7 @@ interface ScanExports {
   pool(): number;
   keyOffset(k: number): number;
   keyLength(k: number): number;
+  reset(): void;
 }
 
 /** Just the part of the WebAssembly API used here: the engine's libs may not declare it. */
@@ -45,6 +46,16 @@ export const Stop = {
 export type Stop = (typeof Stop)[keyof typeof Stop];
 
 let compiled: object | null | undefined;
+
+/**
+ * Instances a finished decode handed back, reset: instantiating one (and its first reservations)
+ * cost more than decoding a small file, and `memlens run` decodes thousands. A decode takes one for
+ * itself, so decodes that interleave (a server's) never share one.
+ */
+const idle: ScanExports[] = [];
+/** Instances kept idle at most, and the largest memory one may keep (a big file's grows it). */
+const MAX_IDLE = 4;
+const MAX_IDLE_MEMORY = 64 * 2 ** 20;
 
 /**
  * The WebAssembly entry scanner (assembly/entry-scan.ts) and typed views of what it writes.
@@ -67,6 +78,8 @@ export class WasmEntryScan {
   private constructor(private readonly x: ScanExports) {}
 
   static create(): WasmEntryScan | undefined {
+    const reused = idle.pop();
+    if (reused !== undefined) return new WasmEntryScan(reused);
     const api = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
     if (api === undefined || compiled === null) return undefined;
     try {
@@ -76,6 +89,16 @@ export class WasmEntryScan {
       compiled = null;
       return undefined;
     }
+  }
+
+  /**
+   * The decode is over: the instance goes back to the idle ones, reset. A decode that failed
+   * part-way never calls this (its instance is simply dropped), nor one whose scanner trapped.
+   */
+  release(): void {
+    if (idle.length >= MAX_IDLE || this.x.memory.buffer.byteLength > MAX_IDLE_MEMORY) return;
+    this.x.reset();
+    idle.push(this.x);
   }
 
   /** Sets the learned keys: per pair, its key opcode bytes (2 or 5) and value kind. */

@@ -201,6 +201,30 @@ describe('the WebAssembly entry scanner', () => {
     }
   });
 
+  // An instance per decode cost more than decoding a small file (`memlens run` decodes thousands).
+  it('reuses one instance for decodes one after another, each read exactly as a fresh one reads it', () => {
+    const inputs = [
+      generateSnapshotBytes({ events: 3000, seed: 5 }).bytes,
+      pickle(steadyTrace(6, 2000), 5),
+      generateSnapshotBytes({ events: 1000, seed: 7 }).bytes,
+      pickle(steadyTrace(8, 2000), 4),
+    ];
+    const fresh = inputs.map((b) => columns(loadSnapshotBytes(b, { entryScan: false })));
+    loadSnapshotBytes(inputs[0]!);
+    const wasm = (globalThis as unknown as { WebAssembly: { Instance: new () => object } }).WebAssembly;
+    const instantiate = vi.spyOn(wasm, 'Instance');
+    try {
+      for (const [k, b] of [...inputs, ...inputs].entries()) {
+        const s = loadSnapshotBytes(b);
+        expect(s.scannedEntries).toBeGreaterThan(500);
+        expect(columns(s)).toEqual(fresh[k % inputs.length]);
+      }
+      expect(instantiate).not.toHaveBeenCalled();
+    } finally {
+      instantiate.mockRestore();
+    }
+  });
+
   for (const file of corpus) {
     it(`corpus ${file}: same columns and stacks as the JS paths`, () => {
       expectSame(new Uint8Array(readFileSync(join(CORPUS, file))));
