@@ -173,8 +173,13 @@ export async function firstAnswerTable(file: string, title: string, rounds: numb
         note(`${where}: first finding`, first!);
         note(`${where}: all findings in`, all!);
         note(`${where}: its load query (sent → answered)`, load!);
-        // The timeline tab on its own, as a link to it opens.
-        note(`${where}: first timeline`, (await pageTimes(`${url}#tab=timeline`, ['firstTimeline']))[0]!);
+        // The timeline tab on its own, as a link to it opens: its outline, then every allocation stacked.
+        const [outline, stacked] = await pageTimes(`${url}#tab=timeline`, [
+          'firstTimeline',
+          'timelineStacked',
+        ]);
+        note(`${where}: first timeline`, outline!);
+        note(`${where}: first timeline, stacked`, stacked!);
       }
     }
   } finally {

@@ -23,10 +23,11 @@ import {
   oomMarks,
   stepMarkers,
   timelineLod,
+  timelineOutline,
   traceStartUs,
 } from '../../../src/engine/views/timeline/index.js';
 import { BASE64_TYPE, base64Decoder, decodedSize } from '../base64-stream.js';
-import { envelopeTone, paintLayer } from '../timeline/paint-layer.js';
+import { envelopeTone, paintLayer, paintOutline } from '../timeline/paint-layer.js';
 import type { TimelineStack } from '../url-state.js';
 import { analysisHandlers } from './analysis-handlers.js';
 import { oncePer } from './once-per.js';
@@ -74,12 +75,18 @@ const handlers: { [K in QueryName]: Handler<K> } = {
     return describe(snapshot);
   },
   summary: () => summaryOf(current()),
-  timeline: ({ device, request: asked, stream, search, paint, stack, zoom }) => {
+  timeline: ({ device, request: asked, stream, search, paint, stack, zoom, outline }, id) => {
     // The segments stack is the whole device's; the pools stack keeps the stream's groups only.
     const view = stack === 'segments' ? deviceOf(device) : viewOf(device, stream);
     const reservedOnly = stack === 'segments' || stack === 'pools';
     // A horizontal zoom keeps the y axis of the whole trace.
     const request = zoom === 'horizontal' ? { ...asked, yTop: traceTop(view, reservedOnly) } : asked;
+    // The shape first, from the running totals alone; the page draws it while the rest is stacked.
+    if (outline && paint) {
+      const shape = timelineOutline(view, request);
+      const partial = { ...shape, bitmap: paintOutline(shape, paint) };
+      scope.postMessage({ id, partial }, transferables(partial));
+    }
     if (stack === 'pools') {
       const lod = pools.lod(device, request, stream, matchesOf(device, search ?? ''));
       return paint ? { ...lod, bitmap: paintLayer(lod, paint, envelopeTone, lod.envelopeTop) } : lod;
