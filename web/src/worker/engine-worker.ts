@@ -30,6 +30,7 @@ import { BASE64_TYPE, base64Decoder, decodedSize } from '../base64-stream.js';
 import { envelopeTone, paintLayer, paintOutline } from '../timeline/paint-layer.js';
 import type { TimelineStack } from '../url-state.js';
 import { analysisHandlers } from './analysis-handlers.js';
+import { inflatedSize, inflatedStream, isGzip } from './inflated-stream.js';
 import { oncePer } from './once-per.js';
 import { lastSnapshot } from './other-snapshot.js';
 import { poolTimelines, traceTop } from './pool-timeline.js';
@@ -195,9 +196,12 @@ async function open(source: Source): Promise<{ stream: ReadableStream<Uint8Array
   if ('file' in source) {
     const { file } = source;
     const stream = file.stream() as ReadableStream<Uint8Array>;
-    // A report's embedded snapshot: its gzipped bytes' base64 text, decoded here as it is read.
+    // A report's embedded snapshot where the page cannot decode base64 itself: decoded here as it is read.
     if (file.type === BASE64_TYPE)
       return { stream: stream.pipeThrough(base64Decoder()), total: decodedSize(file.size) };
+    // A gzipped file (a report's embedded snapshot, a dropped .gz) inflates on a thread of its own.
+    const inflated = (await isGzip(file)) ? inflatedStream(file) : null;
+    if (inflated !== null) return { stream: inflated, total: await inflatedSize(file) };
     return { stream, total: file.size };
   }
   const res = await fetch(source.url);
