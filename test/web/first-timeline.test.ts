@@ -80,18 +80,23 @@ describe.skipIf(!ready && process.env.CI === undefined)('the first picture of a 
     expect(shape(outline!)).toEqual(shape(answer));
   });
 
-  it('a later query (a pan or zoom: a layer is on show) sends no outline', async () => {
+  it('a later query (a pan or zoom: a layer is on show), or one of the pools or segments stack, sends no outline', async () => {
     const partials = (await page.evaluate(`(async () => {
-      let n = 0;
-      await globalThis.memlensEngine.query(
-        'timeline',
-        { device: 0, request: { axis: 'entry', x0: 0, x1: 100, columns: 50, rows: 50 }, paint: { width: 50, height: 50, dpr: 1 } },
-        undefined,
-        () => n++,
-      );
-      return n;
-    })()`)) as number;
-    expect(partials).toBe(0);
+      const asked = [{}, { stack: 'pools', outline: true }, { stack: 'segments', outline: true }];
+      const counts = [];
+      for (const extra of asked) {
+        let n = 0;
+        await globalThis.memlensEngine.query(
+          'timeline',
+          { device: 0, request: { axis: 'entry', x0: 0, x1: 100, columns: 50, rows: 50 }, paint: { width: 50, height: 50, dpr: 1 }, ...extra },
+          undefined,
+          () => n++,
+        );
+        counts.push(n);
+      }
+      return counts;
+    })()`)) as number[];
+    expect(partials).toEqual([0, 0, 0]);
   });
 
   it('a dropped .gz reads as its file does (ungzipped in a worker of its own); a cut one says so in one line', async () => {

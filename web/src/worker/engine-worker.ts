@@ -82,8 +82,9 @@ const handlers: { [K in QueryName]: Handler<K> } = {
     const reservedOnly = stack === 'segments' || stack === 'pools';
     // A horizontal zoom keeps the y axis of the whole trace.
     const request = zoom === 'horizontal' ? { ...asked, yTop: traceTop(view, reservedOnly) } : asked;
-    // The shape first, from the running totals alone; the page draws it while the rest is stacked.
-    if (outline && paint) {
+    // The shape first, from the running totals alone; the page draws it while the rest is stacked
+    // (the allocations stack: its outline is the stacked answer's, on the same scale).
+    if (outline && paint && stack !== 'segments' && stack !== 'pools') {
       const shape = timelineOutline(view, request);
       const partial = { ...shape, bitmap: paintOutline(shape, paint) };
       scope.postMessage({ id, partial }, transferables(partial));
@@ -195,14 +196,14 @@ async function load(
 async function open(source: Source): Promise<{ stream: ReadableStream<Uint8Array>; total: number | null }> {
   if ('file' in source) {
     const { file } = source;
-    const stream = file.stream() as ReadableStream<Uint8Array>;
+    const stream = () => file.stream() as ReadableStream<Uint8Array>;
     // A report's embedded snapshot where the page cannot decode base64 itself: decoded here as it is read.
     if (file.type === BASE64_TYPE)
-      return { stream: stream.pipeThrough(base64Decoder()), total: decodedSize(file.size) };
+      return { stream: stream().pipeThrough(base64Decoder()), total: decodedSize(file.size) };
     // A gzipped file (a report's embedded snapshot, a dropped .gz) inflates on a thread of its own.
     const inflated = (await isGzip(file)) ? inflatedStream(file) : null;
     if (inflated !== null) return { stream: inflated, total: await inflatedSize(file) };
-    return { stream, total: file.size };
+    return { stream: stream(), total: file.size };
   }
   const res = await fetch(source.url);
   if (!res.ok || res.body === null) throw new SnapshotError(`cannot read (HTTP ${res.status})`);

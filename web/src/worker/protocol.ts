@@ -105,8 +105,9 @@ export interface Queries extends TableQueries, AnalysisQueries, WhatIfQueries, R
       /** 'horizontal': the y axis keeps the whole trace's top; else it follows the window's. */
       zoom?: ZoomMode;
       /**
-       * With paint: first send the window's outline (timelineOutline, painted) as a partial
-       * answer, for a timeline that shows nothing yet (the stacked answer can take a second).
+       * With paint, on the allocations stack: first send the window's outline (timelineOutline,
+       * painted) as a partial answer, for a timeline that shows nothing yet (the stacked answer
+       * can take a second).
        */
       outline?: boolean;
     };
