@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,6 +43,10 @@ describe.skipIf(!ready && process.env.CI === undefined)('the first picture of a 
     // Cut inside the deflate stream: no trailer, so it can only fail as it is inflated.
     const gz = gzipSync(bytes);
     writeFileSync(join(dir, 'cut.pickle.gz'), gz.subarray(0, gz.length >> 1));
+    // 16 MiB that are no snapshot, incompressible: refused at its first bytes, long before its end.
+    const noise = randomBytes(16 << 20);
+    noise.write('not a snapshot');
+    writeFileSync(join(dir, 'noise.bin.gz'), gzipSync(noise, { level: 1 }));
     view = await startView(join(dir, 'loop.pickle'));
     ({ browser, page } = await openBrowser());
   });
@@ -104,7 +109,11 @@ describe.skipIf(!ready && process.env.CI === undefined)('the first picture of a 
     const errors: string[] = [];
     local.on('pageerror', (e) => errors.push(e.message));
     const workers: string[] = [];
-    local.on('worker', (w) => workers.push(w.url()));
+    let closed = 0;
+    local.on('worker', (w) => {
+      workers.push(w.url());
+      w.on('close', () => closed++);
+    });
     await local.goto(`file://${APP}`);
     await local.waitForFunction('globalThis.memlensEngine !== undefined');
     expect(workers.length).toBe(1);
@@ -121,6 +130,13 @@ describe.skipIf(!ready && process.env.CI === undefined)('the first picture of a 
     const alert = local.getByRole('alert');
     await expect.poll(() => alert.textContent(), { timeout: 30_000 }).toMatch(/^cut\.pickle\.gz: .*gzip/);
     expect((await alert.textContent())!.split('\n').length).toBe(1);
+    // A file refused at its start stops its inflater (two so far: the .gz's and the cut one's).
+    await local.getByLabel('open a snapshot file').setInputFiles(join(dir, 'noise.bin.gz'));
+    await expect
+      .poll(() => alert.textContent(), { timeout: 30_000 })
+      .toMatch(/^noise\.bin\.gz: not a pickle/);
+    expect(workers.length).toBe(4);
+    await expect.poll(() => closed, { timeout: 10_000 }).toBe(3);
     expect(errors).toEqual([]);
     await local.close();
   });

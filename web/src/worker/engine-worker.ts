@@ -213,7 +213,12 @@ async function open(source: Source): Promise<{ stream: ReadableStream<Uint8Array
 
 async function* chunks(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
   const reader = stream.getReader();
-  for (let r = await reader.read(); !r.done; r = await reader.read()) yield r.value;
+  try {
+    for (let r = await reader.read(); !r.done; r = await reader.read()) yield r.value;
+  } finally {
+    // A file refused before its end: its source stops (a fetch, the inflater's worker).
+    reader.cancel().catch(() => {});
+  }
 }
 
 /** The Overview's summary, computed once per snapshot. */

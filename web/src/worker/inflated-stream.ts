@@ -12,7 +12,13 @@ const AHEAD = 4;
  */
 export function inflatedStream(file: File): ReadableStream<Uint8Array> | null {
   if (typeof Worker === 'undefined') return null;
-  const inflater: Worker = new InflateWorker();
+  let inflater: Worker;
+  try {
+    inflater = new InflateWorker();
+  } catch {
+    // A page whose policy refuses the worker: the engine inflates the file itself.
+    return null;
+  }
   const ask = (m: InflaterRequest) => inflater.postMessage(m);
   let arrived: (() => void) | undefined;
   // A part already on its way when the load was given up must not be enqueued into a closed stream.
