@@ -2,7 +2,8 @@
  * The web app's first answer on one file, against the CLI's `summary` of it, in one run (the
  * machine is shared: only ratios taken side by side mean anything). Per round, one after another:
  * `memlens summary FILE`; the served app (`memlens view`) to its first finding (the first card on
- * the Diagnosis) and, in another fresh browser, to its first painted timeline; the same two on the
+ * the Diagnosis) and, in another fresh browser, to its first painted timeline (the outline the
+ * worker sends first) and its stacked one; the same on the
  * file's `memlens report` page from file://. Wall time and CPU time (the CLI's own; the browser's
  * processes and the view server together, from /proc) of each, medians over the rounds, and peak
  * memory: the CLI's peak RSS, and the tab's (the peak RSS, VmHWM, of the page's renderer process,
