@@ -2,36 +2,51 @@
  * The web app's first answer on one file, against the CLI's `summary` of it, in one run (the
  * machine is shared: only ratios taken side by side mean anything). Per round, one after another:
  * `memlens summary FILE`; the served app (`memlens view`) to its first finding (the first card on
- * the Diagnosis) and, in another fresh browser, to its first painted timeline; the same two on the
+ * the Diagnosis) and, in another fresh browser, to its first painted timeline (the outline the
+ * worker sends first) and its stacked one; the same on the
  * file's `memlens report` page from file://. Wall time and CPU time (the CLI's own; the browser's
- * processes and the view server together, from /proc) of each, medians over the rounds.
+ * processes and the view server together, from /proc) of each, medians over the rounds, and peak
+ * memory: the CLI's peak RSS, and the tab's (the peak RSS, VmHWM, of the page's renderer process,
+ * whose threads run the page and its Web Workers) once the page has its answers.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Page } from 'playwright-core';
 import { NODE_FLAGS } from '../src/node/node-flags.js';
+import { TOOLS } from './cached-snapshot.js';
 import { CLI, openBrowser, startView } from './view-session.js';
 import { PAGE_SCRIPT } from './web-bench-page.js';
 
 interface Timed {
   wall: number;
   cpu: number;
+  /** Peak resident bytes (NaN where not measured). */
+  peak: number;
 }
 
-/** The CLI prints its own CPU time as it exits (user + system, ms), so no wrapper is timed with it. */
-const CPU_ON_EXIT =
-  'data:text/javascript,process.on("exit",()=>{const u=process.cpuUsage();process.stderr.write("\\ncpu_ms="+(u.user+u.system)/1000+"\\n")})';
+/** Preloaded into the CLI: it writes its own CPU time and peak RSS as it exits (usage-hook.ts). */
+const HOOK = join(TOOLS, 'bench', 'usage-hook.js');
 
 function cliSummary(file: string): Timed {
-  const t0 = performance.now();
-  const r = spawnSync(process.execPath, [...NODE_FLAGS, '--import', CPU_ON_EXIT, CLI, 'summary', file], {
-    encoding: 'utf8',
-    maxBuffer: 64 << 20,
-  });
-  const wall = performance.now() - t0;
-  if (r.status !== 0) throw new Error(`memlens summary ${file}: ${r.stderr}`);
-  return { wall, cpu: Number(/cpu_ms=([\d.]+)/.exec(r.stderr)?.[1] ?? Number.NaN) };
+  const scratch = mkdtempSync(join(tmpdir(), 'memlens-first-answer-'));
+  const usage = join(scratch, 'usage.json');
+  try {
+    const t0 = performance.now();
+    const r = spawnSync(process.execPath, ['--import', HOOK, ...NODE_FLAGS, CLI, 'summary', file], {
+      encoding: 'utf8',
+      maxBuffer: 64 << 20,
+      env: { ...process.env, MEMLENS_BENCH_USAGE: usage },
+    });
+    const wall = performance.now() - t0;
+    if (r.status !== 0) throw new Error(`memlens summary ${file}: ${r.stderr}`);
+    const u = JSON.parse(readFileSync(usage, 'utf8')) as { cpuMs: number; maxRssBytes: number };
+    return { wall, cpu: u.cpuMs, peak: u.maxRssBytes };
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
 }
 
 /** The first report.html of the file, made once (its gzip takes a while) and kept beside it. */
@@ -46,12 +61,9 @@ export function reportOf(file: string): string {
   return out;
 }
 
-/**
- * CPU milliseconds this process's descendants have used (Linux /proc; NaN elsewhere): the
- * browser's processes (its renderer and worker included) and the `memlens view` server.
- */
-function treeCpuMs(root: number): number {
-  if (!existsSync('/proc/self/stat')) return Number.NaN;
+/** This process's descendants (Linux /proc; none elsewhere): the browser's processes and the view server. */
+function descendants(root: number): { pid: number; cpuMs: number }[] {
+  if (!existsSync('/proc/self/stat')) return [];
   const ticks = 100; // USER_HZ on Linux
   const parent = new Map<number, number>();
   const cpu = new Map<number, number>();
@@ -71,14 +83,38 @@ function treeCpuMs(root: number): number {
       if (p === root) return true;
     return false;
   };
-  let total = 0;
-  for (const [pid, ms] of cpu) if (pid !== root && inTree(pid)) total += ms;
-  return total;
+  return [...cpu].filter(([pid]) => pid !== root && inTree(pid)).map(([pid, cpuMs]) => ({ pid, cpuMs }));
+}
+
+/** CPU milliseconds this process's descendants have used (NaN where /proc is missing). */
+function treeCpuMs(root: number): number {
+  const tree = descendants(root);
+  return tree.length === 0 ? Number.NaN : tree.reduce((sum, p) => sum + p.cpuMs, 0);
+}
+
+/**
+ * The tab's peak memory so far: the largest peak RSS (VmHWM) among the browser's renderer
+ * processes. The page's renderer holds its document, its main thread's heap and every Web Worker
+ * of it (threads of the same process); a report's embedded File lives in the browser process's
+ * blob store, which this leaves out. NaN where /proc is missing.
+ */
+function tabPeakBytes(root: number): number {
+  let peak = Number.NaN;
+  for (const { pid } of descendants(root)) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--type=renderer')) continue;
+      const kb = Number(/VmHWM:\s*(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+      if (!(kb * 1024 <= peak)) peak = kb * 1024;
+    } catch {
+      // A process that ended while /proc was read.
+    }
+  }
+  return peak;
 }
 
 /**
  * A fresh browser on the URL: the page's times (from navigation start) of the signals named, in
- * order, each with the CPU used since launch by then.
+ * order, each with the CPU used since launch by then and the tab's peak memory by then.
  */
 async function pageTimes(url: string, signals: string[]): Promise<Timed[]> {
   const { browser, page } = await openBrowser();
@@ -89,7 +125,7 @@ async function pageTimes(url: string, signals: string[]): Promise<Timed[]> {
     const out: Timed[] = [];
     for (const signal of signals) {
       const wall = await signalTime(page, signal);
-      out.push({ wall, cpu: treeCpuMs(process.pid) - before });
+      out.push({ wall, cpu: treeCpuMs(process.pid) - before, peak: tabPeakBytes(process.pid) });
     }
     // The worker's part: the load query, sent to answered (fetch or read, decode, model).
     const queries = (await page.evaluate('window.__bench.queries')) as {
@@ -98,7 +134,7 @@ async function pageTimes(url: string, signals: string[]): Promise<Timed[]> {
       done: number | null;
     }[];
     const load = queries.find((q) => q.query === 'load' && q.done !== null);
-    out.push({ wall: load ? load.done! - load.sent : Number.NaN, cpu: Number.NaN });
+    out.push({ wall: load ? load.done! - load.sent : Number.NaN, cpu: Number.NaN, peak: Number.NaN });
     return out;
   } finally {
     await browser.close();
@@ -115,6 +151,7 @@ const median = (v: number[]): number => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 const sec = (ms: number): string => (Number.isFinite(ms) ? `${(ms / 1000).toFixed(2)} s` : '—');
+const mib = (bytes: number): string => (Number.isFinite(bytes) ? `${Math.round(bytes / 2 ** 20)} MiB` : '—');
 
 /** The table: each figure's median wall and CPU time, and its ratio to the CLI's summary in the same rounds. */
 export async function firstAnswerTable(file: string, title: string, rounds: number): Promise<string> {
@@ -123,7 +160,7 @@ export async function firstAnswerTable(file: string, title: string, rounds: numb
   const rows = new Map<string, Timed[]>();
   const note = (name: string, t: Timed) => {
     rows.set(name, [...(rows.get(name) ?? []), t]);
-    process.stderr.write(`  ${name}: ${sec(t.wall)} (cpu ${sec(t.cpu)})\n`);
+    process.stderr.write(`  ${name}: ${sec(t.wall)} (cpu ${sec(t.cpu)}, peak ${mib(t.peak)})\n`);
   };
   try {
     for (let r = 0; r < rounds; r++) {
@@ -137,8 +174,13 @@ export async function firstAnswerTable(file: string, title: string, rounds: numb
         note(`${where}: first finding`, first!);
         note(`${where}: all findings in`, all!);
         note(`${where}: its load query (sent → answered)`, load!);
-        // The timeline tab on its own, as a link to it opens.
-        note(`${where}: first timeline`, (await pageTimes(`${url}#tab=timeline`, ['firstTimeline']))[0]!);
+        // The timeline tab on its own, as a link to it opens: its outline, then every allocation stacked.
+        const [outline, stacked] = await pageTimes(`${url}#tab=timeline`, [
+          'firstTimeline',
+          'timelineStacked',
+        ]);
+        note(`${where}: first timeline`, outline!);
+        note(`${where}: first timeline, stacked`, stacked!);
       }
     }
   } finally {
@@ -146,17 +188,18 @@ export async function firstAnswerTable(file: string, title: string, rounds: numb
   }
   const base = rows.get('CLI `summary`')!;
   const lines = [
-    `| ${title}, median of ${rounds} | wall | × summary (wall) | CPU | × summary (CPU) |`,
-    '|---|---|---|---|---|',
+    `| ${title}, median of ${rounds} | wall | × summary (wall) | CPU | × summary (CPU) | peak memory (CLI: RSS; page: its tab's renderer) |`,
+    '|---|---|---|---|---|---|',
   ];
   for (const [name, t] of rows) {
     const wall = median(t.map((x) => x.wall));
     const cpu = median(t.map((x) => x.cpu));
+    const peak = median(t.map((x) => x.peak));
     // Each round's ratio to that round's summary, then their median: the machine's load moves both.
     const xWall = median(t.map((x, i) => x.wall / base[i]!.wall));
     const xCpu = median(t.map((x, i) => x.cpu / base[i]!.cpu));
     const times = (x: number) => (Number.isFinite(x) ? `${x.toFixed(2)}×` : '—');
-    lines.push(`| ${name} | ${sec(wall)} | ${times(xWall)} | ${sec(cpu)} | ${times(xCpu)} |`);
+    lines.push(`| ${name} | ${sec(wall)} | ${times(xWall)} | ${sec(cpu)} | ${times(xCpu)} | ${mib(peak)} |`);
   }
   return `${lines.join('\n')}\n`;
 }

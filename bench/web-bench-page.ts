@@ -4,11 +4,12 @@
  * `data-window` and `data-ready`, which the e2e tests read too).
  *
  * Signals (all `performance.now()` of the page, so 0 is navigation start):
- * - every worker query: sent, answered, and for `load` the last progress message (every byte read
+ * - every worker query: sent, answered (its partial answers left aside), and for `load` the last progress message (every byte read
  *   and decoded; what follows is building the model's indexes and the summary);
  * - "timeline ready": the timeline canvas's `data-ready` turns "true" (a worker answer for the
  *   window on show has been painted into the layer), then two animation frames begin, so the
- *   frame that shows it has been drawn;
+ *   frame that shows it has been drawn; "first timeline": the same for "outline" or "true" (the
+ *   outline the worker sends ahead of a first answer, from the running totals alone);
  * - "first finding": the Diagnosis's first finding card is on the page, then two frames (and
  *   "all findings": its last analysis is in);
  * - "frame painted": after a frame's rendering work, the canvas's `data-window` (the window it
@@ -33,7 +34,7 @@ export const PAGE_SCRIPT = `(() => {
           if (!q) return;
           if ('progress' in d) {
             if (d.progress.total !== null && d.progress.bytes >= d.progress.total) q.lastByte = now();
-          } else q.done = now();
+          } else if (!('partial' in d)) q.done = now();
         });
       }
     }
@@ -61,7 +62,10 @@ export const PAGE_SCRIPT = `(() => {
       fire();
     });
   const sharp = () => when(() => canvas()?.getAttribute('data-ready') === 'true');
-  B.firstTimeline = sharp();
+  // The first picture of the window (its outline, or the stacked answer when that comes first),
+  // and the stacked one (every allocation placed).
+  B.firstTimeline = when(() => ['outline', 'true'].includes(canvas()?.getAttribute('data-ready')));
+  B.timelineStacked = sharp();
   // The Diagnosis's first finding card, and the moment its last analysis is in (aria-busy false).
   B.firstFinding = when(() => document.querySelector('main.diagnosis article.finding') !== null);
   // (A page that shows findings only once all are in has no aria-busy: its first is its last.)

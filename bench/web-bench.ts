@@ -56,6 +56,7 @@ async function runOnce(url: string, opts: Options): Promise<Figures> {
     await page.addInitScript({ content: PAGE_SCRIPT });
     await page.goto(url);
     f.set('first timeline', (await page.evaluate('window.__bench.firstTimeline')) as number);
+    f.set('first timeline, stacked', (await page.evaluate('window.__bench.timelineStacked')) as number);
     phases(f, (await page.evaluate('window.__bench.queries')) as Query[]);
     spread(f, 'no event: main-thread work (floor)', (await gesture(page, 'none', opts.frames)).work);
     for (const level of LEVELS) await gestures(page, level, opts.frames, f);
@@ -106,7 +107,7 @@ function phases(f: Figures, queries: Query[]): void {
   f.set('  load query (sent → answered)', load.done - load.sent);
   const lod = queries.find((q) => q.query === 'timeline' && q.sent >= load.done! && q.done !== null);
   if (lod) f.set('  first timeline LOD query', lod.done! - lod.sent);
-  const first = f.get('first timeline') ?? Number.POSITIVE_INFINITY;
+  const first = f.get('first timeline, stacked') ?? Number.POSITIVE_INFINITY;
   const order = queries.filter((q) => q.sent >= load.done! && q.sent <= first);
   process.stderr.write(
     `  queries before the first timeline: ${order.map((q) => `${q.query}${q.columns ? `(${q.columns} cols)` : ''} ${fmt((q.done ?? Number.NaN) - q.sent)}`).join(', ')}\n`,

@@ -139,9 +139,15 @@ describe.skipIf(!ready && process.env.CI === undefined)('a memlens report page, 
     page.on('console', (m) => {
       if (m.type() === 'error') errors.push(m.text());
     });
+    const workers: string[] = [];
+    page.on('worker', (w) => workers.push(w.url()));
     await page.goto(pathToFileURL(join(dir, `${shot}.html`)).href);
     await page.waitForSelector('main.diagnosis[aria-busy="false"]', { timeout: 60_000 });
     expect(await tab(page, 'Diagnosis').getAttribute('aria-selected')).toBe('true');
+    // The snapshot left the page as its gzipped bytes (its base64 text decoded and dropped), and
+    // was ungzipped by a worker of its own beside the engine's.
+    expect(await page.locator('script[id^="memlens-data-"]').count()).toBe(0);
+    expect(workers.length).toBe(2);
     await expect.poll(() => headlines(page), { timeout: 30_000 }).toEqual(diagnosedHeadlines(file));
     if (lead) expect(await page.locator('article.finding').first().getAttribute('class')).toBe(lead);
     // The page's policy still lets the engine compile its WebAssembly entry scanner.

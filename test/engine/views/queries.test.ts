@@ -8,7 +8,11 @@ import { loadSnapshotBytes } from '../../../src/engine/load/load.js';
 import type { DeviceModel } from '../../../src/engine/model/snapshot.js';
 import { poolStateAfter } from '../../../src/engine/views/pools/pool-state.js';
 import { axisExtent, stepMarkers } from '../../../src/engine/views/timeline/timeline-axis.js';
-import { type TimelineLod, timelineLod } from '../../../src/engine/views/timeline/timeline-lod.js';
+import {
+  type TimelineLod,
+  timelineLod,
+  timelineOutline,
+} from '../../../src/engine/views/timeline/timeline-lod.js';
 
 /** The queries the web app's worker answers: timeline level of detail, picking, pool state. */
 const CORPUS = join(import.meta.dirname, '..', '..', '..', '..', 'shared', 'corpus');
@@ -84,6 +88,25 @@ describe('timeline, picking and pool state on a generated training loop', () => 
     const lod = timelineLod(d, { axis: 'entry', x0: 0, x1: d.trace.length, columns: 50, rows: 10 });
     expect(lod.mergedPlacements).toBeGreaterThan(0);
     checkColumns(d, lod);
+  });
+
+  it("the outline drawn first is the stacked answer's shape: the same columns, samples, top and lines, no runs", () => {
+    for (const axis of ['entry', 'time'] as const) {
+      const [x0, x1] = axisExtent(d, axis);
+      for (const req of [
+        { axis, x0, x1, columns: 300, rows: 400 },
+        { axis, x0: x0 + (x1 - x0) / 3, x1: x0 + (x1 - x0) / 2, columns: 97, rows: 50, yTop: 1e12 },
+      ]) {
+        const lod = timelineLod(d, req);
+        const outline = timelineOutline(d, req);
+        expect(outline.runs).toBe(0);
+        expect(outline.runX0.length).toBe(0);
+        expect([outline.columns, outline.yMax]).toEqual([lod.columns, lod.yMax]);
+        expect([...outline.sample]).toEqual([...lod.sample]);
+        expect([...outline.active]).toEqual([...lod.active]);
+        expect([...outline.reserved]).toEqual([...lod.reserved]);
+      }
+    }
   });
 
   it('step markers come from the planted ProfilerStep annotations', () => {

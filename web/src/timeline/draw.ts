@@ -47,6 +47,8 @@ export interface Layer {
   key: string;
   /** Top of the y axis in bytes (the level of detail's highest point plus headroom). */
   yMax: number;
+  /** The outline sent ahead of the answer (timelineOutline): no runs, nothing to pick yet. */
+  outline?: boolean;
 }
 
 /** What the marks show, in the layer's own window. */

@@ -63,15 +63,8 @@ export function paintLayer(
   tone: (code: number) => string = allocationTone,
   envelopeTop?: Float64Array,
 ): ImageBitmap {
-  const { width, height, dpr } = size;
-  const layer = new OffscreenCanvas(
-    Math.max(1, Math.round(width * dpr)),
-    Math.max(1, Math.round(height * dpr)),
-  );
-  const g = layer.getContext('2d')!;
-  g.scale(dpr, dpr);
-  const sx = width / lod.columns;
-  const sy = height / (lod.yMax * Y_HEADROOM);
+  const { layer, g, sx, sy } = plotCanvas(lod, size);
+  const { height } = size;
   // One path and one fill per colour: a fill per run cost ~1 ms per thousand runs (software
   // raster), and runs never overlap, so the order they are filled in is free.
   const paths = new Map<string, Path2D>();
@@ -96,15 +89,54 @@ export function paintLayer(
   // The reserved line: what the caching allocator held from the driver.
   g.strokeStyle = '#222';
   g.lineWidth = 1.25;
-  g.beginPath();
-  for (let c = 0; c < lod.columns; c++) {
-    const y = height - lod.reserved[c]! * sy;
-    if (c === 0) g.moveTo(0, y);
-    else g.lineTo(c * sx, y);
-    g.lineTo((c + 1) * sx, y);
-  }
-  g.stroke();
+  g.stroke(stepLine(lod.reserved, lod.columns, sx, sy, height));
   return layer.transferToImageBitmap();
+}
+
+/** The tone of active memory in an outline, before its allocations are stacked. */
+export const OUTLINE_TONE = '#c9ced6';
+
+/**
+ * An outline (timelineOutline: no runs) as the first picture of a timeline: active memory as one
+ * grey area, then the reserved line, on the same scale as the stacked layer that replaces it.
+ */
+export function paintOutline(lod: TimelineLod, size: LayerSize): ImageBitmap {
+  const { layer, g, sx, sy } = plotCanvas(lod, size);
+  const { width, height } = size;
+  const area = stepLine(lod.active, lod.columns, sx, sy, height);
+  area.lineTo(width, height);
+  area.lineTo(0, height);
+  area.closePath();
+  g.fillStyle = OUTLINE_TONE;
+  g.fill(area);
+  g.strokeStyle = '#222';
+  g.lineWidth = 1.25;
+  g.stroke(stepLine(lod.reserved, lod.columns, sx, sy, height));
+  return layer.transferToImageBitmap();
+}
+
+/** A bitmap canvas of the plot's size in device pixels, drawn on in CSS pixels; x and y per column and byte. */
+function plotCanvas(lod: TimelineLod, size: LayerSize) {
+  const { width, height, dpr } = size;
+  const layer = new OffscreenCanvas(
+    Math.max(1, Math.round(width * dpr)),
+    Math.max(1, Math.round(height * dpr)),
+  );
+  const g = layer.getContext('2d')!;
+  g.scale(dpr, dpr);
+  return { layer, g, sx: width / lod.columns, sy: height / (lod.yMax * Y_HEADROOM) };
+}
+
+/** Bytes per column as a step line across the plot (each column flat over its width). */
+function stepLine(bytes: Float64Array, columns: number, sx: number, sy: number, height: number): Path2D {
+  const path = new Path2D();
+  for (let c = 0; c < columns; c++) {
+    const y = height - bytes[c]! * sy;
+    if (c === 0) path.moveTo(0, y);
+    else path.lineTo(c * sx, y);
+    path.lineTo((c + 1) * sx, y);
+  }
+  return path;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { formatDuration, formatStream } from '../../../src/engine/base/index.js';
 import { freePartGroup, type PoolGroup } from '../../../src/engine/views/pools/index.js';
-import type { HoverFacts, TimelineAxis } from '../../../src/engine/views/timeline/index.js';
+import type { HoverFacts, TimelineAxis, TimelineLod } from '../../../src/engine/views/timeline/index.js';
 import { exactBytes, formatBytes, formatCount } from '../format.js';
 import type { TimelineStack, ZoomMode } from '../url-state.js';
 import { frameContext, sizedContext, useMeasuredWidth } from './canvas.js';
@@ -173,12 +173,13 @@ export function Timeline(p: Props) {
         // Bytes at the plot's top edge (the level of detail's top plus headroom).
         c.dataset.yAxisTop = String(layer.yMax);
       }
-      c.dataset.ready = String(
+      // 'outline': the answer's first part (the shape of memory, nothing stacked yet) is on show.
+      const exact =
         layer !== null &&
-          layer.key === wantedKey.current &&
-          layer.window[0] === window[0] &&
-          layer.window[1] === window[1],
-      );
+        layer.key === wantedKey.current &&
+        layer.window[0] === window[0] &&
+        layer.window[1] === window[1];
+      c.dataset.ready = exact && layer.outline ? 'outline' : String(exact);
     }),
   );
 
@@ -217,10 +218,19 @@ export function Timeline(p: Props) {
     wantedKey.current = key;
     request(key, () => {
       const sent = performance.now();
-      return q.client.query('timeline', args).then(({ bitmap, ...lod }) => {
-        lastCost.current = performance.now() - sent;
-        return { lod, bitmap: bitmap!, window: [x0, x1], key, yMax: lod.yMax * Y_HEADROOM };
-      });
+      // Nothing on show yet: the worker sends the outline first, drawn until the stacked answer.
+      const outline = layerRef.current === null;
+      const showOutline = ({ bitmap, ...lod }: TimelineLod & { bitmap: ImageBitmap }) => {
+        if (wantedKey.current !== key || (layerRef.current !== null && !layerRef.current.outline)) return;
+        layerRef.current = { lod, bitmap, window: [x0, x1], key, yMax: lod.yMax * Y_HEADROOM, outline: true };
+        draw();
+      };
+      return q.client
+        .query('timeline', { ...args, outline }, undefined, showOutline)
+        .then(({ bitmap, ...lod }) => {
+          lastCost.current = performance.now() - sent;
+          return { lod, bitmap: bitmap!, window: [x0, x1], key, yMax: lod.yMax * Y_HEADROOM };
+        });
     });
   };
   /** What the last level of detail cost, asked to answered (sets how long a window must be still). */

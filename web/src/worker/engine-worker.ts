@@ -23,12 +23,14 @@ import {
   oomMarks,
   stepMarkers,
   timelineLod,
+  timelineOutline,
   traceStartUs,
 } from '../../../src/engine/views/timeline/index.js';
 import { BASE64_TYPE, base64Decoder, decodedSize } from '../base64-stream.js';
-import { envelopeTone, paintLayer } from '../timeline/paint-layer.js';
+import { envelopeTone, paintLayer, paintOutline } from '../timeline/paint-layer.js';
 import type { TimelineStack } from '../url-state.js';
 import { analysisHandlers } from './analysis-handlers.js';
+import { inflatedSize, inflatedStream, isGzip } from './inflated-stream.js';
 import { oncePer } from './once-per.js';
 import { lastSnapshot } from './other-snapshot.js';
 import { poolTimelines, traceTop } from './pool-timeline.js';
@@ -74,12 +76,19 @@ const handlers: { [K in QueryName]: Handler<K> } = {
     return describe(snapshot);
   },
   summary: () => summaryOf(current()),
-  timeline: ({ device, request: asked, stream, search, paint, stack, zoom }) => {
+  timeline: ({ device, request: asked, stream, search, paint, stack, zoom, outline }, id) => {
     // The segments stack is the whole device's; the pools stack keeps the stream's groups only.
     const view = stack === 'segments' ? deviceOf(device) : viewOf(device, stream);
     const reservedOnly = stack === 'segments' || stack === 'pools';
     // A horizontal zoom keeps the y axis of the whole trace.
     const request = zoom === 'horizontal' ? { ...asked, yTop: traceTop(view, reservedOnly) } : asked;
+    // The shape first, from the running totals alone; the page draws it while the rest is stacked
+    // (the allocations stack: its outline is the stacked answer's, on the same scale).
+    if (outline && paint && stack !== 'segments' && stack !== 'pools') {
+      const shape = timelineOutline(view, request);
+      const partial = { ...shape, bitmap: paintOutline(shape, paint) };
+      scope.postMessage({ id, partial }, transferables(partial));
+    }
     if (stack === 'pools') {
       const lod = pools.lod(device, request, stream, matchesOf(device, search ?? ''));
       return paint ? { ...lod, bitmap: paintLayer(lod, paint, envelopeTone, lod.envelopeTop) } : lod;
@@ -187,11 +196,14 @@ async function load(
 async function open(source: Source): Promise<{ stream: ReadableStream<Uint8Array>; total: number | null }> {
   if ('file' in source) {
     const { file } = source;
-    const stream = file.stream() as ReadableStream<Uint8Array>;
-    // A report's embedded snapshot: its gzipped bytes' base64 text, decoded here as it is read.
+    const stream = () => file.stream() as ReadableStream<Uint8Array>;
+    // A report's embedded snapshot where the page cannot decode base64 itself: decoded here as it is read.
     if (file.type === BASE64_TYPE)
-      return { stream: stream.pipeThrough(base64Decoder()), total: decodedSize(file.size) };
-    return { stream, total: file.size };
+      return { stream: stream().pipeThrough(base64Decoder()), total: decodedSize(file.size) };
+    // A gzipped file (a report's embedded snapshot, a dropped .gz) inflates on a thread of its own.
+    const inflated = (await isGzip(file)) ? inflatedStream(file) : null;
+    if (inflated !== null) return { stream: inflated, total: await inflatedSize(file) };
+    return { stream: stream(), total: file.size };
   }
   const res = await fetch(source.url);
   if (!res.ok || res.body === null) throw new SnapshotError(`cannot read (HTTP ${res.status})`);
@@ -201,7 +213,12 @@ async function open(source: Source): Promise<{ stream: ReadableStream<Uint8Array
 
 async function* chunks(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
   const reader = stream.getReader();
-  for (let r = await reader.read(); !r.done; r = await reader.read()) yield r.value;
+  try {
+    for (let r = await reader.read(); !r.done; r = await reader.read()) yield r.value;
+  } finally {
+    // A file refused before its end: its source stops (a fetch, the inflater's worker).
+    reader.cancel().catch(() => {});
+  }
 }
 
 /** The Overview's summary, computed once per snapshot. */

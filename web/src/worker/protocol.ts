@@ -104,9 +104,16 @@ export interface Queries extends TableQueries, AnalysisQueries, WhatIfQueries, R
       stack?: TimelineStack;
       /** 'horizontal': the y axis keeps the whole trace's top; else it follows the window's. */
       zoom?: ZoomMode;
+      /**
+       * With paint, on the allocations stack: first send the window's outline (timelineOutline,
+       * painted) as a partial answer, for a timeline that shows nothing yet (the stacked answer
+       * can take a second).
+       */
+      outline?: boolean;
     };
     /** groups: the pools timeline's (pool, stream) groups, in stacking order. */
     result: TimelineLod & { bitmap?: ImageBitmap; groups?: PoolGroup[] };
+    partial: TimelineLod & { bitmap: ImageBitmap };
   };
   /** What the pools timeline draws at `bytes` after `entry`: an allocation or a free envelope part (null: above the stack). */
   part: {

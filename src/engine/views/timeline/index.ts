@@ -6,4 +6,4 @@ export { hoverFacts } from './hover-facts.js';
 export type { OomMark, StepMarker, TimelineAxis } from './timeline-axis.js';
 export { axisExtent, hasTime, oomMarks, stepMarkers, timePositions, traceStartUs } from './timeline-axis.js';
 export type { TimelineLod, TimelineRequest } from './timeline-lod.js';
-export { timelineLod } from './timeline-lod.js';
+export { timelineLod, timelineOutline } from './timeline-lod.js';

@@ -61,10 +61,7 @@ export interface TimelineLod {
  * largest marked member when it has one, so a highlighted match is never hidden in a merge.
  */
 export function timelineLod(d: DeviceModel, req: TimelineRequest, marked?: Uint8Array): TimelineLod {
-  const columns = Math.max(1, Math.floor(req.columns));
-  const { sample, active, reserved } = sampleColumns(d, req, columns);
-  let yMax = Math.max(1, req.yTop ?? 0);
-  for (let c = 0; c < columns; c++) yMax = Math.max(yMax, active[c]!, reserved[c]!);
+  const { columns, yMax, sample, active, reserved } = outlineColumns(d, req);
   const runs = new RunBuilder();
   const stack = new LiveStack(d, sample[0]!, marked);
   const minBytes = yMax / Math.max(1, req.rows);
@@ -73,6 +70,24 @@ export function timelineLod(d: DeviceModel, req: TimelineRequest, marked?: Uint8
     stack.emit(c, minBytes, runs);
   }
   return { columns, yMax, sample, active, reserved, ...runs.result() };
+}
+
+/**
+ * The window's outline alone: each column's active and reserved bytes, as timelineLod gives them,
+ * and no runs. It reads only the running totals (one pass over the window's entries), so a page
+ * can draw the shape of memory at once while the allocations are stacked (a whole 1 GB trace:
+ * ~0.5-1 s).
+ */
+export function timelineOutline(d: DeviceModel, req: TimelineRequest): TimelineLod {
+  return { ...outlineColumns(d, req), ...new RunBuilder().result() };
+}
+
+function outlineColumns(d: DeviceModel, req: TimelineRequest) {
+  const columns = Math.max(1, Math.floor(req.columns));
+  const { sample, active, reserved } = sampleColumns(d, req, columns);
+  let yMax = Math.max(1, req.yTop ?? 0);
+  for (let c = 0; c < columns; c++) yMax = Math.max(yMax, active[c]!, reserved[c]!);
+  return { columns, yMax, sample, active, reserved };
 }
 
 function sampleColumns(d: DeviceModel, req: TimelineRequest, columns: number) {

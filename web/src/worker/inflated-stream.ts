@@ -1,0 +1,78 @@
+import { SnapshotError } from '../../../src/engine/base/index.js';
+import type { InflaterReply, InflaterRequest } from './inflate-protocol.js';
+import InflateWorker from './inflate-worker.ts?worker&inline';
+
+/** Parts (1 MiB each) the inflater may run ahead of the decoder: enough to keep both threads busy. */
+const AHEAD = 4;
+
+/**
+ * A gzipped File's bytes, inflated on a thread of their own (inflate-worker.ts); null where this
+ * worker cannot start one (the engine then inflates it itself, load.ts). The inflater sends a part
+ * for each one the decoder takes, AHEAD at most waiting, so a fast inflater never fills memory.
+ */
+export function inflatedStream(file: File): ReadableStream<Uint8Array> | null {
+  if (typeof Worker === 'undefined') return null;
+  let inflater: Worker;
+  try {
+    inflater = new InflateWorker();
+  } catch {
+    // A page whose policy refuses the worker: the engine inflates the file itself.
+    return null;
+  }
+  const ask = (m: InflaterRequest) => inflater.postMessage(m);
+  let arrived: (() => void) | undefined;
+  // A part already on its way when the load was given up must not be enqueued into a closed stream.
+  let cancelled = false;
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        inflater.onmessage = (e: MessageEvent<InflaterReply>) => {
+          const m = e.data;
+          if (cancelled) return;
+          if ('part' in m) controller.enqueue(m.part);
+          else {
+            inflater.terminate();
+            if ('done' in m) controller.close();
+            else controller.error(new SnapshotError(`bad gzip data: ${m.error}`));
+          }
+          arrived?.();
+        };
+        inflater.onerror = (e) => {
+          e.preventDefault();
+          inflater.terminate();
+          controller.error(new SnapshotError(`cannot ungzip: ${e.message || 'the inflater stopped'}`));
+          arrived?.();
+        };
+        ask({ file });
+      },
+      // Each part the decoder takes asks for one more; the pull waits for it to arrive.
+      pull() {
+        ask({ more: 1 });
+        return new Promise<void>((resolve) => {
+          arrived = resolve;
+        });
+      },
+      cancel() {
+        cancelled = true;
+        inflater.terminate();
+      },
+    },
+    { highWaterMark: AHEAD },
+  );
+}
+
+/** Whether a File starts as gzip does (1f 8b). */
+export async function isGzip(file: File): Promise<boolean> {
+  const head = new Uint8Array(await file.slice(0, 2).arrayBuffer());
+  return head[0] === 0x1f && head[1] === 0x8b;
+}
+
+/**
+ * The size a gzip File inflates to, from its trailer (ISIZE: the size modulo 2^32), for the
+ * progress bar; null when that cannot be it (smaller than the file: an input over 4 GiB).
+ */
+export async function inflatedSize(file: File): Promise<number | null> {
+  if (file.size < 18) return null;
+  const isize = new DataView(await file.slice(file.size - 4).arrayBuffer()).getUint32(0, true);
+  return isize >= file.size ? isize : null;
+}
