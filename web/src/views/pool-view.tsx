@@ -17,7 +17,8 @@ interface Props {
   pool: PoolStateReport | null;
   /** The selected entry; null for a file without a trace (the pool state is the dump's). */
   entry: number | null;
-  info: EntryInfo | null;
+  /** The selected entry's facts (null: before the first entry); undefined until answered. */
+  info: EntryInfo | null | undefined;
   alloc: number | null;
   /** An address a link pointed at (a segment's, or a piece of one): its segment is outlined and scrolled into view. */
   segment: number | null;
@@ -179,8 +180,11 @@ function holds(s: PoolSegment, address: number): boolean {
   return address >= s.address && address < s.address + s.size;
 }
 
-function EntryLine({ info }: { info: EntryInfo | null }) {
+function EntryLine({ info }: { info: EntryInfo | null | undefined }) {
   const w = useWords();
+  // While the worker is still busy (the first answers of a large file), say so rather than
+  // describe an entry the page has not been told about.
+  if (info === undefined) return <p className="event pending">reading this entry's state…</p>;
   if (info === null) return <p className="event">before the first entry</p>;
   const free = info.device_free_bytes;
   return (

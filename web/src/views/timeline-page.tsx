@@ -190,7 +190,7 @@ export function TimelinePage({ client, device, view, update }: Props) {
         <PoolView
           pool={shown?.pool ?? null}
           entry={dumpOnly ? null : entry}
-          info={info}
+          info={shown === null ? undefined : info}
           alloc={view.alloc}
           segment={view.segment}
           onSelect={selectAlloc}
