@@ -92,6 +92,32 @@ describe.skipIf(!ready && process.env.CI === undefined)('the Diagnosis of a file
     await page.screenshot({ path: join(SHOTS, 'served-device-0.png'), fullPage: true });
   });
 
+  it('while analyses are pending, a device without a finding yet says "nothing found yet", never "nothing found"', async () => {
+    const local = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    // Every wording the picker and the other-devices list show, with whether the page was busy then.
+    await local.addInitScript(() => {
+      const seen: string[] = [];
+      (globalThis as { deviceWords?: string[] }).deviceWords = seen;
+      new MutationObserver(() => {
+        const busy = document.querySelector('main.diagnosis')?.getAttribute('aria-busy') === 'true';
+        const words = [...document.querySelectorAll('select[aria-label="device"] option, .other-devices li')];
+        for (const w of words) {
+          const line = `${busy ? 'busy' : 'done'} ${w.textContent}`;
+          if (!seen.includes(line)) seen.push(line);
+        }
+      }).observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
+    });
+    await local.goto(`${view.url}#file=${encodeURIComponent(three())}`);
+    await local.waitForSelector('main.diagnosis[aria-busy="false"] article.finding.lead', {
+      timeout: 60_000,
+    });
+    const seen = (await local.evaluate('globalThis.deviceWords')) as string[];
+    expect(seen.filter((l) => l.startsWith('busy ') && /nothing found$/.test(l))).toEqual([]);
+    expect(seen.some((l) => l.startsWith('busy ') && /nothing found yet$/.test(l))).toBe(true);
+    expect(seen).toContain('done cuda:0 — nothing found');
+    await local.close();
+  });
+
   it('report.html: lands on device 2 too', async () => {
     const out = join(dir, 'three.html');
     const r = spawnSync(process.execPath, [...NODE_FLAGS, CLI, 'report', three(), '-o', out], {

@@ -1,8 +1,17 @@
-import type { DeviceDiagnosis, FileDiagnosis } from '../../../../src/engine/analyses/diagnosis/index.js';
+import type {
+  DeviceDiagnosis,
+  DiagnosisSoFar,
+  FileDiagnosis,
+} from '../../../../src/engine/analyses/diagnosis/index.js';
 
 /** A finding that is a problem, not the peak's context or what the file cannot tell. */
 export function problemsOf(d: DeviceDiagnosis): DeviceDiagnosis['findings'] {
   return d.findings.filter((f) => f.severity !== 'context' && f.severity !== 'note');
+}
+
+/** "nothing found", said only once every analysis has answered: until then it is "nothing found yet". */
+export function nothingFound(r: DiagnosisSoFar | null): string {
+  return r !== null && r.pending.length > 0 ? 'nothing found yet' : 'nothing found';
 }
 
 /**
@@ -15,7 +24,7 @@ export function OtherDevices({
   device,
   onDevice,
 }: {
-  file: FileDiagnosis;
+  file: DiagnosisSoFar;
   device: number;
   onDevice: (device: number) => void;
 }) {
@@ -34,7 +43,7 @@ export function OtherDevices({
               </button>
               {worst
                 ? `: ${problemsOf(d).length === 1 ? '1 problem' : `${problemsOf(d).length} problems`} — ${worst.headline}`
-                : ': nothing found'}
+                : `: ${nothingFound(file)}`}
             </li>
           );
         })}

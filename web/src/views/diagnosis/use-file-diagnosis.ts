@@ -1,8 +1,8 @@
 import type { WindowCycle } from '../../../../src/engine/analyses/cycles/index.js';
-import type { DiagnosisSoFar, FileDiagnosis } from '../../../../src/engine/analyses/diagnosis/index.js';
+import type { DiagnosisSoFar } from '../../../../src/engine/analyses/diagnosis/index.js';
 import type { EngineClient } from '../../worker/client.js';
 import { diagnosisArgs } from './diagnosis-page.js';
-import { problemsOf } from './other-devices.js';
+import { nothingFound, problemsOf } from './other-devices.js';
 import { useDiagnosis } from './use-diagnosis.js';
 
 /** The open file's diagnosis (every device), for the page's landing and the device picker. */
@@ -33,14 +33,12 @@ export function landingDevice(r: DiagnosisSoFar | null, devices: number[]): numb
 }
 
 /** How the device picker names each device: its label, and whether anything was found there. */
-export function deviceNames(r: FileDiagnosis | null): Map<number, string> {
+export function deviceNames(r: DiagnosisSoFar | null): Map<number, string> {
   const names = new Map<number, string>();
   for (const d of r?.devices ?? []) {
     const n = problemsOf(d).length;
-    names.set(
-      d.device,
-      `${d.label} — ${n === 0 ? 'nothing found' : n === 1 ? '1 problem' : `${n} problems`}`,
-    );
+    const none = nothingFound(r);
+    names.set(d.device, `${d.label} — ${n === 0 ? none : n === 1 ? '1 problem' : `${n} problems`}`);
   }
   return names;
 }
