@@ -7,13 +7,14 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateSnapshotBytes, generateSnapshotJson } from '../../scripts/synth/index.js';
-import { TABLE_NAMES } from '../../src/engine/export/schema.js';
+import { SCHEMA_VERSION, TABLE_NAMES } from '../../src/engine/export/schema.js';
 import { openDuckDb } from '../../src/node/export/duckdb.js';
 import { checkManifest, type ExportManifest, MANIFEST } from '../../src/node/export/export-tables.js';
 import { sqlFileList, sqlIdentifier, sqlString } from '../../src/node/export/sql-quote.js';
@@ -25,7 +26,8 @@ import { rng } from '../helpers/rng.js';
  * checked against the schema, and names, paths and text reach DuckDB quoted, never as SQL or as
  * glob patterns.
  */
-const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js');
+const ROOT = join(import.meta.dirname, '..', '..');
+const CLI = join(ROOT, 'dist', 'cli', 'main.js');
 const work = mkdtempSync(join(tmpdir(), 'memlens-sql-hostile-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -66,6 +68,43 @@ describe('an export folder is data, not SQL', () => {
     );
     expect(r.stdout).toBe('');
     expect(existsSync(target)).toBe(false);
+  });
+
+  it('an export of another schema is refused in one line, not queried with columns it lacks', () => {
+    const dir = join(work, 'old-schema');
+    cpSync(exported, dir, { recursive: true });
+    const manifest = JSON.parse(readFileSync(join(dir, MANIFEST), 'utf8')) as ExportManifest;
+    writeFileSync(join(dir, MANIFEST), JSON.stringify({ ...manifest, schema_version: SCHEMA_VERSION + 1 }));
+    const r = memlens('sql', 'select count(*) from events', dir);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `^memlens: .*old-schema/memlens-export\\.json: an export of schema ${SCHEMA_VERSION + 1}; this memlens reads schema ${SCHEMA_VERSION} \\(export the snapshots again\\)\n$`,
+      ),
+    );
+    expect(r.stdout).toBe('');
+  });
+
+  it("another memlens version never reads this one's cached export (a figure it computes differently would be stale)", () => {
+    // The same build under another version number: a copy of dist/ beside a package.json that says so.
+    const pkg = join(work, 'other-version');
+    cpSync(join(ROOT, 'dist'), join(pkg, 'dist'), { recursive: true });
+    const json = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    writeFileSync(join(pkg, 'package.json'), JSON.stringify({ ...json, version: `${json.version}-other` }));
+    symlinkSync(join(ROOT, 'node_modules'), join(pkg, 'node_modules'));
+    const cache = join(work, 'version-cache');
+    const sql = (cli: string) =>
+      spawnSync('node', [...NODE_FLAGS, cli, 'sql', 'select count(*) as n from events', file], {
+        encoding: 'utf8',
+        env: { ...process.env, XDG_CACHE_HOME: cache },
+      });
+    const first = sql(CLI);
+    expect(first.status, first.stderr).toBe(0);
+    expect(readdirSync(join(cache, 'memlens', 'parquet'))).toHaveLength(1);
+    const other = sql(join(pkg, 'dist', 'cli', 'main.js'));
+    expect(other.status, other.stderr).toBe(0);
+    expect(other.stdout).toBe(first.stdout);
+    expect(readdirSync(join(cache, 'memlens', 'parquet'))).toHaveLength(2);
   });
 
   it('fuzz: a manifest naming any other table is refused, whatever its characters', () => {

@@ -95,18 +95,18 @@ describe.skipIf(!ready && process.env.CI === undefined)('the Diagnosis of a file
   it('while analyses are pending, a device without a finding yet says "nothing found yet", never "nothing found"', async () => {
     const local = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     // Every wording the picker and the other-devices list show, with whether the page was busy then.
-    await local.addInitScript(() => {
-      const seen: string[] = [];
-      (globalThis as { deviceWords?: string[] }).deviceWords = seen;
+    await local.addInitScript(`
+      const seen = [];
+      globalThis.deviceWords = seen;
       new MutationObserver(() => {
         const busy = document.querySelector('main.diagnosis')?.getAttribute('aria-busy') === 'true';
         const words = [...document.querySelectorAll('select[aria-label="device"] option, .other-devices li')];
         for (const w of words) {
-          const line = `${busy ? 'busy' : 'done'} ${w.textContent}`;
+          const line = (busy ? 'busy ' : 'done ') + w.textContent;
           if (!seen.includes(line)) seen.push(line);
         }
       }).observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
-    });
+    `);
     await local.goto(`${view.url}#file=${encodeURIComponent(three())}`);
     await local.waitForSelector('main.diagnosis[aria-busy="false"] article.finding.lead', {
       timeout: 60_000,

@@ -144,14 +144,14 @@ describe.skipIf(!ready && process.env.CI === undefined)('the first picture of a 
   it('until the selected entry is answered, the pool state says it is reading, never "before the first entry"', async () => {
     const local = await browser.newPage({ viewport: { width: 1200, height: 800 } });
     // Every line the entry line ever shows, from the first render on.
-    await local.addInitScript(() => {
-      const seen: string[] = [];
-      (globalThis as { entryLines?: string[] }).entryLines = seen;
+    await local.addInitScript(`
+      const seen = [];
+      globalThis.entryLines = seen;
       new MutationObserver(() => {
         const line = document.querySelector('.pool .event')?.textContent;
         if (line && seen.at(-1) !== line) seen.push(line);
       }).observe(document, { subtree: true, childList: true, characterData: true });
-    });
+    `);
     await local.goto(`${view.url}#tab=timeline`);
     await local.waitForSelector('canvas[data-ready="true"]', { timeout: 60_000 });
     await expect.poll(() => local.locator('.pool .event').textContent()).toMatch(/allocated .* reserved/);

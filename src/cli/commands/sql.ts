@@ -30,6 +30,7 @@ import {
 import { sqlFileList, sqlIdentifier } from '../../node/export/sql-quote.js';
 import { expandPaths } from '../../node/files/expand-paths.js';
 import { EXIT_BAD_INPUT } from '../../node/files/report-error.js';
+import { VERSION } from '../../node/version.js';
 
 type SqlFormat = 'table' | 'csv' | 'json';
 
@@ -81,7 +82,9 @@ export function sqlCommand(program: Command): void {
 async function exportedDir(paths: string[]): Promise<{ dir: string; scratch: boolean }> {
   if (paths.length === 1 && readManifest(paths[0]!)) return { dir: paths[0]!, scratch: false };
   const { files } = expandPaths(paths);
-  const key = createHash('sha256').update(`schema ${SCHEMA_VERSION}\n`);
+  // The memlens version too: a figure a later release computes differently must not be read
+  // back from an export an earlier one cached.
+  const key = createHash('sha256').update(`schema ${SCHEMA_VERSION}\nmemlens ${VERSION}\n`);
   for (const file of files) {
     const hash = await contentHash(file).catch((e: NodeJS.ErrnoException) => {
       throw new SnapshotError(`${file}: cannot read (${e.code ?? e.message})`);
@@ -170,6 +173,13 @@ function treeBytes(dir: string): number {
 
 async function createViews(con: DuckDBConnection, dir: string, m: ExportManifest): Promise<void> {
   checkManifest(dir, m);
+  // Views assume this memlens's tables and columns: an export of another schema would answer
+  // with missing or differently meant columns, so it is refused rather than read.
+  if (m.schema_version !== SCHEMA_VERSION) {
+    throw new SnapshotError(
+      `${path.join(dir, MANIFEST)}: an export of schema ${m.schema_version}; this memlens reads schema ${SCHEMA_VERSION} (export the snapshots again)`,
+    );
+  }
   if (m.format !== 'parquet') {
     throw new SnapshotError(`${dir}: memlens sql reads Parquet exports; this one is ${m.format}`);
   }
