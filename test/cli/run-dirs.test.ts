@@ -57,7 +57,9 @@ describe('commands take run directories', () => {
     const small = join(root, 'small');
     writeGeneratedRun(small, { ranks: 2, windows: 2, seed: 2 });
     const text = memlens('run', small, '--no-cache');
-    expect(text).toContain('not judged: a step needs 3 ranks, or a rank 3 windows, to compare them');
+    const why = 'outliers and growth not judged: a step needs 3 ranks, or a rank 3 windows, to compare them';
+    // Said once, for both questions.
+    expect(text.split('\n').filter((l) => l.includes('not judged'))).toEqual([`  ${why}`]);
     expect(text).not.toContain('no rank or step stands out');
   });
 });

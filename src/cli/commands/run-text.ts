@@ -29,20 +29,23 @@ export function renderRun(r: RunReport, width: number): string {
   const columns = columnOrder(r.rows);
   const lines = [pc.bold(r.root), `  ${r.layout} layout: ${shape(r)}`, ...leadLines(runLead(r), width)];
   for (const figure of TABLES) lines.push('', ...table(r, lanes, columns, figure, width));
-  // "Nothing stands out" is a verdict only where something was compared.
-  const none = (what: string) =>
-    runComparable(r.rows) ? what : 'not judged: a step needs 3 ranks, or a rank 3 windows, to compare them';
-  lines.push(
-    '',
-    ...section('stands out', r.outliers.map(outlierHeadline), none('no rank or step stands out')),
-  );
-  lines.push(
-    ...section(
-      'grows window after window',
-      r.growth.map(growthHeadline),
-      none('no site grows window after window'),
-    ),
-  );
+  // "Nothing stands out" is a verdict only where something was compared; where nothing could
+  // be, one line says why for both questions.
+  if (runComparable(r.rows)) {
+    lines.push('', ...section('stands out', r.outliers.map(outlierHeadline), 'no rank or step stands out'));
+    lines.push(
+      ...section(
+        'grows window after window',
+        r.growth.map(growthHeadline),
+        'no site grows window after window',
+      ),
+    );
+  } else {
+    lines.push(
+      '',
+      `  ${pc.dim('outliers and growth not judged: a step needs 3 ranks, or a rank 3 windows, to compare them')}`,
+    );
+  }
   lines.push(
     ...section(
       'OOMs',
