@@ -38,31 +38,28 @@ export class LiveIndex {
 
   /**
    * `aliveAfter` of many entries (ascending) in one pass over the allocations: each id lands in
-   * the queries its interval holds (found by binary search), so a hundred moments cost about
-   * one scan, not a hundred replays or a checkpoint build.
+   * the queries its interval holds, so a hundred moments cost about one scan, not a hundred
+   * replays or a checkpoint build. Ids come about in the order of their start, so a cursor finds
+   * the first query of each; only the ids some query holds are kept for the second step.
    */
   aliveAfterEach(ks: ArrayLike<number>): Int32Array[] {
     const at = Int32Array.from(ks, (k) => Math.max(-1, Math.min(k, this.entries - 1)));
     const { count, start, end } = this.allocs;
-    // Queries [first, last) of each id: those whose entry lies in its interval (the rule of `scan`).
-    const first = new Int32Array(count);
-    const last = new Int32Array(count);
     const sizes = new Int32Array(at.length + 1);
+    const span = new QuerySpan(at);
+    // (id, first query, last query) of each id some query holds.
+    const held: number[] = [];
     for (let id = 0; id < count; id++) {
-      const s = start[id]!;
-      const e = end[id]!;
-      if (s === -1 && e === -1) continue;
-      const f = s === -1 ? 0 : lowerBound(at, s);
-      const l = Math.max(f, e === -1 ? at.length : lowerBound(at, e));
-      first[id] = f;
-      last[id] = l;
-      sizes[f]!++;
-      sizes[l]!--;
+      if (!span.place(start[id]!, end[id]!) || span.first === span.last) continue;
+      held.push(id, span.first, span.last);
+      sizes[span.first]!++;
+      sizes[span.last]!--;
     }
     const out: Int32Array[] = [];
     for (let q = 0, n = 0; q < at.length; q++) out.push(new Int32Array((n += sizes[q]!)));
     const fill = new Int32Array(at.length);
-    for (let id = 0; id < count; id++) for (let q = first[id]!; q < last[id]!; q++) out[q]![fill[q]!++] = id;
+    for (let h = 0; h < held.length; h += 3)
+      for (let q = held[h + 1]!; q < held[h + 2]!; q++) out[q]![fill[q]!++] = held[h]!;
     return out;
   }
 
@@ -120,5 +117,36 @@ export class LiveIndex {
     if (id < 0) return;
     if (this.allocs.start[id] === i) live.add(id);
     if (this.allocs.end[id] === i) live.delete(id);
+  }
+}
+
+/** The queries (ascending entries) an allocation's interval holds, by the rule of `LiveIndex.scan`. */
+class QuerySpan {
+  /** Queries [first, last) of the interval last placed. */
+  first = 0;
+  last = 0;
+  /** The last interval's start and first query: the next start at or after it searches on from there. */
+  private fromStart = 0;
+  private fromQuery = 0;
+
+  constructor(private readonly at: Int32Array) {}
+
+  /** Places the interval [start, end) (start -1: before the window; end -1: never closed); false if it holds no entry. */
+  place(start: number, end: number): boolean {
+    if (start === -1 && end === -1) return false;
+    const at = this.at;
+    let f = 0;
+    if (start !== -1) {
+      f = start >= this.fromStart ? this.fromQuery : lowerBound(at, start);
+      while (f < at.length && at[f]! < start) f++;
+      this.fromStart = start;
+      this.fromQuery = f;
+    }
+    let l = f;
+    if (end === -1) l = at.length;
+    else while (l < at.length && at[l]! < end) l++;
+    this.first = f;
+    this.last = l;
+    return true;
   }
 }
