@@ -18,6 +18,19 @@ import { snapshotOf } from '../../helpers/snapshot-of.js';
 // Out of order (11 after 12), a missing time, repeated times.
 const TIMES = [10, 12, 11, Number.NaN, 15, 15, 20];
 
+/** A device whose trace holds one alloc at each of TIMES. */
+function deviceOfTimes() {
+  const trace = TIMES.map((t, i) => ({
+    action: 'alloc',
+    addr: 4096 * (i + 1),
+    size: 512,
+    stream: 0,
+    ...(Number.isNaN(t) ? {} : { time_us: t }),
+    frames: [],
+  }));
+  return snapshotOf({ segments: [], device_traces: [trace] }).devices[0]!;
+}
+
 describe('the time → entry rule', () => {
   it('makes times non-decreasing and carries the last time over a missing one', () => {
     expect(Array.from(monotoneTimes(TIMES, TIMES.length))).toEqual([10, 12, 12, 12, 15, 15, 20]);
@@ -33,15 +46,7 @@ describe('the time → entry rule', () => {
   });
 
   it('slice, unreleased-in-range and the timeline cut an out-of-order trace at the same entries', () => {
-    const trace = TIMES.map((t, i) => ({
-      action: 'alloc',
-      addr: 4096 * (i + 1),
-      size: 512,
-      stream: 0,
-      ...(Number.isNaN(t) ? {} : { time_us: t }),
-      frames: [],
-    }));
-    const d = snapshotOf({ segments: [], device_traces: [trace] }).devices[0]!;
+    const d = deviceOfTimes();
     for (const [lo, hi] of [
       [11, 15],
       [12, 14],
@@ -57,17 +62,6 @@ describe('the time → entry rule', () => {
 });
 
 describe('many times at once', () => {
-  const device = () => {
-    const trace = TIMES.map((t, i) => ({
-      action: 'alloc',
-      addr: 4096 * (i + 1),
-      size: 512,
-      stream: 0,
-      ...(Number.isNaN(t) ? {} : { time_us: t }),
-      frames: [],
-    }));
-    return snapshotOf({ segments: [], device_traces: [trace] }).devices[0]!;
-  };
   // Unordered, repeated, between and beyond the entries' times, NaN and infinite.
   const QUERIES = [15, 9, 12, 12, 21, Number.NaN, 10, 11, 20, Infinity, -Infinity, 13, 15, 10];
 
@@ -78,9 +72,9 @@ describe('many times at once', () => {
       const expected = QUERIES.map((t, q) =>
         entryAtTime(times, t, typeof after === 'boolean' ? after : after[q]!),
       );
-      expect(Array.from(entriesAtTimes(device(), QUERIES, after))).toEqual(expected);
+      expect(Array.from(entriesAtTimes(deviceOfTimes(), QUERIES, after))).toEqual(expected);
       // With the device's times computed, they are searched instead.
-      const d = device();
+      const d = deviceOfTimes();
       entryTimes(d);
       expect(Array.from(entriesAtTimes(d, QUERIES, after))).toEqual(expected);
     }
