@@ -83,17 +83,17 @@ export class LiveIndex {
     this.stride = Math.max(MIN_STRIDE, Math.ceil((this.entries * Math.max(1, peak)) / CHECKPOINT_BUDGET));
     const checkpoints: Int32Array[] = [];
     for (let i = 0; i < this.entries; i++) {
-      if (i % this.stride === 0) checkpoints.push(Int32Array.from(live));
+      if (i % this.stride === 0) checkpoints.push(live.ids());
       this.step(live, i);
     }
-    if (this.entries % this.stride === 0) checkpoints.push(Int32Array.from(live));
+    if (this.entries % this.stride === 0) checkpoints.push(live.ids());
     this.checkpoints = checkpoints;
     return checkpoints;
   }
 
-  private aliveAtStart(): Set<number> {
+  private aliveAtStart(): IdSet {
     const a = this.allocs;
-    const live = new Set<number>();
+    const live = new IdSet(a.count);
     for (let id = 0; id < a.count; id++) if (a.start[id] === -1 && a.end[id] !== -1) live.add(id);
     return live;
   }
@@ -112,7 +112,7 @@ export class LiveIndex {
     return peak;
   }
 
-  private step(live: Set<number>, i: number): void {
+  private step(live: { add(id: number): unknown; delete(id: number): unknown }, i: number): void {
     const id = this.allocs.ofEntry[i]!;
     if (id < 0) return;
     if (this.allocs.start[id] === i) live.add(id);
@@ -148,5 +148,46 @@ class QuerySpan {
     this.first = f;
     this.last = l;
     return true;
+  }
+}
+
+/**
+ * A set of allocation ids on typed arrays: building the checkpoints replays an add and a delete
+ * for every allocation of the trace, which a Set of millions of numbers makes the index's cost.
+ * Its ids come in no order (a checkpoint's replay sorts its answer).
+ */
+class IdSet {
+  /** Where each id sits in `items`; -1 when absent. */
+  private readonly slot: Int32Array;
+  private items = new Int32Array(1024);
+  size = 0;
+
+  constructor(ids: number) {
+    this.slot = new Int32Array(ids).fill(-1);
+  }
+
+  add(id: number): void {
+    if (this.slot[id]! >= 0) return;
+    if (this.size === this.items.length) {
+      const more = new Int32Array(this.size * 2);
+      more.set(this.items);
+      this.items = more;
+    }
+    this.slot[id] = this.size;
+    this.items[this.size++] = id;
+  }
+
+  /** The last id moves into the hole: no shifting. */
+  delete(id: number): void {
+    const j = this.slot[id]!;
+    if (j < 0) return;
+    const last = this.items[--this.size]!;
+    this.items[j] = last;
+    this.slot[last] = j;
+    this.slot[id] = -1;
+  }
+
+  ids(): Int32Array {
+    return this.items.slice(0, this.size);
   }
 }
