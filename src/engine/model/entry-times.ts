@@ -36,3 +36,42 @@ export function entryTimes(d: DeviceModel | DeviceTrace): Float64Array {
 export function entryAtTime(times: Float64Array, t: number, after = false): number {
   return lowerBound(times, t, after);
 }
+
+/**
+ * `entryAtTime` of each of the times `ts` (in any order; `after[q]` for each, or one for all): by
+ * binary search when the device's times are computed, else in one pass over the trace that
+ * stores nothing, so finding a few thousand iteration bounds never pays for the whole array
+ * (8 bytes an entry).
+ */
+export function entriesAtTimes(
+  d: DeviceModel,
+  ts: ArrayLike<number>,
+  after: boolean | ArrayLike<boolean> = false,
+): Int32Array {
+  const strictly = typeof after === 'boolean' ? () => after : (q: number) => after[q]!;
+  const known = cache.get(d);
+  if (known !== undefined) return Int32Array.from(ts, (t, q) => entryAtTime(known, t, strictly(q)));
+  const n = d.trace.length;
+  const timeUs = d.trace.timeUs;
+  // A NaN time compares false, so the search ends at entry 0. The others go in the order they
+  // are reached: by time, and at one time `>=` before `>`.
+  const out = new Int32Array(ts.length);
+  const order = Array.from({ length: ts.length }, (_, q) => q)
+    .filter((q) => !Number.isNaN(ts[q]!))
+    .sort((x, y) => ts[x]! - ts[y]! || Number(strictly(x)) - Number(strictly(y)));
+  const m = order.length;
+  const reached = (last: number, q: number) =>
+    strictly(order[q]!) ? last > ts[order[q]!]! : last >= ts[order[q]!]!;
+  let q = 0;
+  let next = m > 0 ? ts[order[0]!]! : Number.POSITIVE_INFINITY;
+  let last = Number.NEGATIVE_INFINITY; // as monotoneTimes (a NaN time is never above it)
+  for (let i = 0; i < n && q < m; i++) {
+    const t = timeUs[i]!;
+    if (t > last) last = t;
+    if (last < next) continue;
+    while (q < m && reached(last, q)) out[order[q++]!] = i;
+    if (q < m) next = ts[order[q]!]!;
+  }
+  for (; q < m; q++) out[order[q]!] = n;
+  return out;
+}

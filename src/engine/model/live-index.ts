@@ -38,31 +38,28 @@ export class LiveIndex {
 
   /**
    * `aliveAfter` of many entries (ascending) in one pass over the allocations: each id lands in
-   * the queries its interval holds (found by binary search), so a hundred moments cost about
-   * one scan, not a hundred replays or a checkpoint build.
+   * the queries its interval holds, so a hundred moments cost about one scan, not a hundred
+   * replays or a checkpoint build. Ids come about in the order of their start, so a cursor finds
+   * the first query of each; only the ids some query holds are kept for the second step.
    */
   aliveAfterEach(ks: ArrayLike<number>): Int32Array[] {
     const at = Int32Array.from(ks, (k) => Math.max(-1, Math.min(k, this.entries - 1)));
     const { count, start, end } = this.allocs;
-    // Queries [first, last) of each id: those whose entry lies in its interval (the rule of `scan`).
-    const first = new Int32Array(count);
-    const last = new Int32Array(count);
     const sizes = new Int32Array(at.length + 1);
+    const span = new QuerySpan(at);
+    // (id, first query, last query) of each id some query holds.
+    const held: number[] = [];
     for (let id = 0; id < count; id++) {
-      const s = start[id]!;
-      const e = end[id]!;
-      if (s === -1 && e === -1) continue;
-      const f = s === -1 ? 0 : lowerBound(at, s);
-      const l = Math.max(f, e === -1 ? at.length : lowerBound(at, e));
-      first[id] = f;
-      last[id] = l;
-      sizes[f]!++;
-      sizes[l]!--;
+      if (!span.place(start[id]!, end[id]!) || span.first === span.last) continue;
+      held.push(id, span.first, span.last);
+      sizes[span.first]!++;
+      sizes[span.last]!--;
     }
     const out: Int32Array[] = [];
     for (let q = 0, n = 0; q < at.length; q++) out.push(new Int32Array((n += sizes[q]!)));
     const fill = new Int32Array(at.length);
-    for (let id = 0; id < count; id++) for (let q = first[id]!; q < last[id]!; q++) out[q]![fill[q]!++] = id;
+    for (let h = 0; h < held.length; h += 3)
+      for (let q = held[h + 1]!; q < held[h + 2]!; q++) out[q]![fill[q]!++] = held[h]!;
     return out;
   }
 
@@ -86,17 +83,17 @@ export class LiveIndex {
     this.stride = Math.max(MIN_STRIDE, Math.ceil((this.entries * Math.max(1, peak)) / CHECKPOINT_BUDGET));
     const checkpoints: Int32Array[] = [];
     for (let i = 0; i < this.entries; i++) {
-      if (i % this.stride === 0) checkpoints.push(Int32Array.from(live));
+      if (i % this.stride === 0) checkpoints.push(live.ids());
       this.step(live, i);
     }
-    if (this.entries % this.stride === 0) checkpoints.push(Int32Array.from(live));
+    if (this.entries % this.stride === 0) checkpoints.push(live.ids());
     this.checkpoints = checkpoints;
     return checkpoints;
   }
 
-  private aliveAtStart(): Set<number> {
+  private aliveAtStart(): IdSet {
     const a = this.allocs;
-    const live = new Set<number>();
+    const live = new IdSet(a.count);
     for (let id = 0; id < a.count; id++) if (a.start[id] === -1 && a.end[id] !== -1) live.add(id);
     return live;
   }
@@ -115,10 +112,82 @@ export class LiveIndex {
     return peak;
   }
 
-  private step(live: Set<number>, i: number): void {
+  private step(live: { add(id: number): unknown; delete(id: number): unknown }, i: number): void {
     const id = this.allocs.ofEntry[i]!;
     if (id < 0) return;
     if (this.allocs.start[id] === i) live.add(id);
     if (this.allocs.end[id] === i) live.delete(id);
+  }
+}
+
+/** The queries (ascending entries) an allocation's interval holds, by the rule of `LiveIndex.scan`. */
+class QuerySpan {
+  /** Queries [first, last) of the interval last placed. */
+  first = 0;
+  last = 0;
+  /** The last interval's start and first query: the next start at or after it searches on from there. */
+  private fromStart = 0;
+  private fromQuery = 0;
+
+  constructor(private readonly at: Int32Array) {}
+
+  /** Places the interval [start, end) (start -1: before the window; end -1: never closed); false if it holds no entry. */
+  place(start: number, end: number): boolean {
+    if (start === -1 && end === -1) return false;
+    const at = this.at;
+    let f = 0;
+    if (start !== -1) {
+      f = start >= this.fromStart ? this.fromQuery : lowerBound(at, start);
+      while (f < at.length && at[f]! < start) f++;
+      this.fromStart = start;
+      this.fromQuery = f;
+    }
+    let l = f;
+    if (end === -1) l = at.length;
+    else while (l < at.length && at[l]! < end) l++;
+    this.first = f;
+    this.last = l;
+    return true;
+  }
+}
+
+/**
+ * A set of allocation ids on typed arrays: building the checkpoints replays an add and a delete
+ * for every allocation of the trace, which a Set of millions of numbers makes the index's cost.
+ * Its ids come in no order (a checkpoint's replay sorts its answer).
+ */
+class IdSet {
+  /** Where each id sits in `items`; -1 when absent. */
+  private readonly slot: Int32Array;
+  private items = new Int32Array(1024);
+  size = 0;
+
+  constructor(ids: number) {
+    this.slot = new Int32Array(ids).fill(-1);
+  }
+
+  add(id: number): void {
+    if (this.slot[id]! >= 0) return;
+    if (this.size === this.items.length) {
+      const more = new Int32Array(this.size * 2);
+      more.set(this.items);
+      this.items = more;
+    }
+    this.slot[id] = this.size;
+    this.items[this.size++] = id;
+  }
+
+  /** The last id moves into the hole: no shifting. */
+  delete(id: number): void {
+    const j = this.slot[id]!;
+    if (j < 0) return;
+    const last = this.items[--this.size]!;
+    this.items[j] = last;
+    this.slot[last] = j;
+    this.slot[id] = -1;
+  }
+
+  ids(): Int32Array {
+    return this.items.slice(0, this.size);
   }
 }

@@ -165,7 +165,7 @@ function union(spans: Span[], add: Span): Span[] {
 const cache = new WeakMap<DeviceModel, Int32Array>();
 
 /** Indices of the segment events of a device, newest first (computed once per device). */
-function segmentEntries(d: DeviceModel): Int32Array {
+export function segmentEntries(d: DeviceModel): Int32Array {
   let list = cache.get(d);
   if (list === undefined) {
     const out: number[] = [];

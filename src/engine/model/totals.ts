@@ -21,6 +21,8 @@ export interface RunningTotals {
   /** Event index at which allocated / reserved first reach their peak (-1: before the first event). */
   peakAllocatedAt: number;
   peakReservedAt: number;
+  /** Reserved bytes after entry `peakAllocatedAt` (the start's before the first entry). */
+  reservedAtAllocatedPeak: number;
   /**
    * Bytes added to every point of a curve that undoing the trace from the dump took below zero
    * (a trace that allocates more than the dump holds: an impossible file). 0 for a possible one.
@@ -36,6 +38,12 @@ export interface RunningTotals {
    * outside the trace), from one pass that stores only them when the curves are not walked yet.
    */
   allocatedAfterEach(ks: ArrayLike<number>): Float64Array;
+  /**
+   * The three curves after each of the entries `ks` (ascending), as `allocatedAfterEach`: an
+   * analysis that reads a few moments (the peak, the segment allocations) never fills the whole
+   * curves (24 bytes an entry).
+   */
+  curvesAfterEach(ks: ArrayLike<number>): Curves;
 }
 
 export interface Figures {
@@ -99,12 +107,12 @@ class LazyTotals implements RunningTotals {
   readonly peak: Figures;
   readonly peakAllocatedAt: number;
   readonly peakReservedAt: number;
+  readonly reservedAtAllocatedPeak: number;
   readonly lift: { allocated: number; active: number; reserved: number };
   private curves: Curves | undefined;
   /** The forward walk so far: curves filled before entry `at`, and the figures there. */
-  private walk:
-    | { curves: Curves; at: number; allocated: number; active: number; reserved: number }
-    | undefined;
+  private walk: (Position & { curves: Curves }) | undefined;
+  private readonly marks: Marks;
 
   constructor(
     private readonly trace: DeviceTrace,
@@ -122,6 +130,8 @@ class LazyTotals implements RunningTotals {
     this.peak = lifted(w.peak, this.lift);
     this.peakAllocatedAt = w.peakAllocatedAt;
     this.peakReservedAt = w.peakReservedAt;
+    this.reservedAtAllocatedPeak = w.reservedAtAllocatedPeak + this.lift.reserved;
+    this.marks = new Marks(trace.length, this.start);
   }
 
   curvesBetween(from: number, to: number): Curves {
@@ -138,20 +148,34 @@ class LazyTotals implements RunningTotals {
   }
 
   allocatedAfterEach(ks: ArrayLike<number>): Float64Array {
-    if (this.curves !== undefined) return Float64Array.from(ks, (k) => this.curves!.allocated[k]!);
-    // An entry outside the trace reads as the curve's missing value would: NaN.
-    const out = new Float64Array(ks.length).fill(Number.NaN);
-    const { action, size } = this.trace;
-    let allocated = this.start.allocated;
+    return this.curvesAfterEach(ks).allocated;
+  }
+
+  curvesAfterEach(ks: ArrayLike<number>): Curves {
+    const m = ks.length;
+    const out: Curves = {
+      allocated: new Float64Array(m).fill(Number.NaN),
+      active: new Float64Array(m).fill(Number.NaN),
+      reserved: new Float64Array(m).fill(Number.NaN),
+    };
+    const n = this.trace.length;
+    // Entries the forward walk has passed are read from its arrays, the rest walked without storing.
+    const from: Position = this.curves ? { at: n, ...this.start } : (this.walk ?? { at: 0, ...this.start });
+    const walked = this.curves ?? this.walk?.curves;
     let q = 0;
-    while (q < ks.length && ks[q]! < 0) q++;
-    for (let i = 0; q < ks.length && i < this.trace.length; i++) {
-      const a = action[i]!;
-      const v = size[i]!;
-      const bytes = Number.isNaN(v) ? 0 : v; // as walkTo
-      if (a === Action.alloc) allocated += bytes;
-      else if (a === Action.free_requested || a === Action.free) allocated -= bytes;
-      while (q < ks.length && ks[q] === i) out[q++] = allocated;
+    while (q < m && ks[q]! < 0) q++;
+    for (; q < m && ks[q]! < from.at; q++) {
+      const k = ks[q]!;
+      out.allocated[q] = walked!.allocated[k]!;
+      out.active[q] = walked!.active[k]!;
+      out.reserved[q] = walked!.reserved[k]!;
+    }
+    // Each asked entry walked to from where the last ended or from the nearest mark, if later.
+    const only = { ks, q };
+    let pos = from;
+    while (only.q < m && ks[only.q]! < n) {
+      const k = ks[only.q]!;
+      pos = walkForward(this.trace, this.marks.nearest(k, pos), k + 1, this.marks, out, only);
     }
     return out;
   }
@@ -178,38 +202,120 @@ class LazyTotals implements RunningTotals {
       active: this.start.active,
       reserved: this.start.reserved,
     });
-    const { action, size } = this.trace;
-    const out = w.curves;
-    let { allocated, active, reserved } = w;
-    const end = Math.min(to, n);
-    for (let i = w.at; i < end; i++) {
-      const a = action[i]!;
-      const v = size[i]!;
-      const bytes = Number.isNaN(v) ? 0 : v; // as walkBack: a size the entry lacks counts 0
-      if (a === Action.alloc) {
-        allocated += bytes;
-        active += bytes;
-      } else if (a === Action.free_requested || a === Action.free) {
-        allocated -= bytes;
-        if (a === Action.free) active -= bytes;
-      } else if (a === Action.free_completed) {
-        active -= bytes;
-      } else if (a === Action.segment_alloc || a === Action.segment_map) {
-        reserved += bytes;
-      } else if (a === Action.segment_free || a === Action.segment_unmap) {
-        reserved -= bytes;
-      }
+    if (to > w.at) Object.assign(w, walkForward(this.trace, w, Math.min(to, n), this.marks, w.curves));
+    if (w.at === n) {
+      this.curves = w.curves;
+      this.walk = undefined;
+    }
+    return w.curves;
+  }
+}
+
+/** Where a forward walk stands: the figures after entry `at` - 1. */
+interface Position {
+  at: number;
+  allocated: number;
+  active: number;
+  reserved: number;
+}
+
+/** Entries between two marks: a walk to any entry from the nearest mark is at most this long. */
+const MARK_STRIDE = 1024;
+
+/**
+ * The figures before every MARK_STRIDE-th entry, as far as any forward walk has gone (24 bytes
+ * per 1,024 entries): the diagnosis asks for the curves at a few thousand moments, analysis by
+ * analysis, and only the first of them walks the trace.
+ */
+class Marks {
+  private readonly figures: Curves;
+  /** Marks 0 .. known are filled (mark 0: the start). */
+  private known = 0;
+
+  constructor(entries: number, start: Figures) {
+    const count = Math.floor(entries / MARK_STRIDE) + 1;
+    this.figures = {
+      allocated: new Float64Array(count),
+      active: new Float64Array(count),
+      reserved: new Float64Array(count),
+    };
+    this.set(0, start.allocated, start.active, start.reserved);
+  }
+
+  set(j: number, allocated: number, active: number, reserved: number): void {
+    this.figures.allocated[j] = allocated;
+    this.figures.active[j] = active;
+    this.figures.reserved[j] = reserved;
+  }
+
+  /** A walk from `from` reached entry `to`: the marks it set join the filled ones (it began at or before the next). */
+  reached(to: number): void {
+    this.known = Math.max(this.known, Math.floor((to - 1) / MARK_STRIDE));
+  }
+
+  /** Where a walk to entry `k` starts: the nearest filled mark at or before it, unless `pos` is nearer. */
+  nearest(k: number, pos: Position): Position {
+    const j = Math.min(Math.floor(k / MARK_STRIDE), this.known);
+    if (j * MARK_STRIDE <= pos.at) return pos;
+    const f = this.figures;
+    return {
+      at: j * MARK_STRIDE,
+      allocated: f.allocated[j]!,
+      active: f.active[j]!,
+      reserved: f.reserved[j]!,
+    };
+  }
+}
+
+/**
+ * Walks entries `from.at` .. `to` - 1 forward, setting the marks it passes and writing the
+ * figures after each entry into `out` at its entry, or (`only`) after the entries
+ * `only.ks[only.q..]` (ascending) at their index in ks, moving `only.q` past them.
+ */
+function walkForward(
+  trace: DeviceTrace,
+  from: Position,
+  to: number,
+  marks: Marks,
+  out: Curves,
+  only?: { ks: ArrayLike<number>; q: number },
+): Position {
+  const { action, size } = trace;
+  let { allocated, active, reserved } = from;
+  const ks = only?.ks;
+  let q = only?.q ?? 0;
+  for (let i = from.at; i < to; i++) {
+    if (i % MARK_STRIDE === 0) marks.set(i / MARK_STRIDE, allocated, active, reserved);
+    const a = action[i]!;
+    const v = size[i]!;
+    const bytes = Number.isNaN(v) ? 0 : v; // as walkBack: a size the entry lacks counts 0
+    if (a === Action.alloc) {
+      allocated += bytes;
+      active += bytes;
+    } else if (a === Action.free_requested || a === Action.free) {
+      allocated -= bytes;
+      if (a === Action.free) active -= bytes;
+    } else if (a === Action.free_completed) {
+      active -= bytes;
+    } else if (a === Action.segment_alloc || a === Action.segment_map) {
+      reserved += bytes;
+    } else if (a === Action.segment_free || a === Action.segment_unmap) {
+      reserved -= bytes;
+    }
+    if (ks === undefined) {
       out.allocated[i] = allocated;
       out.active[i] = active;
       out.reserved[i] = reserved;
-    }
-    if (end > w.at) Object.assign(w, { at: end, allocated, active, reserved });
-    if (w.at === n) {
-      this.curves = out;
-      this.walk = undefined;
-    }
-    return out;
+    } else
+      for (; q < ks.length && ks[q] === i; q++) {
+        out.allocated[q] = allocated;
+        out.active[q] = active;
+        out.reserved[q] = reserved;
+      }
   }
+  if (only !== undefined) only.q = q;
+  if (to > from.at) marks.reached(to);
+  return { at: Math.max(from.at, to), allocated, active, reserved };
 }
 
 function lifted(f: Figures, lift: LazyTotals['lift']): Figures {
@@ -234,6 +340,7 @@ function walkBack(trace: DeviceTrace, end: Figures) {
   let [pAllocations, pActiveAllocations, pSegments] = [allocations, activeAllocations, segments];
   let peakAllocatedAt = n - 1;
   let peakReservedAt = n - 1;
+  let reservedAtAllocatedPeak = reserved;
   let [mAllocated, mActive, mReserved] = [allocated, active, reserved];
   const { action, size } = trace;
   for (let i = n - 1; i >= 0; i--) {
@@ -267,6 +374,7 @@ function walkBack(trace: DeviceTrace, end: Figures) {
     if (allocated >= pAllocated) {
       peakAllocatedAt = i - 1;
       pAllocated = allocated;
+      reservedAtAllocatedPeak = reserved;
     }
     if (reserved >= pReserved) {
       peakReservedAt = i - 1;
@@ -291,5 +399,5 @@ function walkBack(trace: DeviceTrace, end: Figures) {
     segments: pSegments,
   };
   const min = { allocated: mAllocated, active: mActive, reserved: mReserved };
-  return { cur: start, peak, peakAllocatedAt, peakReservedAt, min };
+  return { cur: start, peak, peakAllocatedAt, peakReservedAt, reservedAtAllocatedPeak, min };
 }

@@ -6,12 +6,30 @@
 import { describe, expect, it } from 'vitest';
 import { windowEntries } from '../../../src/engine/analyses/leaks/unreleased.js';
 import { sliceWindows } from '../../../src/engine/analyses/slice/slice-window.js';
-import { entryAtTime, monotoneTimes } from '../../../src/engine/model/entry-times.js';
+import {
+  entriesAtTimes,
+  entryAtTime,
+  entryTimes,
+  monotoneTimes,
+} from '../../../src/engine/model/entry-times.js';
 import { firstAtOrAfter } from '../../../src/engine/views/timeline/timeline-axis.js';
 import { snapshotOf } from '../../helpers/snapshot-of.js';
 
 // Out of order (11 after 12), a missing time, repeated times.
 const TIMES = [10, 12, 11, Number.NaN, 15, 15, 20];
+
+/** A device whose trace holds one alloc at each of TIMES. */
+function deviceOfTimes() {
+  const trace = TIMES.map((t, i) => ({
+    action: 'alloc',
+    addr: 4096 * (i + 1),
+    size: 512,
+    stream: 0,
+    ...(Number.isNaN(t) ? {} : { time_us: t }),
+    frames: [],
+  }));
+  return snapshotOf({ segments: [], device_traces: [trace] }).devices[0]!;
+}
 
 describe('the time → entry rule', () => {
   it('makes times non-decreasing and carries the last time over a missing one', () => {
@@ -28,15 +46,7 @@ describe('the time → entry rule', () => {
   });
 
   it('slice, unreleased-in-range and the timeline cut an out-of-order trace at the same entries', () => {
-    const trace = TIMES.map((t, i) => ({
-      action: 'alloc',
-      addr: 4096 * (i + 1),
-      size: 512,
-      stream: 0,
-      ...(Number.isNaN(t) ? {} : { time_us: t }),
-      frames: [],
-    }));
-    const d = snapshotOf({ segments: [], device_traces: [trace] }).devices[0]!;
+    const d = deviceOfTimes();
     for (const [lo, hi] of [
       [11, 15],
       [12, 14],
@@ -47,6 +57,26 @@ describe('the time → entry rule', () => {
       const [w] = sliceWindows([d], { by: 'time', from: lo, to: hi + 1 });
       // slice's window is half-open [from, to); unreleased's is inclusive of hi.
       expect([w!.start, w!.end - 1]).toEqual([first, last]);
+    }
+  });
+});
+
+describe('many times at once', () => {
+  // Unordered, repeated, between and beyond the entries' times, NaN and infinite.
+  const QUERIES = [15, 9, 12, 12, 21, Number.NaN, 10, 11, 20, Infinity, -Infinity, 13, 15, 10];
+
+  it('one pass gives the binary search on the made-monotone times, at or strictly after', () => {
+    const times = monotoneTimes(TIMES, TIMES.length);
+    const mixed = QUERIES.map((_, q) => q % 3 === 1);
+    for (const after of [false, true, mixed]) {
+      const expected = QUERIES.map((t, q) =>
+        entryAtTime(times, t, typeof after === 'boolean' ? after : after[q]!),
+      );
+      expect(Array.from(entriesAtTimes(deviceOfTimes(), QUERIES, after))).toEqual(expected);
+      // With the device's times computed, they are searched instead.
+      const d = deviceOfTimes();
+      entryTimes(d);
+      expect(Array.from(entriesAtTimes(d, QUERIES, after))).toEqual(expected);
     }
   });
 });

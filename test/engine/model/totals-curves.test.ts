@@ -71,3 +71,43 @@ describe('allocated bytes at a few entries', () => {
       }
     });
 });
+
+describe('the curves at many entries', () => {
+  /** Every 7th entry and some twice, so walks go on from marks and from the last entry asked. */
+  const asked = (n: number) =>
+    [-1, ...Array.from({ length: Math.ceil(n / 7) }, (_, j) => 7 * j), n >> 1, n - 1, n, n + 3].sort(
+      (x, y) => x - y,
+    );
+  const walked = (d: Snapshot['devices'][number], ks: number[]) =>
+    KEYS.map((key) => ks.map((k) => (k >= 0 && k < d.trace.length ? d.totals[key][k]! : Number.NaN)));
+  const points = (d: Snapshot['devices'][number], ks: number[]) => {
+    const c = d.totals.curvesAfterEach(ks);
+    return KEYS.map((key) => Array.from(c[key]));
+  };
+
+  for (const events of [4000, 30000])
+    it(`${events} events: before any walk, after a partial one, and after the whole curves`, () => {
+      const bytes = generateSnapshotBytes({ events, seed: 7 }).bytes;
+      const fresh = loadSnapshotBytes(bytes).devices[0]!;
+      const partial = loadSnapshotBytes(bytes).devices[0]!;
+      const whole = loadSnapshotBytes(bytes).devices[0]!;
+      const ks = asked(fresh.trace.length);
+      const expected = walked(whole, ks);
+      expect(points(fresh, [5, 6000, 9000])).toEqual(walked(whole, [5, 6000, 9000]));
+      // Again, now that the first walk left its marks.
+      expect(points(fresh, ks)).toEqual(expected);
+      partial.totals.curvesBetween(0, 2500);
+      expect(points(partial, ks)).toEqual(expected);
+      expect(points(whole, ks)).toEqual(expected);
+    });
+
+  for (const [name, snapshot] of snapshots())
+    it(`${name}: reserved at the allocated peak is the walked curve's`, () => {
+      for (const d of snapshot.devices) {
+        const at = d.totals.peakAllocatedAt;
+        const reserved = at >= 0 ? d.totals.reserved[at]! : d.totals.start.reserved;
+        expect(d.totals.reservedAtAllocatedPeak).toBe(reserved);
+        if (at >= 0) expect(d.totals.allocated[at]).toBe(d.totals.peak.allocated);
+      }
+    });
+});

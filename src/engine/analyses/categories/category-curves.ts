@@ -72,11 +72,11 @@ export function categoriesOf(s: Snapshot, d: DeviceModel, points: number): Devic
   const maxAt = new Int32Array(k).fill(-1);
   let atPeak = peakAt < 0 ? Float64Array.from(cur) : new Float64Array(k);
   const curve = new CurveBuilder(d, Math.max(1, Math.min(points, n + 1)));
-  curve.add(0, cur);
+  curve.add(0, cur, -1);
   for (let i = 0; i < n; i++) {
     const id = a.ofEntry[i]!;
+    const c = id >= 0 ? labels.category[id]! : -1;
     if (id >= 0) {
-      const c = labels.category[id]!;
       if (a.start[id] === i) cur[c]! += a.size[id]!;
       if (a.freeRequested[id] === i) cur[c]! -= a.size[id]!;
       if (cur[c]! > max[c]!) {
@@ -85,7 +85,7 @@ export function categoriesOf(s: Snapshot, d: DeviceModel, points: number): Devic
       }
     }
     if (i === peakAt) atPeak = Float64Array.from(cur);
-    curve.add(i + 1, cur);
+    curve.add(i + 1, cur, c);
   }
   return {
     device: d.device,
@@ -125,17 +125,19 @@ class CurveBuilder {
     this.last = new Array<number>(points).fill(0);
   }
 
-  add(moment: number, cur: Float64Array): void {
+  /**
+   * The figures at `moment`, where only category `changed` (-1: none) moved since the last: the
+   * others' maxima in the bucket stand, so an entry costs one comparison, not one per category.
+   */
+  add(moment: number, cur: Float64Array, changed: number): void {
     if (moment >= this.bucketEnd) {
       this.bucket++;
       this.bucketEnd = Math.floor(((this.bucket + 1) * this.moments) / this.points);
       this.first[this.bucket] = moment - 1;
       for (let c = 0; c < cur.length; c++) this.values[c]![this.bucket] = cur[c]!;
-    }
+    } else if (changed >= 0 && cur[changed]! > this.values[changed]![this.bucket]!)
+      this.values[changed]![this.bucket] = cur[changed]!;
     this.last[this.bucket] = moment - 1;
-    for (let c = 0; c < cur.length; c++) {
-      if (cur[c]! > this.values[c]![this.bucket]!) this.values[c]![this.bucket] = cur[c]!;
-    }
   }
 
   result(): CategoryCurve {

@@ -17,11 +17,15 @@ export function deviceMemory(d: DeviceModel, capacity?: number): DeviceMemory {
   if (capacity !== undefined) return { bytes: capacity, from: 'capacity' };
   const free = d.trace.deviceFree;
   let seen = 0;
-  if (free !== undefined)
-    for (let i = 0; i < d.trace.length; i++) {
-      const f = free[i]!;
-      if (!Number.isNaN(f) && f > 0) seen = Math.max(seen, d.totals.reserved[i]! + f);
-    }
+  if (free !== undefined) {
+    // Reserved bytes at the few entries that say what CUDA had free (OOMs), not the whole curve.
+    const at: number[] = [];
+    for (let i = 0; i < d.trace.length; i++) if (free[i]! > 0) at.push(i);
+    const reserved = d.totals.curvesAfterEach(at).reserved;
+    at.forEach((i, k) => {
+      seen = Math.max(seen, reserved[k]! + free[i]!);
+    });
+  }
   // The device held its reserved peak too, whatever was left at the OOM.
   if (seen > 0) return { bytes: Math.max(seen, d.totals.peak.reserved), from: 'oom' };
   return { bytes: Math.max(1, d.totals.peak.reserved), from: 'peak' };

@@ -10,6 +10,7 @@ import {
 import { SMALL_REQUEST_LIMIT } from '../../derived/state/trace-window.js';
 import { lowerBound } from '../../model/lower-bound.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
+import { segmentEntries } from '../../model/state-at.js';
 import { Action } from '../../model/trace-columns.js';
 import { type FragSweep, fragSweep } from './frag-sweep.js';
 
@@ -90,15 +91,16 @@ export interface DeviceFragmentation {
 
 export function fragmentationOf(s: Snapshot, d: DeviceModel, opts: FragOptions = {}): DeviceFragmentation {
   const top = opts.top ?? 10;
-  const moments = segmentAllocMoments(s, d, opts.detailed);
-  const points = curve(d, opts.samples ?? 24);
+  // First the walk of the whole curves this needs, so the moments below read them.
   const most = mostCached(d);
-  const peak = addNonReleasable(s, d, points, most, moments);
+  const moments = segmentAllocMoments(s, d, opts.detailed);
+  const sampled = curve(d, opts.samples ?? 24);
+  const peak = addNonReleasable(s, d, sampled, most, moments);
   return {
     device: d.device,
     dump: fragState(dumpFreeState(s, d), top),
     at: opts.at === undefined ? null : fragState(freeStateAfter(s, d, opts.at), top),
-    curve: points,
+    curve: sampled,
     most_cached: most,
     non_releasable_peak: peak,
     segment_allocs: moments,
@@ -164,20 +166,28 @@ export function listName(g: Pick<FreeGroup, 'pool' | 'private_pool' | 'stream'>)
 }
 
 function point(d: DeviceModel, i: number): CurvePoint {
+  return points(d, [i])[0]!;
+}
+
+/** The curves at entries `is` (ascending), read in one pass: the curves need not be walked whole. */
+function points(d: DeviceModel, is: readonly number[]): CurvePoint[] {
   const t = d.totals;
-  const reserved = i >= 0 ? t.reserved[i]! : t.start.reserved;
-  const allocated = i >= 0 ? t.allocated[i]! : t.start.allocated;
-  const time = i >= 0 ? d.trace.timeUs[i]! : Number.NaN;
-  return {
-    after_entry: i,
-    time_us: Number.isNaN(time) ? null : time,
-    reserved_bytes: reserved,
-    allocated_bytes: allocated,
-    active_bytes: i >= 0 ? t.active[i]! : t.start.active,
-    reserved_minus_allocated_bytes: reserved - allocated,
-    inactive_split_bytes: 0,
-    releasable_bytes: 0,
-  };
+  const c = t.curvesAfterEach(is);
+  return is.map((i, q) => {
+    const reserved = i >= 0 ? c.reserved[q]! : t.start.reserved;
+    const allocated = i >= 0 ? c.allocated[q]! : t.start.allocated;
+    const time = i >= 0 ? d.trace.timeUs[i]! : Number.NaN;
+    return {
+      after_entry: i,
+      time_us: Number.isNaN(time) ? null : time,
+      reserved_bytes: reserved,
+      allocated_bytes: allocated,
+      active_bytes: i >= 0 ? c.active[q]! : t.start.active,
+      reserved_minus_allocated_bytes: reserved - allocated,
+      inactive_split_bytes: 0,
+      releasable_bytes: 0,
+    };
+  });
 }
 
 /**
@@ -232,12 +242,12 @@ function curve(d: DeviceModel, samples: number): CurvePoint[] {
   const n = d.trace.length;
   if (n === 0 || samples <= 0) return [];
   const count = Math.min(n, Math.max(2, samples));
-  const out: CurvePoint[] = [];
+  const at: number[] = [];
   for (let j = 0; j < count; j++) {
     const i = count === 1 ? 0 : Math.round((j * (n - 1)) / (count - 1));
-    if (out.at(-1)?.after_entry !== i) out.push(point(d, i));
+    if (at.at(-1) !== i) at.push(i);
   }
-  return out;
+  return points(d, at);
 }
 
 /** Skips the moment between a segment_alloc/map and the alloc it was made for (always unallocated). */
@@ -265,13 +275,19 @@ function mostCached(d: DeviceModel): CurvePoint | null {
  */
 export function segmentAllocMoments(s: Snapshot, d: DeviceModel, detailed = 100): SegmentAllocMoment[] {
   const t = d.trace;
-  const moments: SegmentAllocMoment[] = [];
-  for (let i = 0; i < t.length; i++) {
-    if (t.action[i] !== Action.segment_alloc) continue;
-    const before = point(d, i - 1);
+  // The segment events (newest first) the state replay below lists anyway, not a pass of its own.
+  const entries = Array.from(segmentEntries(d))
+    .filter((i) => t.action[i] === Action.segment_alloc)
+    .reverse();
+  const befores = points(
+    d,
+    entries.map((i) => i - 1),
+  );
+  const moments = entries.map((i, k): SegmentAllocMoment => {
+    const before = befores[k]!;
     const request = requestServed(d, i);
     const stream = s.traceColumns.streams[t.stream[i]!] ?? 0;
-    moments.push({
+    return {
       entry: i,
       time_us: Number.isNaN(t.timeUs[i]!) ? null : t.timeUs[i]!,
       segment_bytes: t.size[i]!,
@@ -284,8 +300,8 @@ export function segmentAllocMoments(s: Snapshot, d: DeviceModel, detailed = 100)
       inactive_split_before_bytes: 0,
       releasable_before_bytes: 0,
       detail: null,
-    });
-  }
+    };
+  });
   const chosen = [...moments]
     .sort((x, y) => y.reserved_minus_allocated_before_bytes - x.reserved_minus_allocated_before_bytes)
     .slice(0, detailed)

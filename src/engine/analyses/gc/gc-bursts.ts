@@ -6,6 +6,7 @@ import {
   type IterationSummary,
   type Iterations,
   iterationAt,
+  iterationCursor,
   summarizeIterations,
 } from '../../derived/iterations/iterations.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
@@ -112,6 +113,8 @@ class BurstFinder {
   private readonly freeSites: Sites;
   private readonly allocSites: Sites;
   private readonly minAgeEntries: number;
+  /** The iteration of an allocation's start: a run's frees mostly free the current iteration's. */
+  private readonly iterationOf: (i: number) => number;
 
   constructor(
     private readonly s: Snapshot,
@@ -124,6 +127,7 @@ class BurstFinder {
     this.allocSites = new Sites(s.stacks, fullStacks);
     const mean = summarizeIterations(it).mean_entries;
     this.minAgeEntries = mean ?? Math.max(1, Math.ceil(MIN_AGE_SHARE * d.trace.length));
+    this.iterationOf = iterationCursor(it);
   }
 
   /** The runs of frees (see gcBurstsOf) with at least `minCount` long-lived allocations. */
@@ -135,6 +139,8 @@ class BurstFinder {
     let site = NO_SITE;
     let last = Number.NaN;
     const close = () => {
+      // Most allocs close no run: no new array each time (a site is set only with a free in the run).
+      if (run.length === 0) return;
       if (run.length >= minCount && this.longLived(run) >= minCount) out.push(this.describe(run));
       run = [];
       site = NO_SITE;
@@ -218,7 +224,7 @@ class BurstFinder {
    * window counts from its start: the age is at least that.
    */
   private isLongLived(start: number, freedAt: number): boolean {
-    const k = start >= 0 ? iterationAt(this.it, start) : -1;
+    const k = start >= 0 ? this.iterationOf(start) : -1;
     const span = k >= 0 ? this.it.end[k]! - this.it.start[k]! : this.minAgeEntries;
     return freedAt - Math.max(start, 0) > span;
   }

@@ -7,7 +7,7 @@ import {
   type IterationOptions,
   type IterationSummary,
   type Iterations,
-  iterationAt,
+  iterationCursor,
   summarizeIterations,
 } from '../../derived/iterations/iterations.js';
 import { heldAtDump, releasedAt } from '../../derived/state/lifetimes.js';
@@ -107,10 +107,11 @@ function survivorGroups(s: Snapshot, d: DeviceModel, it: Iterations, full: boole
   const n = d.trace.length;
   const sites = new Sites(s.stacks, full);
   const bySite = new Map<number, LeakGroup>();
+  const iterationAt = iterationCursor(it);
   for (let id = 0; id < a.count; id++) {
     const start = a.start[id]!;
     if (start < 0) continue;
-    const k = iterationAt(it, start);
+    const k = iterationAt(start);
     if (k < 0 || k + 1 >= it.complete || releasedAt(a, id) < it.end[k + 1]!) continue;
     const site = sites.of(a.stack[id]!);
     let g = bySite.get(site);

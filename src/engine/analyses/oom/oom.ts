@@ -121,8 +121,10 @@ function report(
 ): OomReport {
   // Without a request (a dump-time check for the largest that fits) the question is a large one.
   const pool = requested > 0 && requested <= SMALL_REQUEST_LIMIT ? 'small' : 'large';
-  const reserved = entry >= 0 ? d.totals.reserved[entry]! : d.totals.end.reserved;
-  const allocated = entry >= 0 ? d.totals.allocated[entry]! : d.totals.end.allocated;
+  // The curves at the OOM only (one walk from the nearest mark), not walked whole.
+  const at = entry >= 0 ? d.totals.curvesAfterEach([entry]) : undefined;
+  const reserved = at ? at.reserved[0]! : d.totals.end.reserved;
+  const allocated = at ? at.allocated[0]! : d.totals.end.allocated;
   const state = entry >= 0 ? freeStateAfter(s, d, entry) : dumpFreeState(s, d);
   const lists = freeListsOf(state, pool);
   const own = lists.find((g) => g.stream === rawStream);

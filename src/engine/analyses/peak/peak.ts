@@ -46,13 +46,14 @@ export function peakOf(s: Snapshot, d: DeviceModel, opts: PeakOptions = {}): Dev
   const rest = groups.slice(top);
   const unknown = groups.find((g) => g.frames.length === 0);
   const t = d.totals;
+  const now = figuresAfter(d, at, moment);
   return {
     device: d.device,
     moment,
     after_entry: at,
     time_us: at >= 0 && !Number.isNaN(d.trace.timeUs[at]!) ? d.trace.timeUs[at]! : null,
-    allocated_bytes: at >= 0 ? t.allocated[at]! : t.start.allocated,
-    reserved_bytes: at >= 0 ? t.reserved[at]! : t.start.reserved,
+    allocated_bytes: now.allocated,
+    reserved_bytes: now.reserved,
     peak_reserved_bytes: t.peak.reserved,
     peak_reserved_after_entry: t.peakReservedAt,
     live_allocations: ids.length,
@@ -73,6 +74,19 @@ function momentOf(d: DeviceModel, opts: PeakOptions): { at: number; moment: Devi
   }
   // With no trace, the only moment the file knows is the dump.
   return { at: last < 0 ? -1 : d.totals.peakAllocatedAt, moment: 'allocated peak' };
+}
+
+/**
+ * Allocated and reserved bytes after entry `at`: the allocated peak's are known from the load,
+ * another moment's are read in one pass; the whole curves (24 bytes an entry) are never walked.
+ */
+function figuresAfter(d: DeviceModel, at: number, moment: DevicePeak['moment']) {
+  const t = d.totals;
+  if (at < 0) return t.start;
+  if (moment === 'allocated peak')
+    return { allocated: t.peak.allocated, reserved: t.reservedAtAllocatedPeak };
+  const c = t.curvesAfterEach([at]);
+  return { allocated: c.allocated[0]!, reserved: c.reserved[0]! };
 }
 
 /** Allocations alive after entry `at` and not yet freed by the user (free_requested). */

@@ -1,4 +1,4 @@
-import { entryAtTime, entryTimes } from '../../model/entry-times.js';
+import { entriesAtTimes } from '../../model/entry-times.js';
 import type { Annotation, DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { periodicAnchors } from './periodicity.js';
 
@@ -106,6 +106,21 @@ export function iterationAt(it: Iterations, i: number): number {
   return found;
 }
 
+/**
+ * `iterationAt` for entries asked in about ascending order (allocations by id): an entry in the
+ * iteration of the last answer or the next one costs two comparisons, any other a search.
+ */
+export function iterationCursor(it: Iterations): (i: number) => number {
+  let k = -1;
+  return (i) => {
+    const { start, count } = it;
+    if (k >= 0 && i < start[k]!) k = iterationAt(it, i);
+    else if (k + 1 < count && start[k + 1]! <= i)
+      k = k + 2 < count && start[k + 2]! <= i ? iterationAt(it, i) : k + 1;
+    return k;
+  };
+}
+
 function none(marker: string, tried: string[] = [marker]): Iterations {
   return {
     source: 'none',
@@ -144,11 +159,16 @@ function fromSpans(
 ): Iterations {
   const t = d.trace;
   if (starts.length === 0 || t.length === 0 || Number.isNaN(t.timeUs[0]!)) return none(marker);
-  const times = entryTimes(d);
-  const first = Int32Array.from(starts, (a) => entryAtTime(times, a.timeUs));
   const closing = matchingEnds(starts, ends);
   const endTimes = starts.map((_, k) => closing[k] ?? starts[k + 1]?.timeUs ?? Infinity);
-  const last = Int32Array.from(endTimes, (t) => entryAtTime(times, t, true));
+  // Starts at the first entry at their time, ends after the last one: one pass finds both.
+  const bounds = entriesAtTimes(
+    d,
+    [...starts.map((a) => a.timeUs), ...endTimes],
+    starts.map(() => false).concat(endTimes.map(() => true)),
+  );
+  const first = bounds.subarray(0, starts.length);
+  const last = bounds.subarray(starts.length);
   const kept: number[] = [];
   for (let k = 0; k < starts.length; k++) {
     const prevEnd = kept.length > 0 ? last[kept[kept.length - 1]!]! : 0;

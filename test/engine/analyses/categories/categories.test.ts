@@ -40,6 +40,22 @@ function expectPartition(d: DeviceModel, s: Snapshot, where: string): void {
   expect(sum(r.rules.map((x) => x.allocations)), where).toBe(d.allocations.count);
 }
 
+describe('a curve of fewer points', () => {
+  it("each point is its bucket's largest figure per category, as one point per moment shows", () => {
+    const s = loadSnapshotBytes(generateSnapshotBytes({ events: 6000, seed: 9 }).bytes);
+    const d = s.devices[0]!;
+    const fine = categoriesOf(s, d, d.trace.length + 1).curve;
+    for (const points of [1, 7, 100]) {
+      const coarse = categoriesOf(s, d, points).curve;
+      for (const c of CATEGORIES)
+        coarse.first_entry.forEach((first, k) => {
+          const moments = fine.bytes[c].slice(first + 1, coarse.last_entry[k]! + 2);
+          expect(coarse.bytes[c][k], `${c} point ${k} of ${points}`).toBe(Math.max(...moments));
+        });
+    }
+  });
+});
+
 describe.skipIf(corpus.length === 0)('categories on the corpus: a partition of the allocated bytes', () => {
   for (const file of corpus) {
     it(file, () => {
