@@ -34,6 +34,7 @@ import {
   OpenEntry,
   OpenStack,
 } from './special-values.js';
+import { valueList } from './value-list.js';
 
 /** Bytes that must be buffered before an opcode is decoded, so fixed-size arguments and the
  * dict-kind peek never need their own bounds checks. */
@@ -70,7 +71,7 @@ export class Unpickler implements FastHost {
   // Shared with the fast path (FastHost); not part of the public API.
   buf: Uint8Array = new Uint8Array(0);
   base = 0;
-  readonly stack: unknown[] = [];
+  readonly stack: unknown[] = valueList();
   readonly marks: number[] = [];
   readonly memo: Memo;
   private view: DataView = new DataView(new ArrayBuffer(0));
@@ -97,7 +98,7 @@ export class Unpickler implements FastHost {
   ) {
     this.trace = new TraceColumns(expectedEntries);
     // Each entry memoizes its dict and usually its traceback list.
-    this.memo = new Memo((id) => this.stackRef(id), expectedEntries * 2);
+    this.memo = new Memo(this, expectedEntries * 2);
     // Generic pickles never read trace entries: no scanner to instantiate for them.
     this.fast = new FastEntryReader(this, entryScan && snapshotShapes);
   }
