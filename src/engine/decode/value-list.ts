@@ -4,8 +4,8 @@
  * the next decode's fresh one ("not a Smi") and was thrown away, once per file in a worker. An
  * array that starts out holding any value never changes kind.
  */
-export function valueList(): unknown[] {
+export function valueList<T = unknown>(): T[] {
   const list: unknown[] = [null];
   list.pop();
-  return list;
+  return list as T[];
 }
