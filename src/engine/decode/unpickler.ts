@@ -276,9 +276,6 @@ export class Unpickler implements FastHost {
           stack.push(null);
           pos += 1;
           break;
-        case Op.FRAME:
-          pos += 9;
-          break;
         default: {
           this.pos = pos;
           const next = this.rareOp(op, final);
@@ -591,6 +588,10 @@ export class Unpickler implements FastHost {
     const buf = this.buf;
     const stack = this.stack;
     switch (op) {
+      // Every 64 KiB of the stream: too rare for `run`, whose optimized loop the first one met
+      // after it was optimized threw away (its `pos += 9` had no type feedback yet).
+      case Op.FRAME:
+        return pos + 9;
       case Op.PROTO: {
         const v = buf[pos + 1]!;
         if (v > MAX_PROTOCOL)
