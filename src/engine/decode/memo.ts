@@ -2,6 +2,7 @@ import { SnapshotError } from '../base/errors.js';
 import { NO_STACK } from '../model/stack-table.js';
 import { StackRef } from '../values/stack-ref.js';
 import { ENTRY_IN_MEMO } from './special-values.js';
+import { valueList } from './value-list.js';
 
 const EMPTY = 0;
 const ENTRY = -1;
@@ -19,17 +20,25 @@ export class Memo {
   /** Number of filled slots: Python's len(memo), the index MEMOIZE writes next. */
   size = 0;
   private slots: Int32Array;
-  private readonly values: unknown[] = [];
+  private readonly values: unknown[] = valueList();
   private readonly stringCodes = new Map<string, number>();
   private sparse: Map<number, number> | undefined;
-  private lastString: string | undefined;
+  /**
+   * The string last coded, while its code is > 0. Always a string: a field that is undefined in
+   * each new Memo deoptimized, in every decode after the first, the code optimized for strings.
+   */
+  private lastString = '';
   private lastStringCode = 0;
   /** The highest index written so far. */
   private top = -1;
 
-  /** @param expectedSlots sizes the slots up front (a big file memoizes a few slots per entry) */
+  /**
+   * @param refs gives a stack id its one StackRef. An object, not a closure: a new closure per
+   *   decode was a new call target, which deoptimized `get` in each decode after the first.
+   * @param expectedSlots sizes the slots up front (a big file memoizes a few slots per entry)
+   */
   constructor(
-    private readonly stackRef: (id: number) => StackRef,
+    private readonly refs: { stackRef(id: number): StackRef },
     expectedSlots = 0,
   ) {
     this.slots = new Int32Array(Math.max(1 << 16, expectedSlots));
@@ -41,7 +50,7 @@ export class Memo {
     if (code > 0) return this.values[code - 1];
     if (code === EMPTY) return undefined;
     if (code === ENTRY) return ENTRY_IN_MEMO;
-    return this.stackRef(-code - 3);
+    return this.refs.stackRef(-code - 3);
   }
 
   /** Returns true when the slot held a value before (an overwrite, which PyTorch never does). */
@@ -132,7 +141,7 @@ export class Memo {
 
   /** Code of a string value; equal strings share one table entry. */
   stringCode(s: string): number {
-    if (s === this.lastString) return this.lastStringCode;
+    if (s === this.lastString && this.lastStringCode > 0) return this.lastStringCode;
     const known = this.stringCodes.get(s);
     if (known !== undefined) return known;
     this.values.push(s);

@@ -34,6 +34,7 @@ import {
   OpenEntry,
   OpenStack,
 } from './special-values.js';
+import { valueList } from './value-list.js';
 
 /** Bytes that must be buffered before an opcode is decoded, so fixed-size arguments and the
  * dict-kind peek never need their own bounds checks. */
@@ -70,16 +71,17 @@ export class Unpickler implements FastHost {
   // Shared with the fast path (FastHost); not part of the public API.
   buf: Uint8Array = new Uint8Array(0);
   base = 0;
-  readonly stack: unknown[] = [];
+  readonly stack: unknown[] = valueList();
   readonly marks: number[] = [];
   readonly memo: Memo;
   private view: DataView = new DataView(new ArrayBuffer(0));
   private end = 0;
   private pos = 0;
-  private stackRefs: StackRef[] = [];
+  private stackRefs = valueList<StackRef>();
   private readonly noStack = new StackRef(NO_STACK);
   private protocol = 0;
-  private done = false;
+  /** STOP was read. Set in the constructor: see there. */
+  private done: boolean;
   private root: unknown = undefined;
   private inertCount = 0;
   private readonly inertExamples: Inert[] = [];
@@ -95,9 +97,13 @@ export class Unpickler implements FastHost {
     private readonly snapshotShapes = true,
     entryScan = true,
   ) {
+    // Written once more after its definition, so V8 sees a field that changes from the start: a
+    // field first changed by STOP threw away the `run` optimized for it being constant, at the end
+    // of the first file, and the next file compiled `run` again.
+    this.done = false;
     this.trace = new TraceColumns(expectedEntries);
     // Each entry memoizes its dict and usually its traceback list.
-    this.memo = new Memo((id) => this.stackRef(id), expectedEntries * 2);
+    this.memo = new Memo(this, expectedEntries * 2);
     // Generic pickles never read trace entries: no scanner to instantiate for them.
     this.fast = new FastEntryReader(this, entryScan && snapshotShapes);
   }
@@ -133,7 +139,7 @@ export class Unpickler implements FastHost {
   }
 
   finish(): DecodedPickle {
-    if (!this.done) this.run(true, Number.POSITIVE_INFINITY);
+    this.runTail();
     if (!this.done) {
       const what = this.end === 0 && this.base === 0 ? 'empty input' : 'truncated pickle: no STOP opcode';
       throw new SnapshotError(what, this.base + this.end);
@@ -150,6 +156,20 @@ export class Unpickler implements FastHost {
     };
   }
 
+  /**
+   * Decodes the input's last bytes (less than LOOKAHEAD, or an opcode that never got its payload)
+   * one opcode at a time, each checked first for running past the end. Out of `run`: that check
+   * comes only at the end of a file, after `run` is optimized, and threw it away in every file.
+   */
+  private runTail(): void {
+    while (!this.done && this.pos < this.end) {
+      const op = this.buf[this.pos]!;
+      if (this.pos + HEADER_BYTES[op]! > this.end)
+        this.fail(`truncated pickle: ${opName(op)} runs past the end of the input`);
+      this.run(true, this.pos + 1);
+    }
+  }
+
   private setBuffer(buf: Uint8Array, base: number): void {
     // A caller may hand the same array back refilled: the scanner's copy is stale either way.
     this.fast.runs.inputChanged();
@@ -164,19 +184,20 @@ export class Unpickler implements FastHost {
     throw new SnapshotError(message, this.base + at);
   }
 
-  /** Decodes opcodes until the buffer runs short (or STOP). Hot opcodes are inline. */
+  /**
+   * Decodes opcodes until the buffer runs short (or STOP, or `stopAt`). Hot opcodes are inline.
+   * `final`: the input ends here; runTail has checked that the opcode's fixed part is there.
+   */
   private run(final: boolean, stopAt: number): void {
     const buf = this.buf;
     const end = this.end;
     const stack = this.stack;
     let pos = this.pos;
-    while (pos < end && pos < stopAt && !this.done) {
+    // `stopAt` is checked after each opcode, not before: runTail decodes one opcode a call, and a
+    // loop that went round again entered the optimized loop just to leave it (a deopt each time).
+    while (pos < end && !this.done) {
+      if (end - pos < LOOKAHEAD && !final) break;
       const op = buf[pos]!;
-      if (end - pos < LOOKAHEAD) {
-        if (!final) break;
-        if (pos + HEADER_BYTES[op]! > end)
-          this.fail(`truncated pickle: ${opName(op)} runs past the end of the input`, pos);
-      }
       switch (op) {
         case Op.BINGET:
           stack.push(this.memoGet(buf[pos + 1]!, pos));
@@ -226,28 +247,9 @@ export class Unpickler implements FastHost {
           pos += 2 + n;
           break;
         }
-        case Op.EMPTY_DICT: {
-          const limit = final ? end : end - LOOKAHEAD;
-          const runs = this.snapshotShapes ? this.fast.runs.read(pos + 1, limit) : 0;
-          if (runs > 0) {
-            pos = this.pushRun(runs);
-            break;
-          }
-          const row = this.snapshotShapes ? this.fast.shape.read(pos + 1, limit) : -1;
-          if (row >= 0) {
-            stack.push(new OpenEntry(row));
-            pos = this.fast.shape.end;
-            break;
-          }
-          const dict = this.newDictFor(pos + 1);
-          stack.push(dict);
-          pos += 1;
-          if (dict instanceof OpenEntry) {
-            this.pos = pos;
-            pos = this.fast.read(dict.row, pos, final ? end : end - LOOKAHEAD);
-          }
+        case Op.EMPTY_DICT:
+          pos = this.emptyDict(pos, final ? end : end - LOOKAHEAD);
           break;
-        }
         case Op.EMPTY_LIST:
           stack.push(this.isFramesValue() ? new OpenStack() : []);
           pos += 1;
@@ -274,9 +276,6 @@ export class Unpickler implements FastHost {
           stack.push(null);
           pos += 1;
           break;
-        case Op.FRAME:
-          pos += 9;
-          break;
         default: {
           this.pos = pos;
           const next = this.rareOp(op, final);
@@ -284,8 +283,31 @@ export class Unpickler implements FastHost {
           pos = next;
         }
       }
+      if (pos >= stopAt) break;
     }
     this.pos = pos;
+  }
+
+  /**
+   * EMPTY_DICT at `pos`, with what follows it when it starts trace entries; returns the position
+   * after what it read. Out of `run`: an entry of an unusual shape takes a path that is rare and
+   * may first come after `run` is optimized, which then threw all of `run` away; here it costs
+   * this function's recompiling only.
+   */
+  private emptyDict(pos: number, limit: number): number {
+    const fast = this.fast;
+    const runs = this.snapshotShapes ? fast.runs.read(pos + 1, limit) : 0;
+    if (runs > 0) return this.pushRun(runs);
+    const row = this.snapshotShapes ? fast.shape.read(pos + 1, limit) : -1;
+    if (row >= 0) {
+      this.stack.push(new OpenEntry(row));
+      return fast.shape.end;
+    }
+    const dict = this.newDictFor(pos + 1);
+    this.stack.push(dict);
+    if (!(dict instanceof OpenEntry)) return pos + 1;
+    this.pos = pos + 1;
+    return fast.read(dict.row, pos + 1, limit);
   }
 
   /** Keeps the unread tail for the next chunk, or reports truncation at the end of input. */
@@ -566,6 +588,10 @@ export class Unpickler implements FastHost {
     const buf = this.buf;
     const stack = this.stack;
     switch (op) {
+      // Every 64 KiB of the stream: too rare for `run`, whose optimized loop the first one met
+      // after it was optimized threw away (its `pos += 9` had no type feedback yet).
+      case Op.FRAME:
+        return pos + 9;
       case Op.PROTO: {
         const v = buf[pos + 1]!;
         if (v > MAX_PROTOCOL)

@@ -208,9 +208,14 @@ export class WasmEntryScan {
     return this.ints.subarray(this.memoOut >> 2, (this.memoOut >> 2) + count);
   }
 
-  /** Where entry e starts (its EMPTY_DICT, or just past it for the first). */
+  /**
+   * Where entry e starts (its EMPTY_DICT, or just past it for the first). A read from a
+   * Float64Array is a heap number even when it holds an integer: as the decoder's position it made
+   * the VM's loop, optimized for small integers, deoptimize; `>>> 0` gives the same integer (the
+   * scanner's input is below 4 GiB) as a small integer.
+   */
   start(e: number): number {
-    return this.doubles[(this.out >> 3) + this.pairs * this.rows + e]!;
+    return this.doubles[(this.out >> 3) + this.pairs * this.rows + e]! >>> 0;
   }
 
   /** Per entry, the MEMOIZEs of the run before it (a view, as refs). */
