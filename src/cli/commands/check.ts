@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Command, Option } from 'commander';
 import {
+  type Baseline,
   BudgetError,
   type Budgets,
   baselineOf,
@@ -118,10 +119,15 @@ export async function runCheck(
   target: string,
   budgets: Budgets,
   load: SubjectOptions,
-  opts: { saveBaseline?: string } = {},
+  opts: { saveBaseline?: string; baseline?: Baseline | null } = {},
 ): Promise<CheckResult> {
   const baselinePath = budgets.baseline;
-  const baseline = baselinePath === undefined ? null : await loadBaseline(baselinePath, load);
+  const baseline =
+    opts.baseline !== undefined
+      ? opts.baseline
+      : baselinePath === undefined
+        ? null
+        : await loadBaseline(baselinePath, load);
   // The fragmentation figure's account needs a model again: read only when a rule judges it.
   const fragmentation = budgets.max_fragmentation !== undefined || baseline !== null;
   const subject = await loadSubject(target, { ...load, fragmentation });

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { Budgets } from '../../engine/analyses/check/index.js';
 import { EXIT_BAD_INPUT } from '../../node/files/report-error.js';
-import { checkRecording } from '../record/record-check.js';
+import { baselineBeforeRecording, checkRecording } from '../record/record-check.js';
 import { runChild } from '../record/record-child.js';
 import { buildManifest, readProcRecords, writeManifest } from '../record/record-manifest.js';
 import { reportRecording } from '../record/record-report.js';
@@ -98,10 +98,12 @@ export function recordCommand(program: Command): void {
       );
       return;
     }
+    const baseline = budgets === null ? null : await baselineBeforeRecording(budgets);
+    if (baseline === undefined) return;
     const out = outputDirectory(opts.out);
     if (out === null) return;
     const code = await record(command, out, opts);
-    process.exitCode = budgets !== null && code === 0 ? await checkRecording(out, budgets) : code;
+    process.exitCode = budgets !== null && code === 0 ? await checkRecording(out, budgets, baseline) : code;
   });
 }
 

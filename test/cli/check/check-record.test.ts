@@ -34,7 +34,7 @@ function recordChecked(toml: string, exit = 0, options = ['--check']) {
       },
     },
   );
-  return { ...r, ran: existsSync(join(dir, 'ran')) };
+  return { ...r, cwd: dir, ran: existsSync(join(dir, 'ran')) };
 }
 
 describe('memlens record --check', () => {
@@ -93,4 +93,42 @@ describe('memlens record --check', () => {
       expect.stringMatching(/^memlens record: --check: .*max-peak-allocated: expected a size/),
     ]);
   }, 60_000);
+
+  it('reads the baseline before running the program: a missing one is refused in one line (exit 2)', () => {
+    const r = recordChecked('[tool.memlens.check]\nbaseline = "ci/missing-baseline.json"\n');
+    expect(r.status).toBe(2);
+    expect(r.ran).toBe(false);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        /^memlens record: --check: .*ci\/missing-baseline\.json: cannot read the baseline \(ENOENT\)$/,
+      ),
+    ]);
+  }, 60_000);
+
+  it("holds the recording to a baseline read before it ran: its own saved baseline passes", () => {
+    const first = recordChecked('', 0, ['--check', '--no-oom']);
+    expect(first.status, first.stderr).toBe(0);
+    const dir = tempDir('record-check-baseline');
+    const saved = join(dir, 'base.json');
+    const save = spawnSync(
+      'node',
+      [
+        ...NODE_FLAGS,
+        CLI,
+        'check',
+        join(first.cwd, 'out'),
+        '--no-oom',
+        '--no-config',
+        '--save-baseline',
+        saved,
+      ],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(save.status, save.stderr).toBe(0);
+    const same = recordChecked('', 0, ['--check', '--baseline', saved]);
+    expect(same.status, same.stderr).toBe(0);
+    expect(same.stderr).toMatch(/passed: /);
+  }, 120_000);
 });
