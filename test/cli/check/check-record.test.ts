@@ -105,7 +105,7 @@ describe('memlens record --check', () => {
     ]);
   }, 60_000);
 
-  it("holds the recording to a baseline read before it ran: its own saved baseline passes", () => {
+  it('holds the recording to a baseline read before it ran: its own saved baseline passes', () => {
     const first = recordChecked('', 0, ['--check', '--no-oom']);
     expect(first.status, first.stderr).toBe(0);
     const dir = tempDir('record-check-baseline');
