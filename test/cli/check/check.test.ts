@@ -62,6 +62,8 @@ beforeAll(() => {
   writeGeneratedRun(at('frag-run'), { ...run, oom: { rank: 1, cause: 'fragmentation' } });
   writeGeneratedRun(at('growth64'), { ...run, growth: { rank: 1, bytes: 64 * MiB } });
   writeGeneratedRun(at('short'), { ...run, windows: 3 });
+  // Two more ranks than the baseline's run, the last keeping 4 GiB more than any rank there peaked at.
+  writeGeneratedRun(at('wider'), { ...run, ranks: 4, extraBuffer: { rank: 3, bytes: 4096 * MiB, step: 1 } });
   // Seed 11: rank 1 peaks higher in steps 1-2 than after, so a buffer kept from step 3 stays below its peak.
   writeGeneratedRun(at('quiet'), { ...run, seed: 11 });
   writeGeneratedRun(at('quiet-extra'), {
@@ -257,6 +259,25 @@ describe('memlens check: against a baseline', () => {
     expect(rule(result, 'baseline-step-peak-allocated').message).toContain(
       'not in the baseline: rank 0, step 4, rank 1, step 4',
     );
+  });
+
+  it("a rank the baseline lacks is held to the baseline run's own peak, not skipped", () => {
+    const { code, result } = json(['wider', '--baseline', 'run-base.json']);
+    expect(code).toBe(1);
+    const x = rule(result, 'baseline-peak-allocated');
+    expect(x.passed).toBe(false);
+    expect(x.place?.rank).toBe(3);
+    const saved = JSON.parse(readFileSync(at('run-base.json'), 'utf8'));
+    expect(x.baseline).toBe(saved.figures.peak_allocated);
+    expect(x.value).toBeGreaterThan(saved.figures.peak_allocated + 4000 * MiB);
+  });
+
+  it('names the baseline cells this run lacks (a rank or step that stopped dumping)', () => {
+    const { result } = json(['short', '--baseline', 'run-base.json']);
+    const x = rule(result, 'baseline-step-peak-allocated');
+    expect(x.not_in_run).toEqual(['rank 0, step 4', 'rank 1, step 4']);
+    expect(x.message).toContain('in the baseline but not in this run: rank 0, step 4, rank 1, step 4');
+    expect(rule(result, 'baseline-step-peak-allocated').not_in_baseline).toEqual([]);
   });
 
   it('a run with a buffer kept from step 3 fails, naming the site, its rank, and the step it appeared', () => {

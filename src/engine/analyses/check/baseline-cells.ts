@@ -85,6 +85,8 @@ export interface CellComparison {
   pairs: CellPair[];
   /** "rank 2, step 3": the run's cells the baseline lacks. */
   missing: string[];
+  /** The baseline's cells this run lacks (a rank that stopped dumping, a step that never came). */
+  absent: string[];
 }
 
 export function compareCells(
@@ -94,8 +96,18 @@ export function compareCells(
   figure: CellFigure,
 ): CellComparison {
   const byKey = new Map(cells.map((c) => [`${c.lane}|${c.column}`, c]));
-  const out: CellComparison = { pairs: [], missing: [] };
-  for (const r of cellRows(subject)) {
+  const out: CellComparison = { pairs: [], missing: [], absent: [] };
+  const rows = cellRows(subject);
+  const present = new Set(rows.map((r) => `${r.lane}|${r.column}`));
+  // A rank's device is named only where the baseline had several for it, as the run table does.
+  const devices = new Map<number, Set<number>>();
+  for (const c of cells) devices.set(c.rank, (devices.get(c.rank) ?? new Set()).add(c.device));
+  for (const c of cells)
+    if (c[figure] !== null && !present.has(`${c.lane}|${c.column}`))
+      out.absent.push(
+        `rank ${c.rank}${devices.get(c.rank)!.size > 1 ? ` device ${c.device}` : ''}, step ${c.column}`,
+      );
+  for (const r of rows) {
     const value = r.figures[figure];
     if (value === null) continue;
     const base = byKey.get(`${r.lane}|${r.column}`);

@@ -49,6 +49,8 @@ export interface RuleResult {
   segments: BlamedSegment[];
   /** A run's cells against the baseline's (baseline-step-*): the cells the baseline lacks, "rank 2, step 3". */
   not_in_baseline: string[];
+  /** The baseline's cells this run lacks (baseline-step-*): a rank that stopped dumping, a step that never came. */
+  not_in_run: string[];
   message: string;
   /** The memlens command that shows more. */
   command: string;
@@ -154,7 +156,11 @@ function figureRules(subject: CheckSubject, f: Figures, base: Baseline, slack: S
   });
 }
 
-/** The rank furthest above its own baseline peak (null: no rank of the run is in the baseline). */
+/**
+ * The rank furthest above its own baseline peak (null: the run has no ranks). A rank the baseline
+ * lacks (the run grew a rank, or a device) is held to the baseline run's own peak: skipping it
+ * would let a new rank's regression pass unseen.
+ */
 function worstRank(
   ranks: RankPeaks[],
   base: Baseline,
@@ -163,13 +169,23 @@ function worstRank(
 ): { now: Measured; base: BaselineRank; limit: number } | null {
   let worst: { now: Measured; base: BaselineRank; limit: number } | null = null;
   for (const r of ranks) {
-    const was = base.ranks.find((x) => x.rank === r.rank && x.device === r.device);
-    if (was === undefined) continue;
+    const was = base.ranks.find((x) => x.rank === r.rank && x.device === r.device) ?? wholeRun(base, r);
     const limit = slack(figure, was[figure]);
     if (worst === null || r[figure].value - limit > worst.now.value - worst.limit)
       worst = { now: r[figure], base: was, limit };
   }
   return worst;
+}
+
+/** The baseline run's own peaks and sites, standing in for a rank it did not have. */
+function wholeRun(base: Baseline, r: RankPeaks): BaselineRank {
+  return {
+    rank: r.rank,
+    device: r.device,
+    peak_allocated: base.figures.peak_allocated,
+    peak_reserved: base.figures.peak_reserved,
+    sites: base.peak.sites,
+  };
 }
 
 /**
@@ -178,7 +194,7 @@ function worstRank(
  * reaches the rank's peak. Holding, it shows the cell closest to its limit.
  */
 function cellRule(subject: CheckSubject, base: Baseline, figure: CellFigure, slack: Slack): RuleResult {
-  const { pairs, missing } = compareCells(subject, base.cells, base.cell_sites, figure);
+  const { pairs, missing, absent } = compareCells(subject, base.cells, base.cell_sites, figure);
   const name = `baseline-step-${figure.replace(/_/g, '-')}`;
   const over = (p: CellPair) => p.value - slack(figure, p.was);
   const broken = pairs.filter((p) => over(p) > 0);
@@ -200,11 +216,13 @@ function cellRule(subject: CheckSubject, base: Baseline, figure: CellFigure, sla
       : []),
     ...(shown === null ? ['no cell of the run is in the baseline'] : []),
     ...(missing.length > 0 ? [`not in the baseline: ${listed(missing)}`] : []),
+    ...(absent.length > 0 ? [`in the baseline but not in this run: ${listed(absent)}`] : []),
   ];
   return {
     ...rule,
     message: [...(shown === null ? [] : [rule.message]), ...notes].join('; '),
     not_in_baseline: missing,
+    not_in_run: absent,
   };
 }
 
@@ -258,6 +276,7 @@ function rule_(
     sites: passed ? [] : m.sites,
     segments: passed ? [] : (m.segments ?? []),
     not_in_baseline: [],
+    not_in_run: [],
     message: message(figure, m, limit, baseline, passed, limitWords),
     command: commandFor(subject, figure, m),
   };
