@@ -81,8 +81,9 @@ export function isCycleFile(p: string): boolean {
   if (!p.toLowerCase().endsWith('.json')) return false;
   if (path.basename(path.dirname(path.resolve(p))) === CYCLES_DIR) return true;
   try {
-    const fd = fs.openSync(p, 'r');
+    const fd = fs.openSync(p, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
     try {
+      if (!fs.fstatSync(fd).isFile()) return false;
       const head = Buffer.alloc(256);
       const n = fs.readSync(fd, head, 0, head.length, 0);
       return head.subarray(0, n).toString('utf8').includes('"memlens_cycles"');
@@ -96,15 +97,25 @@ export function isCycleFile(p: string): boolean {
 
 /** Reads and checks one cycle file; a SnapshotError in one line when it is not one. */
 export function readCycleFile(p: string): CycleGraph {
-  let size: number;
+  let fd: number;
   try {
-    size = fs.statSync(p).size;
+    // Non-blocking and checked on the descriptor: a FIFO or a device named *.json would block the
+    // read (and a view server's every request with it) for ever.
+    fd = fs.openSync(p, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   } catch (e) {
     throw new SnapshotError(`cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
-  if (size > MAX_CYCLE_FILE)
-    throw new SnapshotError(`not a memlens cycle file: ${size} bytes, far more than a cycle graph holds`);
-  return parseCycleText(fs.readFileSync(p, 'utf8'));
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) throw new SnapshotError('not a memlens cycle file: not a regular file');
+    if (st.size > MAX_CYCLE_FILE)
+      throw new SnapshotError(
+        `not a memlens cycle file: ${st.size} bytes, far more than a cycle graph holds`,
+      );
+    return parseCycleText(fs.readFileSync(fd, 'utf8'));
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 interface Loaded {

@@ -1,4 +1,4 @@
-import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { SnapshotError } from '../../engine/base/index.js';
 import { removeIfInterrupted } from './interrupt-cleanup.js';
 
@@ -24,7 +24,7 @@ export function writeStreamAtomically(
   const release = removeIfInterrupted(tmp);
   let fd = -1;
   try {
-    fd = openSync(tmp, 'w');
+    fd = openNotThroughLink(tmp);
     const out = fd;
     produce((chunk) => {
       for (let at = 0; at < chunk.length; ) at += writeSync(out, chunk, at);
@@ -40,5 +40,22 @@ export function writeStreamAtomically(
     throw new SnapshotError(`cannot write ${path} (${code})`);
   } finally {
     release();
+  }
+}
+
+/**
+ * The temporary file, never through a link: a link planted at its (predictable) name must not
+ * make memlens write into the file it points at. Such a link is removed and the open tried again.
+ * (A hard link is not guarded here: the kernel's protected_hardlinks refuses links to others'
+ * files.)
+ */
+function openNotThroughLink(tmp: string): number {
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_NOFOLLOW ?? 0);
+  try {
+    return openSync(tmp, flags, 0o644);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ELOOP') throw e;
+    rmSync(tmp, { force: true });
+    return openSync(tmp, flags, 0o644);
   }
 }
