@@ -113,6 +113,28 @@ describe('a run exported with Hive partitions and queried with memlens sql', () 
     expect(statSync(join(dir, 'memlens-export.json')).mtimeMs).toBeGreaterThan(used);
   });
 
+  it("the same files named one by one are another export: they never get the run's steps and ranks from the cache", () => {
+    const files = (readdirSync(root, { recursive: true }) as string[])
+      .filter((f) => f.endsWith('.pickle'))
+      .map((f) => join(root, f));
+    const loose = memlens(
+      'sql',
+      'SELECT count(*) AS n FROM snapshots WHERE step IS NULL',
+      ...files,
+      '--format',
+      'csv',
+    );
+    expect(loose).toBe(`n\n${files.length}\n`);
+    const asRun = memlens(
+      'sql',
+      'SELECT count(*) AS n FROM snapshots WHERE step IS NULL',
+      root,
+      '--format',
+      'csv',
+    );
+    expect(asRun).not.toBe(loose);
+  });
+
   it('prints a table, CSV, and a one-line error for a bad query', () => {
     const text = memlens('sql', 'SELECT rank, count(*) AS n FROM snapshots GROUP BY rank ORDER BY rank', out);
     expect(text.split('\n').slice(0, 3)).toEqual(['rank  n', '----  -', '   0  3']);

@@ -81,10 +81,12 @@ export function sqlCommand(program: Command): void {
  */
 async function exportedDir(paths: string[]): Promise<{ dir: string; scratch: boolean }> {
   if (paths.length === 1 && readManifest(paths[0]!)) return { dir: paths[0]!, scratch: false };
-  const { files } = expandPaths(paths);
+  const { files, runs } = expandPaths(paths);
   // The memlens version too: a figure a later release computes differently must not be read
-  // back from an export an earlier one cached.
+  // back from an export an earlier one cached. And the run folders given: the same files named
+  // one by one have no step or rank, so their export is another one.
   const key = createHash('sha256').update(`schema ${SCHEMA_VERSION}\nmemlens ${VERSION}\n`);
+  for (const r of runs) key.update(`run ${path.resolve(r.root)}\n`);
   for (const file of files) {
     const hash = await contentHash(file).catch((e: NodeJS.ErrnoException) => {
       throw new SnapshotError(`${file}: cannot read (${e.code ?? e.message})`);
