@@ -26,8 +26,10 @@ export function deviceMemory(d: DeviceModel, capacity?: number): DeviceMemory {
       seen = Math.max(seen, reserved[k]! + free[i]!);
     });
   }
-  // The device held its reserved peak too, whatever was left at the OOM.
-  if (seen > 0) return { bytes: Math.max(seen, d.totals.peak.reserved), from: 'oom' };
+  // An OOM's reading proves the device at least that large; one below the reserved peak (memory
+  // given back, or taken by another process, since) proves no more than the peak itself, so it
+  // says nothing of the room left beyond it.
+  if (seen >= d.totals.peak.reserved && seen > 0) return { bytes: seen, from: 'oom' };
   return { bytes: Math.max(1, d.totals.peak.reserved), from: 'peak' };
 }
 

@@ -30,6 +30,14 @@ const index = (fs: Finding[], kind: string) => fs.findIndex((f) => f.kind === ki
 const headlineLines = (f: Finding) => wrapIndented(f.headline, 100, ' '.repeat(11)).length;
 
 describe('ranking', () => {
+  it('an OOM whose reading is below the reserved peak (memory taken by another process) proves no room left: a leak is not said to exhaust the device', () => {
+    const s = generated({ events: 20_000, seed: 41, leakBytes: 16 * MiB, oomCause: 'outside' });
+    const { findings } = diagnose(s, s.devices[0]!);
+    const leak = findings.find((f) => f.kind === 'leak')!;
+    expect(leak.severity).not.toBe('exhausts');
+    expect(leak.evidence.join('\n')).not.toMatch(/the device left unreserved at the peak/);
+  });
+
   it('an OOM beats any leak, small or large, on its device and across the file', () => {
     for (const leakBytes of [3 * MiB, 512 * MiB]) {
       const s = generated({ events: 20_000, seed: 41, leakBytes, oomCause: 'exhaustion' });
