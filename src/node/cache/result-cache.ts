@@ -11,7 +11,6 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { writeFileAtomically } from '../files/write-file.js';
 import { isStaleTemp } from './stale-temp.js';
 
 /** Bump when a cached result's shape or meaning changes: older entries are then ignored. */
@@ -101,7 +100,7 @@ export class ResultCache<T> {
         content: hash,
         sha256: checksum(this.version, hash, body),
       };
-      writeFileAtomically(this.entryFile(hash), `${JSON.stringify(header)}\n${body}`);
+      writeAtomically(this.entryFile(hash), `${JSON.stringify(header)}\n${body}`);
     } catch {
       // A read-only or full cache directory only costs the next run its speed.
     }
@@ -117,7 +116,7 @@ export class ResultCache<T> {
   /** Writes the index and trims the cache to its size bound. */
   close(): void {
     try {
-      if (this.dirty) writeFileAtomically(this.indexFile, JSON.stringify(this.index));
+      if (this.dirty) writeAtomically(this.indexFile, JSON.stringify(this.index));
       this.trim();
     } catch {
       // As in put.
@@ -188,4 +187,15 @@ function readIndex(file: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(index)) if (typeof v === 'string') out[k] = v;
   return out;
+}
+
+function writeAtomically(file: string, text: string): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    fs.writeFileSync(tmp, text);
+    fs.renameSync(tmp, file);
+  } catch (e) {
+    fs.rmSync(tmp, { force: true });
+    throw e;
+  }
 }
