@@ -35,6 +35,8 @@ export interface NpuOptions {
   workspaceRequest?: number;
   /** `max_entries` of `_record_memory_history`: the ring buffer keeps only the last this many. */
   maxEntries?: number;
+  /** `AddPadSize()`: 32, or 0 on Ascend950 with CANN >= 9.1. */
+  pad?: number;
 }
 
 export interface NpuSnapshot {
@@ -104,7 +106,7 @@ export function npuSnapshot(options: NpuOptions = {}): NpuSnapshot {
       vaBase: VA_BASE,
       expandable: options.expandable ?? false,
       poolCount: 1,
-      pad: NPU_PAD,
+      pad: options.pad ?? NPU_PAD,
     },
     new Clock(0),
   );

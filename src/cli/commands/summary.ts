@@ -35,6 +35,7 @@ function renderSummary(s: SnapshotSummary): string {
   if (s.allocator_settings) out.push(`  allocator settings: ${settingsText(s.allocator_settings)}`);
   if (s.producer.kind === 'torch_npu')
     out.push(`  producer: torch_npu (Ascend NPU), from ${s.producer.signals.join('; ')}`);
+  if (s.producer.pad) out.push(`  request pad: ${s.producer.pad.bytes} B (${s.producer.pad.from})`);
   for (const d of s.devices) out.push('', renderDevice(d, s.producer.kind === 'torch_npu'));
   return out.join('\n');
 }

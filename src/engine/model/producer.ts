@@ -13,6 +13,7 @@
  *   (`allocator_settings` since 2.3, `time_us` since 2.2) and torch_npu never does.
  */
 import type { PyDict } from '../values/py-values.js';
+import { npuRequestPad, type RequestPad } from './request-pad.js';
 import type { SegmentTables } from './segments.js';
 import type { StackTable } from './stack-table.js';
 import { Action, type TraceColumns } from './trace-columns.js';
@@ -23,6 +24,8 @@ export interface Producer {
   kind: ProducerKind;
   /** What in the file decided, in words ("3 workspace_snapshot entries"); empty: nothing did. */
   signals: string[];
+  /** torch_npu only: the bytes its allocator adds to each request, and what told (request-pad.ts). */
+  pad?: RequestPad;
 }
 
 export interface ProducerEvidence {
@@ -62,7 +65,11 @@ export function detectProducer(e: ProducerEvidence): Producer {
   const pointers = streams.length > 0 && streams.every((v) => v >= POINTER_FLOOR);
   const pointerSignal = `stream values are pointers, never 0 (${streams.map((v) => `0x${v.toString(16)}`).join(', ')})`;
   if (decisive.length > 0)
-    return { kind: 'torch_npu', signals: pointers ? [...decisive, pointerSignal] : decisive };
+    return {
+      kind: 'torch_npu',
+      signals: pointers ? [...decisive, pointerSignal] : decisive,
+      pad: npuRequestPad(e.tables),
+    };
   const noCudaMarkers = !('allocator_settings' in e.top) && !hasTimes(e.cols);
   if (pointers && noCudaMarkers && e.cols.length > 0 && hasFrame(e.stacks, CUDA_FRAME) === null)
     return {
@@ -71,6 +78,7 @@ export function detectProducer(e: ProducerEvidence): Producer {
         pointerSignal,
         'no allocator_settings and no time_us, which PyTorch writes since 2.3 and 2.2',
       ],
+      pad: npuRequestPad(e.tables),
     };
   return { kind: 'pytorch', signals: [] };
 }
@@ -87,12 +95,11 @@ function streamsIn(cols: TraceColumns, tables: SegmentTables): number[] {
 }
 
 /**
- * Bytes the caching allocator adds to every request before rounding it: torch_npu's `AddPadSize()`
- * (Ascend/pytorch, torch_npu/csrc/core/npu/NPUCachingAllocator.cpp) is 32 (0 only on Ascend950
- * with CANN >= 9.1.0, which the file does not say); PyTorch's CUDA allocator adds nothing.
+ * Bytes the caching allocator adds to every request before rounding it: torch_npu's `AddPadSize()`,
+ * as the file's blocks tell it (request-pad.ts); PyTorch's CUDA allocator adds nothing.
  */
 export function requestPad(p: Producer): number {
-  return p.kind === 'torch_npu' ? 32 : 0;
+  return p.pad?.bytes ?? 0;
 }
 
 function workspaceEntries(cols: TraceColumns): number {

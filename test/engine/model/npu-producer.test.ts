@@ -14,7 +14,8 @@ import { frameKind, HIDDEN_KINDS } from '../../../src/engine/derived/frames/fram
 import { userFirstStack } from '../../../src/engine/derived/frames/user-frames.js';
 import { dumpFreeState } from '../../../src/engine/derived/state/free-blocks.js';
 import { loadSnapshotBytes } from '../../../src/engine/load/load.js';
-import { BlockState } from '../../../src/engine/model/segments.js';
+import { npuRequestPad } from '../../../src/engine/model/request-pad.js';
+import { BlockState, type SegmentTables } from '../../../src/engine/model/segments.js';
 import type { Snapshot } from '../../../src/engine/model/snapshot.js';
 import { simulate } from '../../../src/engine/simulate/simulate.js';
 import { poolStateAfter } from '../../../src/engine/views/pools/pool-state.js';
@@ -39,6 +40,18 @@ describe('torch_npu: which producer wrote the file', () => {
     expect(s.producer.signals.join('; ')).toMatch(/1 workspace_snapshot trace entry/);
     expect(s.producer.signals.join('; ')).toMatch(/libtorch_npu\.so/);
     expect(s.producer.signals.join('; ')).toContain(`0x${facts.stream.toString(16)}`);
+  });
+
+  it('the request pad is read from the blocks: 32, 0 (Ascend950, CANN >= 9.1), or assumed', () => {
+    expect(npu().s.producer.pad).toEqual({ bytes: 32, from: 'a 1048576 B request holds a 1049088 B block' });
+    const zero = npu({ pad: 0 }).s.producer.pad!;
+    expect(zero.bytes).toBe(0);
+    expect(zero.from).toMatch(/^a \d+ B request holds a \d+ B block, less than 32 B of pad allows$/);
+    // 100 B in a 512 B block, 600 B in 1,024: either pad gives these.
+    const blocks = { length: 2, size: [512, 1024], requestedSize: [100, 600], state: [0, 0] };
+    const tables = { blockKeys: ['size', 'requested_size'], blocks } as unknown as SegmentTables;
+    expect(npuRequestPad(tables).from).toMatch(/^assumed: no block tells 32 from 0/);
+    expect(npuRequestPad({ ...tables, blockKeys: ['size'] }).from).toMatch(/no requested_size/);
   });
 
   it('torch_npu 6.0 (no workspace) is told by its frames', () => {
@@ -162,7 +175,13 @@ describe('torch_npu: out of memory', () => {
 });
 
 describe('torch_npu: the replay', () => {
-  for (const o of [{}, { expandable: true }, { oom: 'allocator' as const }, { version: '6.0' as const }]) {
+  for (const o of [
+    {},
+    { expandable: true },
+    { oom: 'allocator' as const },
+    { version: '6.0' as const },
+    { pad: 0 },
+  ]) {
     it(`reproduces every segment event and final segment exactly (${JSON.stringify(o)})`, () => {
       const { s, facts } = npu(o);
       const [dev] = simulate(s, s.devices, {}).devices;

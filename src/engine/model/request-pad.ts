@@ -1,0 +1,45 @@
+/**
+ * torch_npu's request pad, read from the file where it can be. `AddPadSize()` (Ascend/pytorch
+ * 9e73e70, torch_npu/csrc/core/npu/NPUCachingAllocator.cpp:161-173) is 32 bytes, or 0 on Ascend950
+ * with CANN >= 9.1.0 (`kMinDel32PaddingSizeCannVersion`, line 111); the file names neither the chip
+ * nor CANN. `round_size` (line 2202) adds the pad before the 512-byte rounding, so every allocated
+ * block holds at least ceil512(requested_size + pad) bytes (splitting and rounding only add).
+ * One block smaller than that for pad 32 proves the pad is 0.
+ */
+import { BlockState, type SegmentTables } from './segments.js';
+
+export interface RequestPad {
+  bytes: number;
+  /** What decided, in words. */
+  from: string;
+}
+
+const NPU_PAD = 32;
+const MIN_BLOCK = 512;
+
+const ceil512 = (n: number): number => MIN_BLOCK * Math.ceil(n / MIN_BLOCK);
+
+export function npuRequestPad(tables: SegmentTables): RequestPad {
+  if (!tables.blockKeys.includes('requested_size'))
+    return { bytes: NPU_PAD, from: 'assumed: the blocks carry no requested_size' };
+  const b = tables.blocks;
+  let padded = -1;
+  for (let i = 0; i < b.length; i++) {
+    const requested = b.requestedSize[i]!;
+    if (b.state[i] !== BlockState.allocated || requested <= 0) continue;
+    const size = b.size[i]!;
+    if (size < ceil512(requested + NPU_PAD))
+      return {
+        bytes: 0,
+        from: `a ${requested} B request holds a ${size} B block, less than 32 B of pad allows`,
+      };
+    if (padded < 0 && size === ceil512(requested + NPU_PAD) && size > ceil512(requested)) padded = i;
+  }
+  if (padded < 0)
+    return {
+      bytes: NPU_PAD,
+      from: 'assumed: no block tells 32 from 0 (0 only on Ascend950 with CANN >= 9.1)',
+    };
+  const r = b.requestedSize[padded]!;
+  return { bytes: NPU_PAD, from: `a ${r} B request holds a ${b.size[padded]} B block` };
+}
