@@ -7,13 +7,14 @@
  *   torch_npu/csrc/npu/Module.cpp, THNPModule_memorySnapshot; NPUWorkspaceAllocator.cpp, get_trace).
  * - torch_npu frames: its unwinder names native frames by library basename (`libtorch_npu.so`), and
  *   its C++ namespaces are `c10_npu::` and `at_npu::` (NPUCachingAllocator.cpp).
+ * - a small-pool block padded by 32 bytes (request-pad.ts): PyTorch's CUDA allocator pads nothing.
  * - streams: torch_npu writes `int64_t(aclrtStream)`, a pointer, and never stream 0 (Module.cpp);
  *   CUDA's default stream is 0. A side stream alone proves nothing (CUDA code can run on one), so
  *   pointer streams decide only where the file also lacks what every recent PyTorch writes
  *   (`allocator_settings` since 2.3, `time_us` since 2.2) and torch_npu never does.
  */
 import type { PyDict } from '../values/py-values.js';
-import { npuRequestPad, type RequestPad } from './request-pad.js';
+import { npuRequestPad, paddedSmallBlock, type RequestPad } from './request-pad.js';
 import type { SegmentTables } from './segments.js';
 import type { StackTable } from './stack-table.js';
 import { Action, type TraceColumns } from './trace-columns.js';
@@ -61,6 +62,8 @@ export function detectProducer(e: ProducerEvidence): Producer {
     decisive.push(`${workspace} workspace_snapshot trace entr${workspace === 1 ? 'y' : 'ies'}`);
   const frame = npuFrame(e.stacks);
   if (frame !== null) decisive.push(`torch_npu frames (${frame})`);
+  const padded = paddedSmallBlock(e.tables);
+  if (padded !== null) decisive.push(padded);
   const streams = streamsIn(e.cols, e.tables);
   const pointers = streams.length > 0 && streams.every((v) => v >= POINTER_FLOOR);
   const pointerSignal = `stream values are pointers, never 0 (${streams.map((v) => `0x${v.toString(16)}`).join(', ')})`;
@@ -77,6 +80,7 @@ export function detectProducer(e: ProducerEvidence): Producer {
       signals: [
         pointerSignal,
         'no allocator_settings and no time_us, which PyTorch writes since 2.3 and 2.2',
+        'not certain: a PyTorch file from before 2.2 with every allocation on side streams and no CUDA frame looks the same',
       ],
       pad: npuRequestPad(e.tables),
     };

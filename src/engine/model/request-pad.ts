@@ -43,3 +43,24 @@ export function npuRequestPad(tables: SegmentTables): RequestPad {
   const r = b.requestedSize[padded]!;
   return { bytes: NPU_PAD, from: `a ${r} B request holds a ${b.size[padded]} B block` };
 }
+
+/**
+ * A block only a padding allocator makes, in words; null if none. In the small pool both
+ * allocators split off any remainder of 512 bytes or more (`should_split`), so a block there is
+ * exactly its rounded request. An odd multiple of 512 cannot come from `roundup_power2_divisions`
+ * (its steps are 1024 or more whenever it applies), so such a block at ceil512(requested + 32) above
+ * ceil512(requested) is torch_npu's pad: PyTorch's CUDA allocator adds none.
+ */
+export function paddedSmallBlock(tables: SegmentTables): string | null {
+  if (!tables.blockKeys.includes('requested_size')) return null;
+  const b = tables.blocks;
+  for (let i = 0; i < b.length; i++) {
+    const requested = b.requestedSize[i]!;
+    const size = b.size[i]!;
+    if (b.state[i] !== BlockState.allocated || requested <= 0 || (size / MIN_BLOCK) % 2 !== 1) continue;
+    if (tables.segments[b.segment[i]!]?.pool !== 'small') continue;
+    if (size === ceil512(requested + NPU_PAD) && size > ceil512(requested))
+      return `a ${requested} B request in a ${size} B small-pool block (a 32-byte pad)`;
+  }
+  return null;
+}

@@ -54,6 +54,12 @@ describe('torch_npu: which producer wrote the file', () => {
     expect(npuRequestPad({ ...tables, blockKeys: ['size'] }).from).toMatch(/no requested_size/);
   });
 
+  it("a small-pool block holding a request's 32-byte pad is torch_npu's, frames or not", () => {
+    expect(npu({ version: '6.0' }).s.producer.signals).toContain(
+      'a 4096 B request in a 4608 B small-pool block (a 32-byte pad)',
+    );
+  });
+
   it('torch_npu 6.0 (no workspace) is told by its frames', () => {
     const { s } = npu({ version: '6.0' });
     expect(s.producer.kind).toBe('torch_npu');
@@ -252,16 +258,21 @@ describe('torch_npu 5.0: the bare segment list', () => {
 });
 
 describe('a CUDA file that looks like torch_npu by its streams alone', () => {
+  it('pointer streams alone say torch_npu, and say that they are not certain', () => {
+    const value = sideStreamsBefore22();
+    // Python frames only, as _record_memory_history records by default.
+    const python = (o: { frames?: { filename: string }[] }) => {
+      if (o.frames) o.frames = o.frames.filter((f) => f.filename.endsWith('.py'));
+    };
+    for (const seg of value.segments) [seg, ...seg.blocks].forEach(python);
+    for (const trace of value.device_traces) trace.forEach(python);
+    const s = loadSnapshotBytes(new TextEncoder().encode(JSON.stringify(value)));
+    expect(s.producer.kind).toBe('torch_npu');
+    expect(s.producer.signals.at(-1)).toMatch(/^not certain: a PyTorch file from before 2\.2/);
+  });
+
   it('PyTorch before 2.2 on side streams, with a CUDA frame: stays a PyTorch file', () => {
-    const value = JSON.parse(generateSnapshotJson({ events: 2000, seed: 31 }).json);
-    delete value.allocator_settings;
-    const side = 0x5555_a000_0000;
-    for (const seg of value.segments) seg.stream = side;
-    for (const trace of value.device_traces)
-      for (const entry of trace) {
-        delete entry.time_us;
-        entry.stream = side;
-      }
+    const value = sideStreamsBefore22();
     const withFrames = value.device_traces[0].find(
       (x: { frames?: unknown[] }) => (x.frames?.length ?? 0) > 0,
     );
@@ -275,3 +286,17 @@ describe('a CUDA file that looks like torch_npu by its streams alone', () => {
     expect(s.devices[0]!.device).toBe(0);
   });
 });
+
+/** A PyTorch CUDA file as 2.0/2.1 write it (no time_us, no allocator_settings), all on a side stream. */
+function sideStreamsBefore22() {
+  const value = JSON.parse(generateSnapshotJson({ events: 2000, seed: 31 }).json);
+  delete value.allocator_settings;
+  const side = 0x5555_a000_0000;
+  for (const seg of value.segments) seg.stream = side;
+  for (const trace of value.device_traces)
+    for (const entry of trace) {
+      delete entry.time_us;
+      entry.stream = side;
+    }
+  return value;
+}
