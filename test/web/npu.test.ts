@@ -48,6 +48,11 @@ describe.skipIf(!ready && process.env.CI === undefined)('a torch_npu file in the
     const overview = (await page.locator('main.overview').textContent()) ?? '';
     expect(overview).toContain('memory_summary, npu:1');
     expect(overview).toContain('not written (torch_npu writes none)');
+    // What told the producer and the pad, as `summary` prints them.
+    expect(overview).toMatch(
+      /producer: torch_npu \(Ascend NPU\), from 1 workspace_snapshot trace entry; torch_npu frames/,
+    );
+    expect(overview).toMatch(/request pad: 32 B \(a \d+ B request holds a \d+ B block\)/);
     for (const text of [diagnosis, overview]) expect(text).not.toMatch(/\bCUDA\b|cudaMalloc|\bGPU\b|cuda:\d/);
   });
 

@@ -61,8 +61,25 @@ function SummaryOf({ summary, device }: { summary: SnapshotSummary; device: numb
         <p>
           layout: {summary.layout}, pickle protocol {summary.pickle_protocol ?? '—'}
         </p>
+        <ProducerFacts producer={summary.producer} />
       </section>
     </main>
+  );
+}
+
+/** Who wrote the file and what told, as `memlens summary` says it: the reader can weigh a guess. */
+function ProducerFacts({ producer }: { producer: SnapshotSummary['producer'] }) {
+  if (producer.kind !== 'torch_npu') return null;
+  return (
+    <p className="producer">
+      producer: torch_npu (Ascend NPU), from {producer.signals.join('; ')}
+      {producer.pad && (
+        <>
+          <br />
+          request pad: {producer.pad.bytes} B ({producer.pad.from})
+        </>
+      )}
+    </p>
   );
 }
 
