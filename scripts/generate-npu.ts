@@ -1,7 +1,7 @@
 /**
  * Writes a snapshot as torch_npu (Ascend NPU) writes it (scripts/synth/npu.ts):
  *
- *   node dist-tools/scripts/generate-npu.js --out oom_snapshot_1_20261128.pickle --oom state-only
+ *   node dist-tools/scripts/generate-npu.js --out oom_snapshot_1_20261128061500.pickle --oom state-only
  *
  * The file appears under its name only once complete.
  */

@@ -148,7 +148,10 @@ export class RunService {
 
   private async add(paths: string[]): Promise<void> {
     if (paths.length === 0) return this.refresh();
-    const batch = discoverRun(paths.map((p) => ({ path: p, mtimeMs: mtime(p) })));
+    const batch = discoverRun(
+      paths.map((p) => ({ path: p, mtimeMs: mtime(p) })),
+      { roots: this.dirs },
+    );
     // Listed at once, in run order, so the page can open a file while the others decode.
     const served = new Map(batch.cells.map((c) => [c.path, this.serve(c)]));
     const signatures = new Map(paths.map((p) => [p, signature(p) ?? '']));
@@ -211,7 +214,7 @@ export class RunService {
   private refresh(): void {
     const run: Run = discoverRun(
       [...this.known.keys()].map((p) => ({ path: p, mtimeMs: mtime(p) })),
-      { skipped: this.skipped, notRead: this.notRead },
+      { skipped: this.skipped, notRead: this.notRead, roots: this.dirs },
     );
     const snapshots = run.cells.map((cell) => ({ ...this.known.get(cell.path)!.snapshot, cell }));
     for (const cell of run.cells) {

@@ -37,11 +37,14 @@ export async function collectFiles(paths: string[]): Promise<ServedFile[]> {
     }
     // The run's own scan (scan-run.ts): links followed, any depth, an unreadable part named, not fatal.
     const scan = scanRun(p);
-    const found = scan.files.sort(byStepAndRank);
+    // Named from the folder given: a folder above it (`global_step3/run/`) names no step of its files.
+    const found = scan.files
+      .map((f) => ({ f, name: join(basename(p), relative(p, f)) }))
+      .sort((a, b) => byStepAndRank(a.name, b.name));
     // A run recorded without a GPU holds only cycle graphs: its page is their Cycles tab.
     if (found.length === 0 && scan.notRead.length === 0 && gatherCycleInputs([p]).cycles.length === 0)
       throw new SnapshotError(`${p}: no snapshot files (.pickle, .json, .gz) in this directory`);
-    for (const f of found) out.push(await served(f, join(basename(p), relative(p, f))));
+    for (const { f, name } of found) out.push(await served(f, name));
   }
   return dedupe(out);
 }
@@ -51,7 +54,7 @@ async function served(path: string, name: string): Promise<ServedFile> {
     const real = await realpath(path);
     return {
       name,
-      label: labelOf(path),
+      label: labelOf(name),
       path: real,
       size: await fileSize(path),
       identity: await fileIdentity(real),

@@ -283,4 +283,34 @@ describe('run folders as their producers write them', () => {
       }
     },
   );
+
+  it('a folder above the run names no rank: qwen_lora_rank16/run/ holds no rank 16, given or walked into', async () => {
+    const above = join(root, 'qwen_lora_rank16');
+    const dir = join(above, 'run');
+    const files = generateRun({ ranks: 1, windows: 2, seed: 6, oom: { rank: 0, cause: 'exhaustion' } });
+    const oom = steps(files, 'oom')[0]!;
+    put(join(dir, 'oom_snapshot_a.pickle'), oom.bytes);
+    put(join(dir, 'step_2', 'snap.pickle'), steps(files, 'step')[0]!.bytes);
+    const placed = (r: JsonRun) => r.snapshots.map((s) => `${s.kind} rank ${s.rank} step ${s.step}`);
+    expect(placed(runJson(dir).run)).toEqual(['step rank null step 2', 'oom rank null step null']);
+    // The folder given counts, and those below it: rank 16 is this run's when the user says so.
+    expect(placed(runJson(above).run)).toEqual(['step rank 16 step 2', 'oom rank 16 step null']);
+    // Files named one by one: only the folders below the one they share.
+    const loose = memlens(
+      'run',
+      join(dir, 'oom_snapshot_a.pickle'),
+      join(dir, 'step_2', 'snap.pickle'),
+      '--json',
+    );
+    expect(placed((JSON.parse(loose.stdout) as { runs: JsonRun[] }).runs[0]!)).toEqual([
+      'step rank null step 2',
+      'oom rank null step null',
+    ]);
+    // memlens view DIR places them the same way.
+    const service = new RunService([dir], [], []);
+    await service.start();
+    expect(service.state().report!.snapshots.map((s) => s.rank)).toEqual([null, null]);
+    expect(service.files.map((f) => f.label)).toEqual(['step 2', 'OOM']);
+    service.close();
+  });
 });

@@ -212,3 +212,18 @@ describe('memlens view DIR --watch: a rewrite is served anew, a link put in its 
     expect(r1.status).toBe(409);
   }, 30_000);
 });
+
+describe('memlens view DIR names files from the folder given', () => {
+  it('a step folder above the run labels and orders none of its files', async () => {
+    const run = join(work, 'step3', 'run');
+    for (const step of ['step10', 'step2']) {
+      mkdirSync(join(run, step), { recursive: true });
+      writeFileSync(join(run, step, 'torch_memory_rank0_pid1.pickle'), 'x');
+    }
+    const files = await collectFiles([run]);
+    expect(files.map((f) => `${f.name} ${f.label}`)).toEqual([
+      `${join('run', 'step2', 'torch_memory_rank0_pid1.pickle')} step 2 · rank 0`,
+      `${join('run', 'step10', 'torch_memory_rank0_pid1.pickle')} step 10 · rank 0`,
+    ]);
+  });
+});

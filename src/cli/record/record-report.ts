@@ -30,7 +30,10 @@ export async function reportRecording(
   if (m.dropped.length > 0) parts.push(`${plural(m.dropped.length, 'window')} dropped (--max-bytes)`);
   say(`${parts.join(', ')} in ${m.out} (${formatBytes(bytes)}); manifest: ${path.join(m.out, 'run.json')}`);
   if (m.files.length > 0) {
-    const run = discoverRun(m.files.map((f) => path.join(m.out, f.path)));
+    const run = discoverRun(
+      m.files.map((f) => path.join(m.out, f.path)),
+      { roots: [m.out] },
+    );
     const snapshots = await decodeRun(run, { cache: true, progress: false });
     process.stderr.write(`${renderRun(runReport(m.out, run, snapshots), process.stderr.columns || 100)}\n`);
   } else {

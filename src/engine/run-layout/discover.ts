@@ -12,6 +12,7 @@ import {
   type LayoutName,
   lmmsEngine,
   megatronBridge,
+  megatronRanksFit,
   type Placement,
   placement,
   type Rule,
@@ -79,8 +80,12 @@ const RANK = /(?:^|[^a-z])rank[_-]?(\d+)/i;
 const STEP = /(?:^|[^a-z])(?:global_step|steps?|iter(?:ation)?s?|it|batch|epoch)[_-]?(\d+)(?:-(\d+))?/i;
 const OOM = /(?:^|[^a-z])oom(?:[^a-z]|$)/i;
 
-/** Any other layout: the last rank and step numbers the path's names carry, OOM if a name says so. */
-const byNames: Rule = (file, dirs) => {
+/**
+ * Any other layout: the last rank and step numbers the path's names carry, OOM if a name says so.
+ * `dirs` are the folders at or below the run's root only: a folder the run sits in
+ * (`qwen_lora_rank16/run/`) names no rank of it.
+ */
+function byNames(file: string, dirs: string[]): Placement {
   const names = [...dirs, file.replace(SNAPSHOT_NAME, '')];
   let rank: number | null = null;
   let steps: StepWindow | null = null;
@@ -92,12 +97,24 @@ const byNames: Rule = (file, dirs) => {
   }
   const oom = names.some((n) => OOM.test(n));
   return placement('names', oom ? 'oom' : steps ? 'step' : 'other', rank, steps);
-};
+}
 
-const RULES: Rule[] = [torchNpu, verl, torchtitan, composer, lmmsEngine, megatronBridge, byNames];
+/**
+ * The producers' rules, each matching the exact names (and folder positions) its producer writes;
+ * they see every folder above the file, since a producer's own folder (torchft's step folder above
+ * `replica_<k>/`) may lie above the folder given.
+ */
+const RULES: Rule[] = [torchNpu, verl, torchtitan, composer, lmmsEngine, megatronBridge];
 
+/** A path's names, `.` and `..` resolved as far as the path itself allows. */
 function components(path: string): string[] {
-  return path.split(/[\\/]+/).filter((c) => c !== '' && c !== '.');
+  const out: string[] = [];
+  for (const c of path.split(/[\\/]+/)) {
+    if (c === '' || c === '.') continue;
+    if (c === '..' && out.length > 0 && out.at(-1) !== '..') out.pop();
+    else out.push(c);
+  }
+  return out;
 }
 
 function baseName(path: string): string {
@@ -113,35 +130,103 @@ function rankOfDirs(dirs: string[]): number | null {
   return null;
 }
 
-function place(path: string): RunCell {
-  const parts = components(path);
-  const file = (parts.at(-1) ?? path).replace(/\.gz$/i, '');
-  const dirs = parts.slice(0, -1);
-  for (const rule of RULES) {
-    const placed = rule(file, dirs);
-    if (placed === null) continue;
-    placed.replica ??= replicaOf(dirs);
-    placed.rank ??= rankOfDirs(dirs);
-    return { path, ...placed };
-  }
-  throw new Error('unreachable: the names rule places every file');
+/** A file's name (a trailing .gz removed), every folder above it, and those at or below its run's root. */
+interface Located {
+  path: string;
+  file: string;
+  dirs: string[];
+  inRun: string[];
+}
+
+function place(l: Located): RunCell {
+  return cellOf(
+    l,
+    RULES.reduce<Placement | null>((p, rule) => p ?? rule(l.file, l.dirs), null),
+  );
+}
+
+/** The cell of a file placed by a producer's rule, else by its names; a rank from the folders if none. */
+function cellOf({ path, file, inRun }: Located, byRule: Placement | null): RunCell {
+  const placed = byRule ?? byNames(file, inRun);
+  placed.replica ??= replicaOf(inRun);
+  placed.rank ??= rankOfDirs(inRun);
+  return { path, ...placed };
+}
+
+/**
+ * Where each path's run starts: the first of `roots` (the folders the user gave) holding it, the
+ * root's own name included; for paths under no root (files named one by one), the deepest folder
+ * they all share, its own name included.
+ */
+function locate(paths: string[], roots: string[]): Located[] {
+  const rootParts = roots.map(components);
+  const split = paths.map((path) => {
+    const parts = components(path);
+    const dirs = parts.slice(0, -1);
+    const root = rootParts.find((r) => r.length <= dirs.length && r.every((c, i) => c === dirs[i]));
+    return { path, file: (parts.at(-1) ?? path).replace(/\.gz$/i, ''), dirs, root };
+  });
+  const loose = split.filter((s) => s.root === undefined).map((s) => s.dirs);
+  const shared = loose.length === 0 ? 0 : commonLength(loose);
+  return split.map(({ root, ...s }) => ({
+    ...s,
+    inRun: s.dirs.slice(Math.max(0, (root?.length ?? shared) - 1)),
+  }));
+}
+
+function commonLength(lists: string[][]): number {
+  const first = lists[0]!;
+  let n = 0;
+  while (n < first.length && lists.every((l) => l[n] === first[n])) n++;
+  return n;
+}
+
+/**
+ * Megatron-Bridge's `<stem>_<N>` end dumps kept only where their folder fits it (megatronRanksFit):
+ * the files of one folder and stem number 0 to n-1, and no folder of the run names a rank or step
+ * (`rank0/step_10/snapshot_10.pickle` is step 10 of rank 0). Others are placed by their names.
+ */
+function checkMegatron(cells: RunCell[], located: Located[]): RunCell[] {
+  const isEnd = (c: RunCell) => c.layout === 'megatron-bridge' && c.kind === 'end';
+  const key = (l: Located) => [...l.dirs, l.file.replace(/_\d+\.pickle$/, '')].join('/');
+  const groups = new Map<string, number[]>();
+  cells.forEach((c, i) => {
+    if (isEnd(c)) groups.set(key(located[i]!), [...(groups.get(key(located[i]!)) ?? []), c.rank!]);
+  });
+  return cells.map((c, i) => {
+    const l = located[i]!;
+    const fits = megatronRanksFit(groups.get(key(l)) ?? []) && !l.inRun.some(namesRankOrStep);
+    return isEnd(c) && !fits ? cellOf(l, null) : c;
+  });
+}
+
+function namesRankOrStep(dir: string): boolean {
+  return RANK.test(dir) || STEP.test(dir);
+}
+
+export interface DiscoverOptions {
+  skipped?: LeftOut[];
+  notRead?: LeftOut[];
+  /** The run folders the user gave: only folders at or below them name a file's rank or step. */
+  roots?: string[];
 }
 
 /** Places each snapshot file of a run and puts them in run order. */
-export function discoverRun(
-  inputs: (RunInput | string)[],
-  leftOut: { skipped?: LeftOut[]; notRead?: LeftOut[] } = {},
-): Run {
+export function discoverRun(inputs: (RunInput | string)[], options: DiscoverOptions = {}): Run {
   const entries = inputs.map((i) => (typeof i === 'string' ? { path: i } : i));
   const mtimes = new Map(entries.map((e) => [e.path, e.mtimeMs]));
-  const cells = entries.map((e) => place(e.path));
+  const located = locate(
+    entries.map((e) => e.path),
+    options.roots ?? [],
+  );
+  const cells = checkMegatron(located.map(place), located);
   const ordered = runOrder(cells, mtimes);
   return {
     layout: mainLayout(cells),
     cells: ordered,
     unplaced: ordered.filter((c) => c.rank === null && c.steps === null).map((c) => c.path),
-    skipped: leftOut.skipped ?? [],
-    notRead: leftOut.notRead ?? [],
+    skipped: options.skipped ?? [],
+    notRead: options.notRead ?? [],
   };
 }
 
@@ -202,12 +287,13 @@ function insertionPoint(
 }
 
 /**
- * Within one step: the periodic window, the dump after the update, named and end-of-training
- * dumps, and last the OOM dump that ended it.
+ * Within one step: the dump before it ran (verl's post-update dump), the periodic window, named and
+ * end-of-training dumps, and last the OOM dump that ended it.
  */
 const KIND_ORDER: Record<CellKind, number> = {
+  // verl writes step N's post-update dump after step N-1's update, before step N runs (layouts.ts).
+  'post-update': -1,
   step: 0,
-  'post-update': 1,
   manual: 2,
   end: 3,
   exit: 4,

@@ -64,10 +64,14 @@ export function stepWindow(first: string | undefined, last?: string): StepWindow
  * `<out_dir>/<sub_dir or strftime("%Y%m%d-%H%M")>/f"{tag}_rank{rank}_pid{pid}.pickle"`. Its callers:
  * - verl/utils/profiler/profile.py TorchMemoryProfiler: tag "torch_memory", sub_dir f"step{profile_step}"
  *   (no step given: the time-stamped folder);
- * - verl/trainer/ppo/ray_trainer.py fit(): tag f"post_update_step{global_steps}", sub_dir
- *   f"step{global_steps}", written after global_steps += 1, beside the profiler's dump of that step;
+ * - verl/trainer/ppo/ray_trainer.py fit() (b178a3c, lines 1700-1707): tag f"post_update_step{global_steps}",
+ *   sub_dir f"step{global_steps}", written after `self.global_steps += 1` at the end of step N-1, so
+ *   before step N runs; the profiler's dump in the same step<N>/ folder is written at step N's end
+ *   (`_stop_profiling` -> TorchMemoryProfiler.stop), so the post-update dump comes first;
  * - verl/workers/fsdp_workers.py (and megatron_workers.py) dump_memory_snapshot: tag "manual", no
  *   sub_dir, so `<save_path or .>/<YYYYmmdd-HHMM>/manual_rank<R>_pid<P>.pickle`.
+ * No other caller passes a tag (b178a3c, `git grep "dump_memory_snapshot("`): a file with another tag
+ * is not verl's, and is left to the rules after this one (the names rule finds its step).
  * memlens record writes the same names (python/memlens/_record.py): `oom_<stamp>/` holding
  * torch_memory_oom_rank<R>_pid<P>.pickle, and `<name>_step<N>[_<k>]/` for memlens.dump(name),
  * SIGUSR1 and exit; `steps<A>-<B>/` is a window of several steps.
@@ -95,7 +99,7 @@ export const verl: Rule = (file, dirs) => {
     const oom = RECORD_OOM_DIR.exec(dir);
     return placement('memlens-record', 'oom', num(rank), null, { ...more, stamp: oom ? oom[1]! : null });
   }
-  if (tag !== 'torch_memory') return placement('verl', 'other', num(rank), steps, { ...more, tag: tag! });
+  if (tag !== 'torch_memory') return null;
   if (steps) return placement('verl', 'step', num(rank), steps, more);
   const named = RECORD_NAMED_DIR.exec(dir);
   if (named) {
@@ -152,41 +156,53 @@ export const composer: Rule = (file) => {
 };
 
 /**
- * lmms-engine, EvolvingLMMs-Lab/lmms-engine src/lmms_engine/utils/profiler.py MemorySnapshotProfiler:
- * stop_and_save(reason) writes f"snapshot_{reason}_rank{rank}.pickle" (reasons "stop_step" at
- * memory_snapshot_config.stop_step, "train_end" at the end of training, "manual" by default);
- * dump_on_exception(reason) writes f"snapshot_{reason}_rank{rank}_pid{pid}_{int(time.time())}.pickle",
- * reason "oom_observer" from its OOM observer. The directory is os.path.join(output_dir,
- * "memory_snapshot") (src/lmms_engine/train/fsdp2/fsdp2_trainer.py).
+ * lmms-engine, EvolvingLMMs-Lab/lmms-engine src/lmms_engine/utils/profiler.py (8d35af0)
+ * MemorySnapshotProfiler: stop_and_save(reason) writes f"snapshot_{reason}_rank{rank}.pickle",
+ * dump_on_exception(reason) f"snapshot_{reason}_rank{rank}_pid{pid}_{int(time.time())}.pickle", in
+ * os.path.join(output_dir, "memory_snapshot"). The reasons its callers pass, and no others:
+ * - stop_and_save: "manual" (its default), "stop_step" (MemorySnapshotProfiler.step at
+ *   memory_snapshot_config.stop_step), "train_end" (src/lmms_engine/train/fsdp2/fsdp2_trainer.py after
+ *   the loop), "rl_train_end" (src/lmms_engine/train/rl/runner.py at 5ec1342, after the RL loop);
+ * - dump_on_exception: "oom_observer" (its own OOM observer), f"oom_step{global_step}" (fsdp2_trainer.py
+ *   and rl/runner.py at 5ec1342, on torch.OutOfMemoryError in the training step of global_step).
+ * A file with another reason is not lmms-engine's: the rules after this one place it.
  */
-const LMMS_EXCEPTION = /^snapshot_(.+)_rank(\d+)_pid(\d+)_(\d+)\.pickle$/;
-const LMMS_STOP = /^snapshot_(.+)_rank(\d+)\.pickle$/;
-const LMMS_KINDS: Record<string, CellKind> = { stop_step: 'end', train_end: 'end', manual: 'manual' };
+const LMMS_EXCEPTION = /^snapshot_(oom_observer|oom_step(\d+))_rank(\d+)_pid(\d+)_(\d+)\.pickle$/;
+const LMMS_STOP = /^snapshot_(manual|stop_step|train_end|rl_train_end)_rank(\d+)\.pickle$/;
+const LMMS_KINDS: Record<string, CellKind> = {
+  stop_step: 'end',
+  train_end: 'end',
+  rl_train_end: 'end',
+  manual: 'manual',
+};
 
 export const lmmsEngine: Rule = (file) => {
   const ex = LMMS_EXCEPTION.exec(file);
   if (ex)
-    return placement('lmms-engine', /oom/.test(ex[1]!) ? 'oom' : 'other', num(ex[2]), null, {
-      pid: num(ex[3]),
-      stamp: ex[4]!,
+    return placement('lmms-engine', 'oom', num(ex[3]), stepWindow(ex[2]), {
+      pid: num(ex[4]),
+      stamp: ex[5]!,
       tag: ex[1]!,
     });
   const stop = LMMS_STOP.exec(file);
-  return (
-    stop && placement('lmms-engine', LMMS_KINDS[stop[1]!] ?? 'other', num(stop[2]), null, { tag: stop[1]! })
-  );
+  return stop && placement('lmms-engine', LMMS_KINDS[stop[1]!]!, num(stop[2]), null, { tag: stop[1]! });
 };
 
 /**
- * Megatron-Bridge, NVIDIA-NeMo/Megatron-Bridge src/megatron/bridge/training/utils/train_utils.py:
- * at iteration == profiling.profile_step_end, f"{filename}_{rank}{ext}" of
- * profiling.memory_snapshot_path (src/megatron/bridge/training/config.py default
- * "/nemo_run/snapshot.pickle"; its docs use memory_snapshot, memory_trace, memory_profile); its OOM
- * observer writes f"{base}_oom_rank-{rank}{ext}". The step is not in the name. The form
- * `snapshot_rank-<R>` of some versions is read as well.
+ * Megatron-Bridge, NVIDIA-NeMo/Megatron-Bridge src/megatron/bridge/training/utils/train_utils.py
+ * (067f987): at iteration == profiling.profile_step_end, each rank of profiling.profile_ranks (default
+ * [0]) writes f"{filename}_{rank}{ext}" of profiling.memory_snapshot_path (line 754-755;
+ * src/megatron/bridge/training/config.py line 748: default "/nemo_run/snapshot.pickle"; its docs use
+ * memory_snapshot, memory_trace, memory_profile); its OOM observer writes f"{base}_oom_rank-{rank}{ext}"
+ * (line 132-133). Since 65e3e01 (Jan 2026) the name has had the rank; before it, the path itself, by
+ * the last rank. No version writes `_rank-<R>` for the end dump (`git log -S`).
+ *
+ * `<stem>_<N>.pickle` is also what a hand-written step dump looks like (`snapshot_10.pickle`): the
+ * name alone cannot tell rank 10 from step 10, so the caller keeps this placement only where the
+ * folder's files fit Megatron-Bridge (see megatronRanksFit). The OOM form is its own.
  */
 const MEGATRON_OOM = /^(.+)_oom_rank-(\d+)\.pickle$/;
-const MEGATRON_END = /^(?:.*[_-])?(?:snapshot|trace|profile)_(?:rank-)?(\d+)\.pickle$/;
+const MEGATRON_END = /^(?:.*[_-])?(?:snapshot|trace|profile)_(\d+)\.pickle$/;
 
 export const megatronBridge: Rule = (file) => {
   const oom = MEGATRON_OOM.exec(file);
@@ -196,11 +212,23 @@ export const megatronBridge: Rule = (file) => {
 };
 
 /**
- * torch_npu (Ascend/pytorch), with OOM_SNAPSHOT_ENABLE set: `oom_snapshot_<pid>_<time>.pickle` in
- * OOM_SNAPSHOT_PATH (or the working directory). The source writing the name was not reachable
- * here; the name is the one torch_npu's environment-variable documentation gives.
+ * Whether the end dumps named `<stem>_<N>` in one folder are Megatron-Bridge's: the ranks of one run
+ * write one file each with one stem, so their numbers are ranks, 0 to n-1 with the default and the
+ * usual profile_ranks. Any other set of numbers (one file `snapshot_10`, `snapshot_10`, `_20`, `_30`)
+ * is more likely steps, and is not read as ranks.
  */
-const NPU_OOM = /^oom_snapshot_(\d+)_(\d+)\.pickle$/;
+export function megatronRanksFit(numbers: number[]): boolean {
+  const ranks = new Set(numbers);
+  return [...ranks].every((r) => r < ranks.size);
+}
+
+/**
+ * torch_npu, Ascend/pytorch torch_npu/csrc/core/npu/register/OptionsManager.cpp (9e73e70, line 646,
+ * oom_observer), with OOM_SNAPSHOT_ENABLE set: "oom_snapshot_" << getpid() << "_" <<
+ * std::put_time(localtime, "%Y%m%d%H%M%S") << ".pickle", in OOM_SNAPSHOT_PATH (GetOomSnapshotDumpPath,
+ * else the working directory). The stamp is the local time, 14 digits.
+ */
+const NPU_OOM = /^oom_snapshot_(\d+)_(\d{14})\.pickle$/;
 
 export const torchNpu: Rule = (file) => {
   const m = NPU_OOM.exec(file);

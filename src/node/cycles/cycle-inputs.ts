@@ -60,7 +60,10 @@ export function gatherCycleInputs(args: string[]): CycleInputs {
   const snapshots = cycles.length === 0 ? [] : [...new Set([...files, ...roots.flatMap(snapshotsUnder)])];
   return {
     cycles: [...new Set(cycles)],
-    run: discoverRun(snapshots.map((p) => ({ path: p, mtimeMs: mtime(p) }))),
+    run: discoverRun(
+      snapshots.map((p) => ({ path: p, mtimeMs: mtime(p) })),
+      { roots },
+    ),
   };
 }
 

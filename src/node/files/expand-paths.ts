@@ -64,7 +64,7 @@ export function runOfScan(root: string, scan: RunScan): Run {
   }
   return discoverRun(
     scan.files.map((f) => ({ path: f, mtimeMs: mtime(f) })),
-    { skipped: scan.skipped, notRead: scan.notRead },
+    { skipped: scan.skipped, notRead: scan.notRead, roots: [root] },
   );
 }
 

@@ -7,10 +7,11 @@ import { naturalCompare } from '../../../src/engine/run-layout/natural-order.js'
 import { pickCell } from '../../../src/engine/run-layout/pick-cell.js';
 import { snapshotsUnder } from '../../../src/node/files/expand-paths.js';
 
-const brief = (paths: string[], mtimes?: number[]) =>
-  discoverRun(paths.map((path, i) => ({ path, mtimeMs: mtimes?.[i] }))).cells.map(
-    (c) => `${c.kind} r${c.rank ?? '-'} s${c.steps ? `${c.steps.first}-${c.steps.last}` : '-'}`,
-  );
+const brief = (paths: string[], mtimes?: number[], roots?: string[]) =>
+  discoverRun(
+    paths.map((path, i) => ({ path, mtimeMs: mtimes?.[i] })),
+    { roots },
+  ).cells.map((c) => `${c.kind} r${c.rank ?? '-'} s${c.steps ? `${c.steps.first}-${c.steps.last}` : '-'}`);
 
 describe('run discovery: which rank, which step, which kind each file is', () => {
   it('verl: step windows, multi-step windows and OOM dumps, OOM after the window written before it', () => {
@@ -69,10 +70,8 @@ describe('run discovery: which rank, which step, which kind each file is', () =>
       'oom r0 s-',
     ]);
     expect(discoverRun(['oom_rank5.pickle']).cells[0]).toMatchObject({ kind: 'oom', rank: 5 });
-    expect(discoverRun(['memory_trace_7.pickle']).cells[0]).toMatchObject({
-      layout: 'megatron-bridge',
-      rank: 7,
-    });
+    // A lone `<stem>_7` is no Megatron-Bridge rank (run-layouts.test.ts): nothing places it.
+    expect(discoverRun(['memory_trace_7.pickle']).cells[0]).toMatchObject({ layout: 'names', rank: null });
   });
 
   it('other layouts: rank and step from names in natural order, gzip and JSON too, unplaced said', () => {
@@ -93,6 +92,22 @@ describe('run discovery: which rank, which step, which kind each file is', () =>
     ]);
     expect(run.cells[4]).toMatchObject({ kind: 'oom', rank: 2 });
     expect(run.unplaced).toEqual(['run/final.pickle']);
+  });
+
+  it('reads ranks and steps only from folders at or below the root given', () => {
+    const root = '/data/qwen_lora_rank16/run';
+    const under = `${root}/oom_snapshot_x.pickle`;
+    expect(discoverRun([under], { roots: [root] }).cells[0]).toMatchObject({ kind: 'oom', rank: null });
+    expect(discoverRun([under], { roots: ['/data/qwen_lora_rank16/./x/../run/'] }).cells[0]!.rank).toBeNull();
+    // The root's own name and those below it count.
+    expect(
+      brief(['runs/rank3/step_2/a.pickle', 'runs/rank3/step_4/a.pickle'], undefined, ['runs/rank3']),
+    ).toEqual(['step r3 s2-2', 'step r3 s4-4']);
+    // Files named one by one: the folders they share above their deepest common one do not count.
+    expect(
+      brief(['/d/qwen_lora_rank16/run/step_1/a.pickle', '/d/qwen_lora_rank16/run/step_2/a.pickle']),
+    ).toEqual(['step r- s1-1', 'step r- s2-2']);
+    expect(brief(['/d/qwen_lora_rank16/run/oom_a.pickle'])).toEqual(['oom r- s-']);
   });
 
   it('knows snapshot files by name, not manifests or pages', () => {

@@ -34,13 +34,31 @@ describe('run layouts as the producers write them today', () => {
     });
   });
 
-  it("verl trainer: post_update_step<N>_rank<R>_pid<P>.pickle beside the profiler's dump of step N", () => {
+  it("verl trainer: post_update_step<N>_rank<R>_pid<P>.pickle, written before step N runs, precedes step N's dump", () => {
+    // volcengine/verl b178a3c verl/trainer/ppo/ray_trainer.py:1700-1707: `global_steps += 1` ends step
+    // N-1, then dump_memory_snapshot(tag=f"post_update_step{global_steps}", sub_dir=f"step{global_steps}");
+    // the profiler's step<N>/torch_memory dump is written when step N stops (profile.py stop()).
     const run = discoverRun([
-      'prof/step4/post_update_step4_rank0_pid76.pickle',
       'prof/step4/torch_memory_rank0_pid76.pickle',
+      'prof/step4/post_update_step4_rank0_pid76.pickle',
+      'prof/step3/torch_memory_rank0_pid76.pickle',
     ]);
-    expect(run.cells.map(brief)).toEqual(['verl step rank 0 step 4', 'verl post-update rank 0 step 4']);
+    expect(run.cells.map(brief)).toEqual([
+      'verl step rank 0 step 3',
+      'verl post-update rank 0 step 4',
+      'verl step rank 0 step 4',
+    ]);
     expect(run.cells[1]!.tag).toBe('post_update_step4');
+  });
+
+  it("verl: a tag no verl caller passes is not verl's; the names rule keeps its step", () => {
+    // Only "torch_memory", f"post_update_step{N}" and "manual" are passed (b178a3c).
+    expect(discoverRun(['dumps/iter7_rank1_pid9.pickle']).cells[0]).toMatchObject({
+      layout: 'names',
+      kind: 'step',
+      rank: 1,
+      steps: { first: 7, last: 7 },
+    });
   });
 
   it('verl manual dump: <YYYYmmdd-HHMM>/manual_rank<R>_pid<P>.pickle, a rank and no step', () => {
@@ -104,15 +122,32 @@ describe('run layouts as the producers write them today', () => {
       'out/memory_snapshot/snapshot_stop_step_rank0.pickle',
       'out/memory_snapshot/snapshot_train_end_rank1.pickle',
       'out/memory_snapshot/snapshot_manual_rank3.pickle',
+      'out/memory_snapshot/snapshot_rl_train_end_rank4.pickle',
     ]);
     expect(run.cells.map((c) => `${brief(c)} ${c.tag}`)).toEqual([
       'lmms-engine manual rank 3 step - manual',
+      'lmms-engine end rank 4 step - rl_train_end',
       'lmms-engine end rank 0 step - stop_step',
       'lmms-engine end rank 1 step - train_end',
       'lmms-engine oom rank 2 step - oom_observer',
     ]);
-    expect(run.cells[3]).toMatchObject({ pid: 301, stamp: '1764300000' });
+    expect(run.cells[4]).toMatchObject({ pid: 301, stamp: '1764300000' });
     expect(run.unplaced).toEqual([]);
+  });
+
+  it("lmms-engine: the trainers' OOM dump snapshot_oom_step<N>_rank<R>_pid<P>_<ts> is an OOM at step N", () => {
+    // fsdp2_trainer.py and train/rl/runner.py (5ec1342): dump_on_exception(f"oom_step{global_step}").
+    expect(
+      discoverRun(['ms/snapshot_oom_step12_rank1_pid7_1764300000.pickle']).cells.map(
+        (c) => `${brief(c)} ${c.tag}`,
+      ),
+    ).toEqual(['lmms-engine oom rank 1 step 12 oom_step12']);
+  });
+
+  it('lmms-engine: a reason its code never passes is not claimed; the names rule places the file', () => {
+    expect(
+      placed(['mine/snapshot_step_40_rank0.pickle', 'mine/snapshot_checkpoint_rank1_pid5_1764300000.pickle']),
+    ).toEqual(['names step rank 0 step 40', 'names other rank 1 step -']);
   });
 
   it('Megatron-Bridge: <stem>_<R>.pickle at profile_step_end, <stem>_oom_rank-<R>.pickle on OOM', () => {
@@ -121,25 +156,45 @@ describe('run layouts as the producers write them today', () => {
         'nemo_run/snapshot_oom_rank-1.pickle',
         'nemo_run/snapshot_0.pickle',
         'nemo_run/snapshot_1.pickle',
-        'other/memory_snapshot_rank-2.pickle',
+        'other/memory_trace_0.pickle',
       ]),
     ).toEqual([
       'megatron-bridge end rank 0 step -',
+      'megatron-bridge end rank 0 step -',
       'megatron-bridge end rank 1 step -',
-      'megatron-bridge end rank 2 step -',
       'megatron-bridge oom rank 1 step -',
     ]);
   });
 
-  it('torch_npu: oom_snapshot_<pid>_<time>.pickle is an OOM dump, its rank from a folder that names one', () => {
-    expect(discoverRun(['oom/oom_snapshot_4242_1764300000.pickle']).cells[0]).toMatchObject({
+  it('Megatron-Bridge: <stem>_<N> numbers that are not ranks 0..n-1 are not read as ranks', () => {
+    // train_utils.py (067f987) line 754-755 writes one file per rank of profile_ranks (default [0]).
+    // A hand-written step dump looks the same: a lone snapshot_10, or 10, 20, 30, is not ranks.
+    expect(placed(['dumps/snapshot_10.pickle'])).toEqual(['names other rank - step -']);
+    expect(discoverRun(['dumps/snapshot_10.pickle']).unplaced).toEqual(['dumps/snapshot_10.pickle']);
+    expect(
+      placed(['d/memory_snapshot_10.pickle', 'd/memory_snapshot_20.pickle', 'd/memory_snapshot_30.pickle']),
+    ).toEqual(['names other rank - step -', 'names other rank - step -', 'names other rank - step -']);
+    // Rank and step folders say what the number is not.
+    expect(placed(['run/rank0/step_10/snapshot_0.pickle', 'run/rank1/step_10/snapshot_1.pickle'])).toEqual([
+      'names step rank 0 step 10',
+      'names step rank 1 step 10',
+    ]);
+    // No version writes `_rank-<R>` for the end dump: such a file is placed by its names.
+    expect(placed(['other/memory_snapshot_rank-2.pickle'])).toEqual(['names other rank 2 step -']);
+  });
+
+  it('torch_npu: oom_snapshot_<pid>_<%Y%m%d%H%M%S>.pickle is an OOM dump, its rank from a folder that names one', () => {
+    // Ascend/pytorch 9e73e70 torch_npu/csrc/core/npu/register/OptionsManager.cpp:646.
+    expect(discoverRun(['oom/oom_snapshot_4242_20261128061500.pickle']).cells[0]).toMatchObject({
       layout: 'torch_npu',
       kind: 'oom',
       rank: null,
       pid: 4242,
-      stamp: '1764300000',
+      stamp: '20261128061500',
     });
-    expect(discoverRun(['oom/rank_3/oom_snapshot_4242_1764300000.pickle']).cells[0]!.rank).toBe(3);
+    expect(discoverRun(['oom/rank_3/oom_snapshot_4242_20261128061500.pickle']).cells[0]!.rank).toBe(3);
+    // Not its stamp (epoch seconds): not torch_npu's name.
+    expect(discoverRun(['oom/oom_snapshot_4242_1764300000.pickle']).cells[0]!.layout).toBe('names');
   });
 
   it('memlens record: step<N>/, <name>_step<N>[_k]/ named and exit dumps, oom_<stamp>/', () => {

@@ -152,7 +152,10 @@ export function laneOrder(rows: RunRow[]): { lane: string; label: string }[] {
     .map((r) => ({ lane: r.lane, label: r.lane_label }));
 }
 
-/** Columns in run order (the order rows come in): step windows, each other dump after its step. */
+/**
+ * Columns in run order (the order rows come in): step windows, each other dump beside its step
+ * (verl's post-update dump before it, the others after).
+ */
 export function columnOrder(rows: RunRow[]): string[] {
   return [...new Set(rows.map((r) => r.column))];
 }

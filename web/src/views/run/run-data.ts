@@ -93,9 +93,11 @@ export async function droppedRun(
   );
   const kept = named.filter((_, i) => reasons[i] === null);
   const byPath = new Map(kept.map((n) => [n.path, n.file]));
+  // A dropped folder's files are named from it (webkitRelativePath): that folder is the run's root.
+  const roots = [...new Set(kept.flatMap((n) => (n.path.includes('/') ? [n.path.split('/')[0]!] : [])))];
   const run = discoverRun(
     kept.map((n) => ({ path: n.path, mtimeMs: n.file.lastModified })),
-    { skipped },
+    { skipped, roots },
   );
   const snapshots: RunSnapshot[] = [];
   for (const [i, cell] of run.cells.entries()) {
