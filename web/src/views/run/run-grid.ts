@@ -1,5 +1,10 @@
 import type { Outlier, RunReport } from '../../../../src/engine/analyses/run/index.js';
-import { laneOrder, type RunFigure, type RunRow } from '../../../../src/engine/analyses/run/index.js';
+import {
+  columnOrder,
+  laneOrder,
+  type RunFigure,
+  type RunRow,
+} from '../../../../src/engine/analyses/run/index.js';
 
 /**
  * One lane of the heatmap (run-table.ts): a replica's rank on one device, and a line of its own for
@@ -43,8 +48,6 @@ function columnOf(r: RunRow): GridColumn {
   return { key: r.column, label: r.column, step: r.steps?.first ?? null, kind };
 }
 
-const KIND_ORDER = { step: 0, other: 1, oom: 2 } as const;
-
 /** The report as a ranks × step-windows grid of one figure, with the outliers of that figure on it. */
 export function runGrid(report: RunReport, figure: RunFigure): RunGrid {
   const snapshotOf = new Map(report.snapshots.map((s, i) => [s.file, i]));
@@ -57,10 +60,8 @@ export function runGrid(report: RunReport, figure: RunFigure): RunGrid {
     columns.set(c.key, c);
   }
   const rankList = laneOrder(report.rows).map((l) => ranks.get(l.lane)!);
-  const columnList = [...columns.values()].sort(
-    (a, b) =>
-      KIND_ORDER[a.kind] - KIND_ORDER[b.kind] || (a.step ?? 0) - (b.step ?? 0) || (a.key < b.key ? -1 : 1),
-  );
+  // The run's own column order, as the text table has it (verl's post-update dump before its step).
+  const columnList = columnOrder(report.rows).map((key) => columns.get(key)!);
   const rankIndex = new Map(rankList.map((r, i) => [r.key, i]));
   const columnIndex = new Map(columnList.map((c, i) => [c.key, i]));
   const cells: (GridCell | null)[][] = rankList.map(() => columnList.map(() => null));
