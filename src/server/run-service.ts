@@ -263,7 +263,7 @@ export function cellLabel(cell: RunCell): string {
 }
 
 /**
- * `f` of a file, computed again only when the file's size, mtime or inode changed: a watched run
+ * `f` of a file, computed again only when the file's size, mtimes or inode changed: a watched run
  * is polled every POLL_MS, and each JSON file in it would otherwise be opened and inflated as often.
  */
 function statMemo<T>(f: (file: string) => T): (file: string) => T {
@@ -271,7 +271,7 @@ function statMemo<T>(f: (file: string) => T): (file: string) => T {
   return (file) => {
     const st = fs.statSync(file, { throwIfNoEntry: false });
     if (st === undefined) return f(file);
-    const stat = `${st.size}:${st.mtimeMs}:${st.ino}`;
+    const stat = `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}`;
     const seen = known.get(file);
     if (seen?.stat === stat) return seen.value;
     const value = f(file);
