@@ -14,7 +14,8 @@ import {
 } from '../engine/analyses/run/index.js';
 import { discoverRun, type LeftOut, type Run, type RunCell } from '../engine/run-layout/index.js';
 import { leftOutLines } from '../node/files/expand-paths.js';
-import { scanRun } from '../node/files/scan-run.js';
+import { type RunScan, scanRun } from '../node/files/scan-run.js';
+import { isJsonName, notSnapshotReason } from '../node/files/sniff-snapshot.js';
 import { decodeRun } from '../node/workers/decode-run.js';
 import type { RunState } from '../wire/run-state.js';
 import { identityOf, type ServedFile } from './snapshot-files.js';
@@ -50,6 +51,11 @@ export class RunService {
   /** What the last read of the directories left out (not snapshots) or could not read. */
   private skipped: LeftOut[] = [];
   private notRead: LeftOut[] = [];
+  /** The scans made before start (firstScan), which start takes instead of reading the directories again. */
+  private firstScans: RunScan[] | undefined;
+  /** Why a JSON file is not a snapshot, by its content: kept per file while its stat is unchanged. */
+  private readonly sniffJson = statMemo(notSnapshotReason);
+  private readonly sniff = (file: string) => (isJsonName(file) ? this.sniffJson(file) : null);
 
   /**
    * @param dirs run directories, polled when watching
@@ -66,9 +72,19 @@ export class RunService {
     return this.dirs.length === 1 ? this.dirs[0]! : '.';
   }
 
+  /**
+   * The directory `dir` (one of the run's) as read at start: `memlens view` checks what it holds
+   * from the same scan that start then decodes, so a run is read once before it is served.
+   */
+  firstScan(dir: string): RunScan {
+    this.firstScans ??= this.scanDirs();
+    return this.firstScans[this.dirs.indexOf(dir)] ?? scanRun(dir, undefined, this.sniff);
+  }
+
   /** Decodes every snapshot there now; says on stderr, as `memlens run` does, what was left out. */
   start(): Promise<void> {
-    const found = this.scan();
+    const found = this.scan(this.firstScans);
+    this.firstScans = undefined;
     for (const dir of this.dirs) {
       const mine = (l: LeftOut) => !path.relative(dir, l.path).startsWith('..');
       const run = { notRead: this.notRead.filter(mine), skipped: this.skipped.filter(mine) } as Run;
@@ -83,11 +99,15 @@ export class RunService {
   }
 
   /** The snapshot files in the directories now, keeping what was left out for the report. */
-  private scan(): string[] {
-    const scans = this.dirs.map((d) => scanRun(d));
+  private scan(scans = this.scanDirs()): string[] {
     this.skipped = scans.flatMap((s) => s.skipped);
     this.notRead = scans.flatMap((s) => s.notRead);
     return scans.flatMap((s) => s.files);
+  }
+
+  /** Each directory read now; a JSON file unchanged since it was last sniffed is not read again. */
+  private scanDirs(): RunScan[] {
+    return this.dirs.map((d) => scanRun(d, undefined, this.sniff));
   }
 
   /** Polls the directories every `ms`; files must be stable across two polls to be taken. */
@@ -243,6 +263,24 @@ export function cellLabel(cell: RunCell): string {
   ]
     .filter(Boolean)
     .join(' · ');
+}
+
+/**
+ * `f` of a file, computed again only when the file's size, mtimes or inode changed: a watched run
+ * is polled every POLL_MS, and each JSON file in it would otherwise be opened and inflated as often.
+ */
+function statMemo<T>(f: (file: string) => T): (file: string) => T {
+  const known = new Map<string, { stat: string; value: T }>();
+  return (file) => {
+    const st = fs.statSync(file, { throwIfNoEntry: false });
+    if (st === undefined) return f(file);
+    const stat = `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}`;
+    const seen = known.get(file);
+    if (seen?.stat === stat) return seen.value;
+    const value = f(file);
+    known.set(file, { stat, value });
+    return value;
+  };
 }
 
 function signature(p: string): string | null {

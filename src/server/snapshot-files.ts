@@ -3,7 +3,7 @@ import { basename, join, relative } from 'node:path';
 import { SnapshotError } from '../engine/base/index.js';
 import { gatherCycleInputs } from '../node/cycles/cycle-inputs.js';
 import { fileSize } from '../node/files/read-file.js';
-import { scanRun } from '../node/files/scan-run.js';
+import { type RunScan, scanRun } from '../node/files/scan-run.js';
 
 /** A snapshot file `memlens view` may serve, and nothing else. */
 export interface ServedFile {
@@ -19,10 +19,14 @@ export interface ServedFile {
 
 /**
  * The files behind `memlens view PATH...`: each file as given, and for a directory (a run's
- * save_path) every snapshot file below it, in a stable order. A path that does not exist, or a
- * directory without snapshots, is bad input.
+ * save_path) every snapshot file below it, in a stable order (read by `scanOf`: a caller that
+ * has scanned it already passes that scan). A path that does not exist, or a directory without
+ * snapshots, is bad input.
  */
-export async function collectFiles(paths: string[]): Promise<ServedFile[]> {
+export async function collectFiles(
+  paths: string[],
+  scanOf: (dir: string) => RunScan = scanRun,
+): Promise<ServedFile[]> {
   const out: ServedFile[] = [];
   for (const p of paths) {
     let isDir: boolean;
@@ -36,7 +40,7 @@ export async function collectFiles(paths: string[]): Promise<ServedFile[]> {
       continue;
     }
     // The run's own scan (scan-run.ts): links followed, any depth, an unreadable part named, not fatal.
-    const scan = scanRun(p);
+    const scan = scanOf(p);
     // Named from the folder given: a folder above it (`global_step3/run/`) names no step of its files.
     const found = scan.files
       .map((f) => ({ f, name: join(basename(p), relative(p, f)) }))

@@ -1,15 +1,4 @@
-import { createHash } from 'node:crypto';
-import {
-  accessSync,
-  constants,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  rmSync,
-  statSync,
-  utimesSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Command } from 'commander';
@@ -17,20 +6,16 @@ import { InvalidArgumentError } from 'commander';
 import { SnapshotError } from '../../engine/base/index.js';
 import { SCHEMA_VERSION } from '../../engine/export/index.js';
 import { csvCell } from '../../engine/views/tables/index.js';
-import { cacheRoot, contentHash } from '../../node/cache/result-cache.js';
-import { isStaleTemp } from '../../node/cache/stale-temp.js';
 import { openDuckDb, plainValue } from '../../node/export/duckdb.js';
 import {
   checkManifest,
   type ExportManifest,
-  exportTables,
   MANIFEST,
   readManifest,
 } from '../../node/export/export-tables.js';
 import { sqlFileList, sqlIdentifier } from '../../node/export/sql-quote.js';
-import { expandPaths } from '../../node/files/expand-paths.js';
 import { EXIT_BAD_INPUT } from '../../node/files/report-error.js';
-import { VERSION } from '../../node/version.js';
+import { exportedDir } from './sql-cache.js';
 
 type SqlFormat = 'table' | 'csv' | 'json';
 
@@ -71,106 +56,6 @@ export function sqlCommand(program: Command): void {
         process.exitCode = EXIT_BAD_INPUT;
       }
     });
-}
-
-/**
- * The export directory for `paths`: the directory itself when it is one, else the cached export
- * of those files ($XDG_CACHE_HOME/memlens/parquet/<hash of their contents and places>), made now
- * if it is not there yet. A cache that cannot be written (read-only, not a directory) is done
- * without: the export goes to a scratch directory, removed after the query.
- */
-async function exportedDir(paths: string[]): Promise<{ dir: string; scratch: boolean }> {
-  if (paths.length === 1 && readManifest(paths[0]!)) return { dir: paths[0]!, scratch: false };
-  const { files, runs } = expandPaths(paths);
-  // The memlens version too: a figure a later release computes differently must not be read
-  // back from an export an earlier one cached. And the run folders given: the same files named
-  // one by one have no step or rank, so their export is another one.
-  const key = createHash('sha256').update(`schema ${SCHEMA_VERSION}\nmemlens ${VERSION}\n`);
-  for (const r of runs) key.update(`run ${path.resolve(r.root)}\n`);
-  for (const file of files) {
-    const hash = await contentHash(file).catch((e: NodeJS.ErrnoException) => {
-      throw new SnapshotError(`${file}: cannot read (${e.code ?? e.message})`);
-    });
-    key.update(`${path.resolve(file)}\u0000${hash}\n`);
-  }
-  const root = path.join(cacheRoot(), 'parquet');
-  const dir = path.join(root, key.digest('hex').slice(0, 32));
-  if (readManifest(dir)) {
-    touch(path.join(dir, MANIFEST));
-  } else {
-    const unwritable = cacheProblem(root);
-    if (unwritable) {
-      process.stderr.write(
-        `memlens: ${root}: cannot write the cache (${unwritable}); exporting for this query only\n`,
-      );
-      const scratch = mkdtempSync(path.join(tmpdir(), 'memlens-sql-'));
-      const out = path.join(scratch, 'export');
-      await exportTables(paths, out, 'parquet', { force: false, progress: true }).catch((e: unknown) => {
-        rmSync(scratch, { recursive: true, force: true });
-        throw e;
-      });
-      return { dir: out, scratch: true };
-    }
-    await exportTables(paths, dir, 'parquet', { force: true, progress: true });
-  }
-  trimCache(root, dir);
-  return { dir, scratch: false };
-}
-
-/** Why the cache directory cannot be written (its error code), or undefined if it can. */
-function cacheProblem(root: string): string | undefined {
-  try {
-    mkdirSync(root, { recursive: true });
-    accessSync(root, constants.W_OK);
-    return undefined;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code ?? (e as Error).message;
-  }
-}
-
-/** The cached exports together stay under this; the least recently queried go first. */
-const CACHE_MAX_BYTES = 4 * 1024 ** 3;
-
-function touch(file: string): void {
-  try {
-    const now = new Date();
-    utimesSync(file, now, now);
-  } catch {
-    // An unwritable cache only loses its recency order.
-  }
-}
-
-function trimCache(root: string, keep: string): void {
-  try {
-    const names = readdirSync(root);
-    // An export killed or out of disk leaves its .tmp folder: removed once its process is gone.
-    for (const name of names) {
-      const st = statSync(path.join(root, name), { throwIfNoEntry: false });
-      if (st && isStaleTemp(name, st.mtimeMs))
-        rmSync(path.join(root, name), { recursive: true, force: true });
-    }
-    const entries = names
-      .map((name) => path.join(root, name))
-      .filter((dir) => dir !== keep && readManifest(dir))
-      .map((dir) => ({ dir, used: statSync(path.join(dir, MANIFEST)).mtimeMs, bytes: treeBytes(dir) }))
-      .sort((a, b) => b.used - a.used);
-    let total = treeBytes(keep);
-    for (const e of entries) {
-      total += e.bytes;
-      if (total > CACHE_MAX_BYTES) rmSync(e.dir, { recursive: true, force: true });
-    }
-  } catch {
-    // As in touch: trimming is best effort, never the query's error.
-  }
-}
-
-function treeBytes(dir: string): number {
-  let total = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    total += e.isDirectory() ? treeBytes(p) : statSync(p).size;
-  }
-  return total;
 }
 
 async function createViews(con: DuckDBConnection, dir: string, m: ExportManifest): Promise<void> {

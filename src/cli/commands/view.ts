@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { plural } from '../../engine/base/index.js';
 import { gatherCycleInputs } from '../../node/cycles/cycle-inputs.js';
-import { isDirectory, snapshotsUnder } from '../../node/files/expand-paths.js';
+import { isDirectory } from '../../node/files/expand-paths.js';
 import { EXIT_BAD_INPUT } from '../../node/files/report-error.js';
+import type { RunScan } from '../../node/files/scan-run.js';
 import { CycleService } from '../../server/cycle-service.js';
 import { RunService } from '../../server/run-service.js';
 import { startServer } from '../../server/serve.js';
@@ -36,9 +37,9 @@ export function viewCommand(program: Command): void {
     .action((paths: string[], opts: ViewOptions) => view(paths, opts));
 }
 
-/** A directory with recorded cycles (memlens record --cycles) and no snapshot. */
-function onlyCycles(p: string): boolean {
-  return isDirectory(p) && snapshotsUnder(p).length === 0 && gatherCycleInputs([p]).cycles.length > 0;
+/** A directory with recorded cycles (memlens record --cycles) and no snapshot, by its scan. */
+function onlyCycles(p: string, scan: RunScan): boolean {
+  return scan.files.length === 0 && gatherCycleInputs([p]).cycles.length > 0;
 }
 
 async function view(paths: string[], opts: ViewOptions): Promise<void> {
@@ -48,20 +49,24 @@ async function view(paths: string[], opts: ViewOptions): Promise<void> {
     return;
   }
   const dirs = paths.filter(isDirectory);
+  // Each directory is read once here: what is checked below is what start then decodes.
+  const run =
+    dirs.length > 0
+      ? new RunService(
+          dirs,
+          paths.filter((p) => !dirs.includes(p)),
+          [],
+        )
+      : undefined;
   let files: ServedFile[];
-  let run: RunService | undefined;
   try {
     // Files named on their own are checked here (one line naming a missing one); a directory is a run.
     // A run recorded without a GPU holds only its reference cycles: its page is their Cycles tab.
-    files = await collectFiles(paths.filter((p) => !onlyCycles(p)));
-    if (dirs.length > 0) {
-      run = new RunService(
-        dirs,
-        paths.filter((p) => !isDirectory(p)),
-        [],
-      );
-      files = run.files;
-    }
+    files = await collectFiles(
+      paths.filter((p) => !(run && dirs.includes(p) && onlyCycles(p, run.firstScan(p)))),
+      run && ((dir) => run.firstScan(dir)),
+    );
+    if (run) files = run.files;
   } catch (e) {
     process.stderr.write(`memlens: ${(e as Error).message}\n`);
     process.exitCode = EXIT_BAD_INPUT;

@@ -37,9 +37,7 @@ interface EntryHeader {
 
 export class ResultCache<T> {
   private readonly dir: string;
-  private readonly indexFile: string;
-  private indexRead: Record<string, string> | undefined;
-  private dirty = false;
+  private readonly hashes: HashIndex;
 
   constructor(
     readonly version: string,
@@ -49,22 +47,13 @@ export class ResultCache<T> {
     root = cacheRoot(),
   ) {
     this.dir = path.join(root, FORMAT);
-    this.indexFile = path.join(this.dir, 'index.json');
+    this.hashes = new HashIndex(hashIndexFile(root));
   }
 
-  /** Read on first use: a worker thread that only looks entries up never parses it. */
-  private get index(): Record<string, string> {
-    this.indexRead ??= readIndex(this.indexFile);
-    return this.indexRead;
-  }
-
-  /**
-   * The content hash of `file` if its size, mtime and inode are those it had when it was last
-   * hashed. Only as good as those: a file rewritten in place with all three restored is not seen.
-   */
+  /** The content hash of `file` if the stat index knows it (HashIndex.known). */
   knownHash(file: string): string | undefined {
     try {
-      return this.index[statKey(file, fs.statSync(file))];
+      return this.hashes.known(statKey(file, fs.statSync(file)));
     } catch {
       return undefined;
     }
@@ -108,15 +97,13 @@ export class ResultCache<T> {
 
   /** Remembers that the file with stat key `key` (statKey) holds content `hash`. */
   remember(key: string, hash: string): void {
-    if (this.index[key] === hash) return;
-    this.index[key] = hash;
-    this.dirty = true;
+    this.hashes.remember(key, hash);
   }
 
   /** Writes the index and trims the cache to its size bound. */
   close(): void {
     try {
-      if (this.dirty) writeAtomically(this.indexFile, JSON.stringify(this.index));
+      this.hashes.save();
       this.trim();
     } catch {
       // As in put.
@@ -147,6 +134,72 @@ export class ResultCache<T> {
       if (total > this.maxBytes) fs.rmSync(path.join(this.dir, e.f), { force: true });
     }
   }
+}
+
+/**
+ * Files up to this size are always hashed and looked up by content, whatever the stat index
+ * says: reading a few MiB costs less than trusting a size and an mtime.
+ */
+export const ALWAYS_HASHED_BYTES = 4 * 1024 * 1024;
+
+/** Where the stat index lives: one for every user of the cache (run, view, sql), so a file hashed by one is known to all. */
+export function hashIndexFile(root = cacheRoot()): string {
+  return path.join(root, FORMAT, 'index.json');
+}
+
+/**
+ * An index from a file's stat key (statKey) to its content hash, so an unchanged large file is not
+ * read again to be recognised. Only as good as the stat: a file rewritten in place with its size,
+ * mtime and inode all restored is not seen.
+ */
+export class HashIndex {
+  private read: Record<string, string> | undefined;
+  private dirty = false;
+
+  constructor(private readonly file: string) {}
+
+  /** Read on first use: a worker thread that only looks entries up never parses it. */
+  private get map(): Record<string, string> {
+    this.read ??= readIndex(this.file);
+    return this.read;
+  }
+
+  known(key: string): string | undefined {
+    return Object.hasOwn(this.map, key) ? this.map[key] : undefined;
+  }
+
+  remember(key: string, hash: string): void {
+    if (this.map[key] === hash) return;
+    this.map[key] = hash;
+    this.dirty = true;
+  }
+
+  /** Writes the index if it changed; throws when it cannot (the caller decides what that costs). */
+  save(): void {
+    if (!this.dirty) return;
+    fs.mkdirSync(path.dirname(this.file), { recursive: true });
+    writeAtomically(this.file, JSON.stringify(this.map));
+    this.dirty = false;
+  }
+}
+
+/**
+ * The content hash of `file`, through `index` for a large file: an unchanged one (same stat key)
+ * is not read; one read is remembered if it did not change while it was read.
+ */
+export async function indexedHash(file: string, index: HashIndex): Promise<string> {
+  const before = await fs.promises.stat(file);
+  const trusted = before.size > ALWAYS_HASHED_BYTES;
+  const known = trusted ? index.known(statKey(file, before)) : undefined;
+  if (known !== undefined) return known;
+  const hash = await contentHash(file);
+  if (trusted && sameFile(before, await fs.promises.stat(file))) index.remember(statKey(file, before), hash);
+  return hash;
+}
+
+/** Whether two stats of a path are of the same, unchanged file (ctime too: a restored mtime is caught). */
+export function sameFile(a: fs.Stats, b: fs.Stats): boolean {
+  return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino && a.ctimeMs === b.ctimeMs;
 }
 
 /** What the stat index trusts of a file: its path, size, mtime and inode. */

@@ -13,7 +13,7 @@ import {
   tableBatches,
 } from '../../engine/export/index.js';
 import type { RunCell } from '../../engine/run-layout/index.js';
-import { expandPaths } from '../files/expand-paths.js';
+import { type ExpandedPaths, expandPaths } from '../files/expand-paths.js';
 import { openSnapshot } from '../files/open-snapshot.js';
 import { openDuckDb } from './duckdb.js';
 import { checkOutputApart, checkReplaceable } from './export-output.js';
@@ -88,9 +88,14 @@ export async function exportTables(
   args: string[],
   outDir: string,
   format: TableFormat,
-  opts: { force: boolean; progress: boolean },
+  opts: {
+    force: boolean;
+    progress: boolean;
+    /** `args` already expanded (and what was left out said) by the caller: a folder is scanned once. */
+    expanded?: ExpandedPaths;
+  },
 ): Promise<ExportManifest> {
-  const { files, runs } = expandPaths(args);
+  const { files, runs } = opts.expanded ?? expandPaths(args);
   checkOutputApart(outDir, [...args, ...files]);
   checkReplaceable(outDir, opts.force, isExport);
   const cells = new Map<string, RunCell>();

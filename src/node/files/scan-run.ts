@@ -10,6 +10,9 @@ export interface RunScan {
   notRead: LeftOut[];
 }
 
+/** Why a file (by its real path) is not a snapshot, or null: notSnapshotReason, or a watcher's memo of it. */
+export type Sniff = (real: string) => string | null;
+
 /** The file-system calls a scan makes: a seam, so tests can make a directory unreadable even as root. */
 export interface ScanFs {
   readdir(dir: string): fs.Dirent[];
@@ -31,7 +34,7 @@ const nodeFs: ScanFs = {
  * returned or listed with why it was left out; a directory or link that cannot be read is listed
  * in notRead with the system's reason.
  */
-export function scanRun(root: string, io: ScanFs = nodeFs): RunScan {
+export function scanRun(root: string, io: ScanFs = nodeFs, sniff: Sniff = notSnapshotReason): RunScan {
   const out: RunScan = { files: [], skipped: [], notRead: [] };
   /** Each folder read, by its real path, with the name it was read under. */
   const seenDirs = new Map<string, string>();
@@ -78,7 +81,7 @@ export function scanRun(root: string, io: ScanFs = nodeFs): RunScan {
     // Depth first, in name order: what is listed comes in the order a person reads the tree.
     pending.push(...below.reverse());
   }
-  for (const [real, names] of seenFiles) keepOne(real, names, out);
+  for (const [real, names] of seenFiles) keepOne(real, names, out, sniff);
   return out;
 }
 
@@ -91,12 +94,12 @@ interface Found {
  * One file reached by several names (a link beside its target) is one snapshot: kept under the
  * name that is not a link (else the first by name), the others listed as the same file.
  */
-function keepOne(real: string, names: Found[], out: RunScan): void {
+function keepOne(real: string, names: Found[], out: RunScan, sniff: Sniff): void {
   const [kept, ...others] = [...names].sort(
     (a, b) => Number(a.link) - Number(b.link) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0),
   );
   for (const o of others) out.skipped.push({ path: o.path, reason: `the same file as ${kept!.path}` });
-  const why = notSnapshotReason(real);
+  const why = sniff(real);
   if (why === null) out.files.push(kept!.path);
   else out.skipped.push({ path: kept!.path, reason: why });
 }

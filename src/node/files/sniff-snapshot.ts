@@ -10,7 +10,7 @@ const HEAD_BYTES = 64 * 1024;
  * or null when it may be one. Pickles are left to the decoder, which names what is wrong with one.
  */
 export function notSnapshotReason(file: string): string | null {
-  if (!/\.json(\.gz)?$/i.test(file)) return null;
+  if (!isJsonName(file)) return null;
   let head: string;
   try {
     head = headText(file);
@@ -18,6 +18,11 @@ export function notSnapshotReason(file: string): string | null {
     return null; // unreadable: the decoder's one-line error names it
   }
   return notSnapshotJson(file, head);
+}
+
+/** The files notSnapshotReason reads (the others it answers from their name alone). */
+export function isJsonName(file: string): boolean {
+  return /\.json(\.gz)?$/i.test(file);
 }
 
 function headText(file: string): string {

@@ -5,20 +5,13 @@
  * Runs on the pool's worker threads (cell-worker.ts), or on the main thread for a lone file.
  */
 import { createHash, type Hash } from 'node:crypto';
-import type { Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { cellResult } from '../../engine/analyses/run/index.js';
 import { SnapshotError } from '../../engine/base/index.js';
 import type { CellOutcome } from '../cache/cell-outcome.js';
-import { type ResultCache, statKey } from '../cache/result-cache.js';
+import { ALWAYS_HASHED_BYTES, type ResultCache, sameFile, statKey } from '../cache/result-cache.js';
 import { decodeChunks } from '../files/open-snapshot.js';
 import { handleChunks, openInput } from '../files/read-file.js';
-
-/**
- * Files up to this size are always hashed and looked up by content, whatever the stat index
- * says: reading a few MiB costs less than trusting a size and an mtime.
- */
-export const ALWAYS_HASHED_BYTES = 4 * 1024 * 1024;
 
 /**
  * A file refused early is read to its end (to key its failure by its whole content) only up to
@@ -198,9 +191,4 @@ async function all(chunks: AsyncIterable<Uint8Array>): Promise<Uint8Array[]> {
 
 async function* once(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
   yield bytes;
-}
-
-/** Whether the descriptor's file kept its size and mtime while it was read. */
-function sameFile(a: Stats, b: Stats): boolean {
-  return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino && a.ctimeMs === b.ctimeMs;
 }

@@ -8,10 +8,10 @@ import os from 'node:os';
 import type { RunSnapshot } from '../../engine/analyses/run/index.js';
 import type { Run } from '../../engine/run-layout/index.js';
 import { type CellOutcome, isCellOutcome } from '../cache/cell-outcome.js';
-import { type CacheLookup, ResultCache } from '../cache/result-cache.js';
+import { ALWAYS_HASHED_BYTES, type CacheLookup, ResultCache } from '../cache/result-cache.js';
 import { VERSION } from '../version.js';
 import type { CellWorkerData } from './cell-worker.js';
-import { ALWAYS_HASHED_BYTES, type CellDone, type CellJob, decodeCell } from './decode-cell.js';
+import { type CellDone, type CellJob, decodeCell } from './decode-cell.js';
 import { runPool } from './worker-pool.js';
 
 export interface DecodeRunOptions {

@@ -30,7 +30,7 @@ import { BASE64_TYPE, base64Decoder, decodedSize } from '../base64-stream.js';
 import { envelopeTone, paintLayer, paintOutline } from '../timeline/paint-layer.js';
 import type { TimelineStack } from '../url-state.js';
 import { analysisHandlers } from './analysis-handlers.js';
-import { inflatedSize, inflatedStream, isGzip } from './inflated-stream.js';
+import { gzipBytesRead, inflatedSizeHint, inflatedStream, isGzip } from './inflated-stream.js';
 import { oncePer } from './once-per.js';
 import { lastSnapshot } from './other-snapshot.js';
 import { poolTimelines, traceTop } from './pool-timeline.js';
@@ -179,21 +179,46 @@ async function load(
   source: Source,
   progress: (bytes: number, total: number | null) => void,
 ): Promise<Snapshot> {
-  const { stream, total } = await open(source);
-  let last = 0;
-  return loadSnapshot(chunks(stream), {
-    sizeHint: total ?? undefined,
-    onProgress: (bytes) => {
-      // Twenty messages a second are plenty for a progress bar.
+  const { stream, total, inflated, sizeHint } = await open(source);
+  let last = Number.NEGATIVE_INFINITY;
+  let sent = -1;
+  // A gzip file inflated beside the engine: its progress is of the file's bytes behind the parts taken.
+  let fileRead = 0;
+  const parts = inflated
+    ? tap(chunks(stream), (part) => {
+        fileRead = gzipBytesRead(part) ?? fileRead;
+      })
+    : chunks(stream);
+  return loadSnapshot(parts, {
+    sizeHint: (inflated ? sizeHint : total) ?? undefined,
+    onProgress: (decoded) => {
+      const bytes = Math.min(inflated ? fileRead : decoded, total ?? Number.POSITIVE_INFINITY);
+      // Twenty messages a second are plenty for a progress bar, and one saying nothing new is none.
       const now = performance.now();
-      if (now - last < 50 && bytes !== total) return;
+      if (bytes === sent || (now - last < 50 && bytes !== total)) return;
       last = now;
+      sent = bytes;
       progress(bytes, total);
     },
   });
 }
 
-async function open(source: Source): Promise<{ stream: ReadableStream<Uint8Array>; total: number | null }> {
+async function* tap<T>(items: AsyncIterable<T>, seen: (item: T) => void): AsyncGenerator<T> {
+  for await (const item of items) {
+    seen(item);
+    yield item;
+  }
+}
+
+async function open(source: Source): Promise<{
+  stream: ReadableStream<Uint8Array>;
+  /** What progress counts to: the bytes of the file (or response) read. */
+  total: number | null;
+  /** A gzip file inflated by its own worker: progress is of the file's bytes behind each part. */
+  inflated?: boolean;
+  /** The decoded size, roughly, where it is not `total` (sizes the decoder's columns). */
+  sizeHint?: number | null;
+}> {
   if ('file' in source) {
     const { file } = source;
     const stream = () => file.stream() as ReadableStream<Uint8Array>;
@@ -202,7 +227,8 @@ async function open(source: Source): Promise<{ stream: ReadableStream<Uint8Array
       return { stream: stream().pipeThrough(base64Decoder()), total: decodedSize(file.size) };
     // A gzipped file (a report's embedded snapshot, a dropped .gz) inflates on a thread of its own.
     const inflated = (await isGzip(file)) ? inflatedStream(file) : null;
-    if (inflated !== null) return { stream: inflated, total: await inflatedSize(file) };
+    if (inflated !== null)
+      return { stream: inflated, total: file.size, inflated: true, sizeHint: await inflatedSizeHint(file) };
     return { stream: stream(), total: file.size };
   }
   const res = await fetch(source.url);

@@ -5,7 +5,8 @@
  * decoding it, and in one thread the two took turns.
  *
  * Messages in: `{ file }` once, then `{ more: n }` (the engine may take n more parts).
- * Out: `{ part }` (its buffer transferred), then `{ done: true }`, or `{ error }`.
+ * Out: `{ part, read }` (its buffer transferred; `read`: the file's bytes read so far, for the
+ * progress bar), then `{ done: true }`, or `{ error }`.
  */
 import type { InflaterReply, InflaterRequest } from './inflate-protocol.js';
 
@@ -26,6 +27,8 @@ let credit = 0;
 let pumping = false;
 let part = new Uint8Array(PART_BYTES);
 let filled = 0;
+/** Bytes of the file read so far: the progress of a file whose inflated size is not known. */
+let read = 0;
 
 scope.onmessage = (e) => {
   const m = e.data;
@@ -34,7 +37,16 @@ scope.onmessage = (e) => {
       Uint8Array,
       Uint8Array
     >;
-    reader = (m.file.stream() as ReadableStream<Uint8Array>).pipeThrough(inflate).getReader();
+    const counted = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, out) {
+        read += chunk.byteLength;
+        out.enqueue(chunk);
+      },
+    });
+    reader = (m.file.stream() as ReadableStream<Uint8Array>)
+      .pipeThrough(counted)
+      .pipeThrough(inflate)
+      .getReader();
   } else credit += m.more;
   void pump();
 };
@@ -75,7 +87,7 @@ function take(chunk: Uint8Array): void {
 
 function send(): void {
   const full = filled === part.length ? part : part.slice(0, filled);
-  scope.postMessage({ part: full }, [full.buffer]);
+  scope.postMessage({ part: full, read }, [full.buffer]);
   credit--;
   part = new Uint8Array(PART_BYTES);
   filled = 0;

@@ -29,8 +29,10 @@ export function inflatedStream(file: File): ReadableStream<Uint8Array> | null {
         inflater.onmessage = (e: MessageEvent<InflaterReply>) => {
           const m = e.data;
           if (cancelled) return;
-          if ('part' in m) controller.enqueue(m.part);
-          else {
+          if ('part' in m) {
+            readBehind.set(m.part, m.read);
+            controller.enqueue(m.part);
+          } else {
             inflater.terminate();
             if ('done' in m) controller.close();
             else controller.error(new SnapshotError(`bad gzip data: ${m.error}`));
@@ -67,11 +69,25 @@ export async function isGzip(file: File): Promise<boolean> {
   return head[0] === 0x1f && head[1] === 0x8b;
 }
 
+/** Each part of an inflated stream, with how many bytes of the gzip file it came from. */
+const readBehind = new WeakMap<Uint8Array, number>();
+
 /**
- * The size a gzip File inflates to, from its trailer (ISIZE: the size modulo 2^32), for the
- * progress bar; null when that cannot be it (smaller than the file: an input over 4 GiB).
+ * How many bytes of the gzip file were read to inflate `part` (a chunk of an inflatedStream), for
+ * the progress bar: counted against the file's size, it never passes 100%. (The inflated size is
+ * not known: gzip's trailer holds it modulo 2^32, so a file inflating past 4 GiB named a total
+ * that the bytes decoded then overran.)
  */
-export async function inflatedSize(file: File): Promise<number | null> {
+export function gzipBytesRead(part: Uint8Array): number | undefined {
+  return readBehind.get(part);
+}
+
+/**
+ * What a gzip File's trailer says it inflates to (ISIZE: the size modulo 2^32), as a hint for
+ * sizing the decoder's columns only: a file inflating past 4 GiB says less than it holds. Null
+ * when it is surely wrapped (less than the file itself).
+ */
+export async function inflatedSizeHint(file: File): Promise<number | null> {
   if (file.size < 18) return null;
   const isize = new DataView(await file.slice(file.size - 4).arrayBuffer()).getUint32(0, true);
   return isize >= file.size ? isize : null;
