@@ -135,7 +135,7 @@ export async function runCheck(
     writeFileAtomically(opts.saveBaseline, `${JSON.stringify(baselineOf(subject, figures), null, 1)}\n`);
   const result = checkSubject(subject, figures, budgets, baseline);
   // Explaining the fragmentation figure needs a model again (a run's file decoded anew): only for a failure.
-  if (!result.rules.some((r) => r.figure === 'fragmentation' && !r.passed)) return result;
+  if (!result.rules.some((r) => r.figure === 'fragmentation' && r.passed === false)) return result;
   await loaded.explainFragmentation();
   return checkSubject(subject, measure(subject), budgets, baseline);
 }
