@@ -16,6 +16,8 @@ import {
 } from '../../engine/analyses/check/index.js';
 import { writeFileAtomically } from '../../node/files/write-file.js';
 import { loadBaseline, loadSubject, readConfig, type SubjectOptions } from '../check/check-inputs.js';
+import { commandLines } from '../text/command-lines.js';
+import { textWidth } from '../text/indent.js';
 import { parseCount } from '../text/run-files.js';
 
 /** Exit code of a check whose rules do not all hold (bad input is EXIT_BAD_INPUT). */
@@ -183,7 +185,7 @@ export function print(result: CheckResult, format: Format, out: NodeJS.WritableS
   const stream = format === 'text' ? out : process.stderr;
   for (const a of annotations) stream.write(`${a}\n`);
   const render: Record<Format, () => string> = {
-    text: () => checkText(result),
+    text: () => checkText(result, (command, indent) => commandLines(command, textWidth(), indent, 'see: ')),
     json: () => JSON.stringify(result, null, 1),
     junit: () => checkJunit([result]),
     markdown: () => checkMarkdown(result),

@@ -9,6 +9,7 @@ import type { CheckResult, RuleResult } from '../../../src/engine/analyses/check
 import { formatBytes } from '../../../src/engine/base/format.js';
 import { NODE_FLAGS } from '../../../src/node/node-flags.js';
 import { writeGeneratedRun } from '../../helpers/generated-run.js';
+import { inShell, memlensOnPath, printedCommands } from '../../helpers/printed-commands.js';
 import { smallSegment } from '../../helpers/small-segment.js';
 
 const CLI = join(import.meta.dirname, '..', '..', '..', 'dist', 'cli', 'main.js');
@@ -483,6 +484,23 @@ describe('memlens check: budgets from pyproject.toml', () => {
 
 describe('memlens check: where CI reads it', () => {
   const args = ['b.pickle', '--baseline', 'a.pickle', '--no-oom', '--max-peak-allocated', '80GiB'];
+
+  it("text: the command under a failure is wrapped as diagnose's are, and runs as printed", () => {
+    const dir = at(`it's a "deep" folder ${'x'.repeat(60)}`);
+    mkdirSync(dir);
+    const file = join(dir, 'b copy.pickle');
+    copyFileSync(at('b.pickle'), file);
+    const r = memlens([file, '--max-peak-allocated', '1GiB', '--no-oom'], { MEMLENS_WIDTH: '60' });
+    expect(r.code).toBe(1);
+    const commands = printedCommands(r.stdout, 'see: ');
+    expect(commands).toHaveLength(1);
+    expect(commands[0]).toMatch(/^memlens peak \\\n'/);
+    const { echo, real } = memlensOnPath(work);
+    expect(inShell(echo, commands[0]!).stdout.split('\0')).toEqual(['peak', file, '']);
+    const run = inShell(real, commands[0]!);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain('b copy.pickle');
+  });
 
   it('JUnit XML: testsuites > testsuite > testcase per rule, a failure per broken rule', () => {
     const r = memlens([...args, '--format', 'junit']);

@@ -35,13 +35,17 @@ function verdict(r: CheckResult): string {
   return `not judged: the record cannot show what ${r.rules.length === 1 ? 'its rule asks' : `its ${formatCount(unjudged)} rules ask`}`;
 }
 
-export function checkText(r: CheckResult): string {
+/**
+ * The report for a log or a terminal. `see` lays out the command under a failure after its
+ * indent, as the CLI wraps commands to copy (engine code knows no terminal width).
+ */
+export function checkText(r: CheckResult, see: (command: string, indent: string) => string[]): string {
   const lines = [`${r.subject}: ${verdict(r)}`];
   for (const rule of r.rules) {
     const label = rule.passed === null ? 'skip' : rule.passed ? 'ok  ' : 'FAIL';
     lines.push(`  ${label} ${rule.rule}: ${rule.message}`);
     for (const line of details(rule)) lines.push(`         ${line}`);
-    if (rule.passed === false) lines.push(`         see: ${rule.command}`);
+    if (rule.passed === false) lines.push(...see(rule.command, ' '.repeat(9)));
   }
   return lines.join('\n');
 }
