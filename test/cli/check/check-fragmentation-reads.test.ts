@@ -16,25 +16,21 @@ const calls = { open: 0, blame: 0 };
 
 vi.mock('../../../src/node/files/open-snapshot.js', async (original) => {
   const real = await original<typeof import('../../../src/node/files/open-snapshot.js')>();
-  return {
-    ...real,
-    openSnapshot: (...args: Parameters<typeof real.openSnapshot>) => {
-      calls.open++;
-      return real.openSnapshot(...args);
-    },
-  };
+  return { ...real, openSnapshot: counted('open', real.openSnapshot) };
 });
 
 vi.mock('../../../src/engine/analyses/fragmentation/index.js', async (original) => {
   const real = await original<typeof import('../../../src/engine/analyses/fragmentation/index.js')>();
-  return {
-    ...real,
-    fragmentationBlame: (...args: Parameters<typeof real.fragmentationBlame>) => {
-      calls.blame++;
-      return real.fragmentationBlame(...args);
-    },
-  };
+  return { ...real, fragmentationBlame: counted('blame', real.fragmentationBlame) };
 });
+
+/** `f`, counting its calls in `calls[key]` (read when called: the mocks are made before `calls`). */
+function counted<A extends unknown[], R>(key: keyof typeof calls, f: (...args: A) => R): (...args: A) => R {
+  return (...args) => {
+    calls[key]++;
+    return f(...args);
+  };
+}
 
 // Worker threads load the built scripts; this test runs the sources, so a run decodes on this thread.
 vi.mock('../../../src/node/workers/decode-run.js', async (original) => {
