@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateSnapshotBytes } from '../../scripts/synth/index.js';
 import { NODE_FLAGS } from '../../src/node/node-flags.js';
+import { inShell, memlensOnPath, printedCommands } from '../helpers/printed-commands.js';
 
 /**
  * `memlens FILE` on a file of three devices whose OOM is on device 2 leads with that OOM, and
@@ -41,22 +42,7 @@ describe('memlens diagnose: the worst finding first, and commands that run as pr
       .bytes,
   );
   // `memlens` on the PATH twice over: one that only says how the shell split its words, and the CLI.
-  const echo = join(base, 'echo-bin');
-  const real = join(base, 'real-bin');
-  for (const [bin, body] of [
-    [echo, `printf '%s\\0' "$@"`],
-    [real, `exec '${process.execPath}' ${NODE_FLAGS.join(' ')} '${CLI}' "$@"`],
-  ] as const) {
-    mkdirSync(bin);
-    writeFileSync(join(bin, 'memlens'), `#!/bin/sh\n${body}\n`);
-    chmodSync(join(bin, 'memlens'), 0o755);
-  }
-  const sh = (bin: string, command: string) =>
-    spawnSync('/bin/sh', ['-c', command], {
-      encoding: 'utf8',
-      timeout: 120_000,
-      env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
-    });
+  const { echo, real } = memlensOnPath(base);
   const diagnose = (width: number, ...args: string[]) =>
     spawnSync(process.execPath, [...NODE_FLAGS, CLI, ...args], {
       encoding: 'utf8',
@@ -91,7 +77,7 @@ describe('memlens diagnose: the worst finding first, and commands that run as pr
       const commands = printedCommands(r.stdout);
       expect(commands.length).toBeGreaterThanOrEqual(10);
       for (const command of commands) {
-        const read = sh(echo, command);
+        const read = inShell(echo, command);
         expect(read.status, command).toBe(0);
         const argv = read.stdout.split('\0').slice(0, -1);
         // The file's path reaches memlens as one word, whole, quotes and spaces and all.
@@ -111,24 +97,8 @@ describe('memlens diagnose: the worst finding first, and commands that run as pr
       new Set(['oom', 'peak', 'leaks', 'gc', 'frag']),
     );
     for (const command of runs.values()) {
-      const r = sh(real, command);
+      const r = inShell(real, command);
       expect(r.status, `${command}\n${r.stderr}`).toBe(0);
     }
   }, 600_000);
 });
-
-/** The commands of a report: a line starting "$ ", with the lines it continues onto (trailing "\"). */
-function printedCommands(text: string): string[] {
-  const out: string[] = [];
-  let current: string[] | null = null;
-  for (const line of text.split('\n')) {
-    if (current === null && !/^ *\$ /.test(line)) continue;
-    current ??= [];
-    current.push(current.length === 0 ? line.replace(/^ *\$ /, '') : line);
-    if (!line.endsWith(' \\')) {
-      out.push(current.join('\n'));
-      current = null;
-    }
-  }
-  return out;
-}

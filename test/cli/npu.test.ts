@@ -3,12 +3,13 @@
  * devices named npu:N, no warning the producer did not earn, and the OOM verdicts.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type NpuOptions, npuSnapshotBytes } from '../../scripts/synth/npu.js';
 import { NODE_FLAGS } from '../../src/node/node-flags.js';
+import { inShell, memlensOnPath, printedCommands } from '../helpers/printed-commands.js';
 
 const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js');
 const tmp = mkdtempSync(join(tmpdir(), 'memlens-npu-'));
@@ -33,7 +34,14 @@ const CUDA_ONLY =
   /\bCUDA\b|cuda[A-Z]\w*|\bGPUs?\b|nvidia-smi|\bNCCL\b|cuBLAS|memory_viz|PyTorch [<≥>]|older than 2\.3|cuda:\d|device \d/;
 
 function memlens(...args: string[]) {
-  return spawnSync(process.execPath, [...NODE_FLAGS, CLI, ...args], { encoding: 'utf8' });
+  return atWidth(100, ...args);
+}
+
+function atWidth(width: number, ...args: string[]) {
+  return spawnSync(process.execPath, [...NODE_FLAGS, CLI, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, MEMLENS_WIDTH: String(width) },
+  });
 }
 
 describe('memlens on torch_npu files', () => {
@@ -84,4 +92,30 @@ describe('memlens on torch_npu files', () => {
     expect(o.verdict).toBe('exhaustion');
     expect(o.stack[0].name).toBe('forward');
   });
+
+  it("the commands it prints keep the file's path as written, CUDA's words and all, and run", () => {
+    const dir = join(tmp, 'GPU runs', 'CUDA', 'device 3');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, 'oom.pickle');
+    copyFileSync(FILES.allocator, file);
+    const { echo, real } = memlensOnPath(tmp);
+    const text = atWidth(60, 'diagnose', file).stdout;
+    const json = JSON.parse(memlens('diagnose', '--json', file).stdout).files[0];
+    // A sentence is wrapped at blanks, a quoted path's too: wide enough to hold it.
+    const oom = atWidth(200, 'oom', file).stdout;
+    const commands = [
+      ...printedCommands(text),
+      ...json.devices.flatMap((d: { findings: { command: string }[] }) => d.findings.map((f) => f.command)),
+      ...[...oom.matchAll(/\((memlens peak [^)]*)\)/g)].map((m) => m[1]!),
+    ];
+    expect(commands.length).toBeGreaterThanOrEqual(7);
+    // Wrapped at 60 columns: the path is a line of its own, continued.
+    expect(commands.some((c) => c.includes('\n'))).toBe(true);
+    for (const command of commands) {
+      const argv = inShell(echo, command).stdout.split('\0');
+      expect(argv, command).toContain(file);
+      const r = inShell(real, command);
+      expect(r.status, `${command}\n${r.stderr}`).toBe(0);
+    }
+  }, 120_000);
 });

@@ -28,12 +28,20 @@ export interface SubjectOptions {
   cache: boolean;
   jobs?: number;
   progress: boolean;
-  /** Also read the segments and sites behind the fragmentation figure (a rule judges it). */
-  fragmentation?: boolean;
+}
+
+export interface LoadedSubject {
+  subject: CheckSubject;
+  /**
+   * Reads the segments and pinning sites behind the fragmentation figure into the subject: they
+   * need the model of the file where the figure is largest, which a run's cells do not keep (that
+   * file is decoded again), so only a broken fragmentation rule asks for them.
+   */
+  explainFragmentation(): Promise<void>;
 }
 
 /** A directory as a run (every snapshot must read), a file as a run of one with its leaks. */
-export async function loadSubject(p: string, opts: SubjectOptions): Promise<CheckSubject> {
+export async function loadSubject(p: string, opts: SubjectOptions): Promise<LoadedSubject> {
   if (isDirectory(p)) {
     const { root, run } = expandPaths([p]).runs[0]!;
     const snapshots = await decodeRun(run, opts);
@@ -47,9 +55,7 @@ export async function loadSubject(p: string, opts: SubjectOptions): Promise<Chec
       results,
       leaks: null,
     };
-    // A run's cells keep no model: the one file where the figure is largest is read again.
-    if (opts.fragmentation) subject.fragmentation = await blame(subject, (f) => open(f, opts));
-    return subject;
+    return { subject, explainFragmentation: explainer(subject, (f) => open(f, opts)) };
   }
   const snapshot = await open(p, opts);
   const run = discoverRun([p]);
@@ -62,8 +68,7 @@ export async function loadSubject(p: string, opts: SubjectOptions): Promise<Chec
     results: new Map([[cell.path, result]]),
     leaks: runDevices(snapshot).map((d) => leaksOf(snapshot, d)),
   };
-  if (opts.fragmentation) subject.fragmentation = await blame(subject, async () => snapshot);
-  return subject;
+  return { subject, explainFragmentation: explainer(subject, async () => snapshot) };
 }
 
 function open(p: string, opts: SubjectOptions): Promise<Snapshot> {
@@ -72,23 +77,26 @@ function open(p: string, opts: SubjectOptions): Promise<Snapshot> {
   });
 }
 
-/** The fragmentation figure's segments and pinning sites, from the model of the file where it is largest. */
-async function blame(
-  subject: CheckSubject,
-  snapshotOf: (file: string) => Promise<Snapshot>,
-): Promise<CheckSubject['fragmentation']> {
-  const place = fragmentationPlace(subject);
-  if (place === null) return null;
-  const snapshot = await snapshotOf(place.file);
-  const device = snapshot.devices.find((d) => d.device === place.device);
-  return device === undefined ? null : { place, blame: fragmentationBlame(snapshot, device) };
+/** Sets the fragmentation figure's segments and pinning sites, from the model of the file where it is largest. */
+function explainer(subject: CheckSubject, snapshotOf: (file: string) => Promise<Snapshot>) {
+  return async () => {
+    const place = fragmentationPlace(subject);
+    if (place === null) {
+      subject.fragmentation = null;
+      return;
+    }
+    const snapshot = await snapshotOf(place.file);
+    const device = snapshot.devices.find((d) => d.device === place.device);
+    subject.fragmentation =
+      device === undefined ? null : { place, blame: fragmentationBlame(snapshot, device) };
+  };
 }
 
 /** A saved baseline (.json holding "memlens_check_baseline"), else a snapshot or run taken as one. */
 export async function loadBaseline(p: string, opts: SubjectOptions): Promise<Baseline> {
   const saved = savedBaseline(p);
   if (saved !== null) return saved;
-  const subject = await loadSubject(p, opts);
+  const { subject } = await loadSubject(p, opts);
   return baselineOf(subject, measure(subject));
 }
 

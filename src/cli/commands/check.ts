@@ -16,6 +16,8 @@ import {
 } from '../../engine/analyses/check/index.js';
 import { writeFileAtomically } from '../../node/files/write-file.js';
 import { loadBaseline, loadSubject, readConfig, type SubjectOptions } from '../check/check-inputs.js';
+import { commandLines } from '../text/command-lines.js';
+import { textWidth } from '../text/indent.js';
 import { parseCount } from '../text/run-files.js';
 
 /** Exit code of a check whose rules do not all hold (bad input is EXIT_BAD_INPUT). */
@@ -128,13 +130,16 @@ export async function runCheck(
       : baselinePath === undefined
         ? null
         : await loadBaseline(baselinePath, load);
-  // The fragmentation figure's account needs a model again: read only when a rule judges it.
-  const fragmentation = budgets.max_fragmentation !== undefined || baseline !== null;
-  const subject = await loadSubject(target, { ...load, fragmentation });
+  const loaded = await loadSubject(target, load);
+  const { subject } = loaded;
   const figures = measure(subject);
   if (opts.saveBaseline !== undefined)
     writeFileAtomically(opts.saveBaseline, `${JSON.stringify(baselineOf(subject, figures), null, 1)}\n`);
-  return checkSubject(subject, figures, budgets, baseline);
+  const result = checkSubject(subject, figures, budgets, baseline);
+  // Explaining the fragmentation figure needs a model again (a run's file decoded anew): only for a failure.
+  if (!result.rules.some((r) => r.figure === 'fragmentation' && r.passed === false)) return result;
+  await loaded.explainFragmentation();
+  return checkSubject(subject, measure(subject), budgets, baseline);
 }
 
 function formatOf(f: string): Format {
@@ -180,7 +185,7 @@ export function print(result: CheckResult, format: Format, out: NodeJS.WritableS
   const stream = format === 'text' ? out : process.stderr;
   for (const a of annotations) stream.write(`${a}\n`);
   const render: Record<Format, () => string> = {
-    text: () => checkText(result),
+    text: () => checkText(result, (command, indent) => commandLines(command, textWidth(), indent, 'see: ')),
     json: () => JSON.stringify(result, null, 1),
     junit: () => checkJunit([result]),
     markdown: () => checkMarkdown(result),

@@ -35,9 +35,17 @@ export function shellWords(command: string): string[] {
   return words;
 }
 
-/** A command as lines of at most `width` columns where its words allow, each line but the last continued. */
-export function commandLines(command: string, width: number, indent: string): string[] {
-  const first = `${indent}${COMMAND_PROMPT}`;
+/**
+ * A command as lines of at most `width` columns where its words allow, each line but the last
+ * continued; the first after `prompt` ("see: " where a report names the command to run next).
+ */
+export function commandLines(
+  command: string,
+  width: number,
+  indent: string,
+  prompt = COMMAND_PROMPT,
+): string[] {
+  const first = `${indent}${prompt}`;
   const rest = `${indent}    `;
   if (first.length + command.length <= width) return [first + command];
   const lines: string[] = [];

@@ -9,6 +9,8 @@ import type { CheckResult, RuleResult } from '../../../src/engine/analyses/check
 import { formatBytes } from '../../../src/engine/base/format.js';
 import { NODE_FLAGS } from '../../../src/node/node-flags.js';
 import { writeGeneratedRun } from '../../helpers/generated-run.js';
+import { inShell, memlensOnPath, printedCommands } from '../../helpers/printed-commands.js';
+import { smallSegment } from '../../helpers/small-segment.js';
 
 const CLI = join(import.meta.dirname, '..', '..', '..', 'dist', 'cli', 'main.js');
 const MiB = 2 ** 20;
@@ -71,6 +73,14 @@ beforeAll(() => {
     seed: 11,
     extraBuffer: { rank: 1, bytes: 128 * MiB, step: 3 },
   });
+  // Dumps with no allocation history: none recorded, or a ring buffer that kept only the dump's marker.
+  const segment = smallSegment(0x7f00_0000_0000, [{ state: 'active_allocated', requested: MiB, size: MiB }]);
+  const marker = { action: 'snapshot', addr: 0, size: 0, stream: 0, time_us: 1, frames: [] };
+  writeFileSync(at('no-history.json'), JSON.stringify({ segments: [segment], device_traces: [[]] }));
+  writeFileSync(at('marker-only.json'), JSON.stringify({ segments: [segment], device_traces: [[marker]] }));
+  writeFileSync(at('oom_rank0.json'), JSON.stringify({ segments: [segment], device_traces: [[]] }));
+  writeFileSync(at('few-steps.pickle'), generateSnapshotBytes({ events: 1500, seed: 3 }).bytes);
+  writeGeneratedRun(at('two-windows'), { ...run, windows: 2 });
   // The baselines later tests compare with, each checked to pass against its own source.
   expect(memlens(['a.pickle', '--save-baseline', 'a-base.json']).code).toBe(0);
   expect(memlens(['clean', '--save-baseline', 'run-base.json', '--no-oom', '--no-leak']).code).toBe(0);
@@ -349,6 +359,80 @@ describe('memlens check: against a baseline', () => {
   });
 });
 
+describe('memlens check: what the record cannot show is not judged', () => {
+  const rules = ['--no-oom', '--no-leak', '--max-growth-per-step', '1MiB', '--max-peak-allocated', '1GiB'];
+  const unjudged = ['no-oom', 'no-leak', 'max-growth-per-step'];
+
+  it('a file without allocation history judges no OOM, leak or growth, and fails nothing (exit 0)', () => {
+    for (const file of ['no-history.json', 'marker-only.json']) {
+      const { code, result } = json([file, ...rules]);
+      expect(code, file).toBe(0);
+      expect(result.passed, file).toBe(true);
+      expect(rule(result, 'max-peak-allocated').passed, file).toBe(true);
+      for (const name of unjudged) {
+        expect(rule(result, name).passed, `${file} ${name}`).toBeNull();
+        expect(rule(result, name).message, `${file} ${name}`).toMatch(
+          /not judged: the file has no trace history \(allocation history not recorded, or the ring buffer kept no entry\)$/,
+        );
+      }
+      const text = memlens([file, ...rules]);
+      expect(text.code).toBe(0);
+      expect(text.stdout).toContain(`${file}: passed: 1 rule holds; 3 not judged`);
+      expect(text.stdout).toMatch(/^ {2}skip no-oom: OOMs not judged: the file has no trace history/m);
+      expect(text.stdout).not.toMatch(/0 OOMs|0 leaking sites|see: /);
+    }
+  });
+
+  it('every CI format shows it: JUnit skipped, Markdown, a warning annotation', () => {
+    const args = ['no-history.json', '--no-oom'];
+    const junit = memlens([...args, '--format', 'junit']);
+    expect(junit.code).toBe(0);
+    const doc = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '' }).parse(junit.stdout);
+    expect(doc.testsuites).toMatchObject({ tests: '1', failures: '0', skipped: '1' });
+    expect(doc.testsuites.testsuite).toMatchObject({ tests: '1', failures: '0', skipped: '1' });
+    expect(doc.testsuites.testsuite.testcase.skipped.message).toMatch(
+      /^OOMs not judged: the file has no trace/,
+    );
+    const md = memlens([...args, '--format', 'markdown']).stdout;
+    expect(md).toContain('### memlens check: ⚠️ not judged: the record cannot show what its rule asks');
+    expect(md).toContain('| no-oom | — | 0 | — |  | not judged |');
+    expect(md).toMatch(/\*\*no-oom\*\*: OOMs not judged: the file has no trace history/);
+    const actions = memlens(args, { GITHUB_ACTIONS: 'true' });
+    expect(actions.code).toBe(0);
+    expect(actions.stdout).toMatch(
+      /^::warning title=memlens check no-oom::no-history\.json: OOMs not judged: the file has no trace/m,
+    );
+    expect(actions.stdout).not.toContain('::error');
+  });
+
+  it('a rule is still broken by what was found: an OOM dump with no history fails --no-oom', () => {
+    const { code, result } = json(['oom_rank0.json', '--no-oom']);
+    expect(code).toBe(1);
+    expect(rule(result, 'no-oom')).toMatchObject({ passed: false, value: 1 });
+  });
+
+  it('against a baseline, the same figures are not judged either', () => {
+    const { code, result } = json(['no-history.json', '--baseline', 'a-base.json', '--tolerance', '100GiB']);
+    expect(code).toBe(0);
+    for (const name of ['baseline-ooms', 'baseline-leaks', 'baseline-growth-per-step'])
+      expect(rule(result, name).passed, name).toBeNull();
+    expect(rule(result, 'baseline-peak-allocated').passed).toBe(true);
+  });
+
+  it('too few iterations in a file, or step windows in a run, leave leaks and growth unjudged', () => {
+    const file = json(['few-steps.pickle', ...rules]).result;
+    expect(rule(file, 'no-oom').passed).toBe(true);
+    expect(rule(file, 'no-leak').message).toMatch(
+      /^leaking sites not judged: only 2 iterations in the trace, too few to see anything accumulate$/,
+    );
+    expect(rule(file, 'max-growth-per-step').passed).toBeNull();
+    const run = json(['two-windows', ...rules]).result;
+    expect(rule(run, 'no-oom').passed).toBe(true);
+    for (const name of ['no-leak', 'max-growth-per-step'])
+      expect(rule(run, name).message, name).toMatch(/not judged: no rank has 3 step windows to compare$/);
+  });
+});
+
 describe('memlens check: budgets from pyproject.toml', () => {
   const dir = at('repo');
   const check = (toml: string, args: string[]) => {
@@ -400,6 +484,23 @@ describe('memlens check: budgets from pyproject.toml', () => {
 
 describe('memlens check: where CI reads it', () => {
   const args = ['b.pickle', '--baseline', 'a.pickle', '--no-oom', '--max-peak-allocated', '80GiB'];
+
+  it("text: the command under a failure is wrapped as diagnose's are, and runs as printed", () => {
+    const dir = at(`it's a "deep" folder ${'x'.repeat(60)}`);
+    mkdirSync(dir);
+    const file = join(dir, 'b copy.pickle');
+    copyFileSync(at('b.pickle'), file);
+    const r = memlens([file, '--max-peak-allocated', '1GiB', '--no-oom'], { MEMLENS_WIDTH: '60' });
+    expect(r.code).toBe(1);
+    const commands = printedCommands(r.stdout, 'see: ');
+    expect(commands).toHaveLength(1);
+    expect(commands[0]).toMatch(/^memlens peak \\\n'/);
+    const { echo, real } = memlensOnPath(work);
+    expect(inShell(echo, commands[0]!).stdout.split('\0')).toEqual(['peak', file, '']);
+    const run = inShell(real, commands[0]!);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toContain('b copy.pickle');
+  });
 
   it('JUnit XML: testsuites > testsuite > testcase per rule, a failure per broken rule', () => {
     const r = memlens([...args, '--format', 'junit']);

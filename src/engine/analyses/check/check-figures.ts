@@ -9,6 +9,7 @@ import type { DeviceLeaks } from '../leaks/leaks.js';
 import type { GrowingSite } from '../run/growth.js';
 import { fragAccount } from './check-fragmentation.js';
 import type { BlamedSegment, BlamedSite, CheckSubject, Place } from './check-subject.js';
+import { growthUnseen, leaksUnseen, oomsUnseen } from './check-unjudged.js';
 
 export const CHECK_FIGURES = [
   'peak_allocated',
@@ -31,6 +32,11 @@ export interface Measured {
   /** Fragmentation: the segments its free bytes are in, and the entry `memlens frag --at` shows. */
   segments?: BlamedSegment[];
   at_entry?: number | null;
+  /**
+   * Why the record cannot show the figure (check-unjudged.ts): what was found is real, but none
+   * found, or fewer than a limit, is no verdict.
+   */
+  unseen?: string | null;
 }
 
 export type Figures = Record<CheckFigure, Measured>;
@@ -54,15 +60,19 @@ export function measure(subject: CheckSubject, top = TOP_SITES): Figures {
             place: frag.place,
             ...fragAccount(subject, frag.place, top),
           },
-    ooms: ooms(subject, top),
-    leaks:
-      subject.leaks === null
+    ooms: { ...ooms(subject, top), unseen: oomsUnseen(subject) },
+    leaks: {
+      ...(subject.leaks === null
         ? runLeaks(subject.report.growth, top)
-        : fileLeaks(subject.leaks, subject.label, top),
-    growth_per_step:
-      subject.leaks === null
+        : fileLeaks(subject.leaks, subject.label, top)),
+      unseen: leaksUnseen(subject),
+    },
+    growth_per_step: {
+      ...(subject.leaks === null
         ? runGrowthPerStep(subject.report.growth, top)
-        : fileGrowth(subject.leaks, subject.label, top),
+        : fileGrowth(subject.leaks, subject.label, top)),
+      unseen: growthUnseen(subject),
+    },
   };
 }
 

@@ -24,19 +24,28 @@ function details(rule: RuleResult): string[] {
 }
 
 function verdict(r: CheckResult): string {
-  const failed = r.rules.filter((x) => !x.passed).length;
   if (r.rules.length === 0) return 'no rules to check (give budgets, a config or --baseline)';
-  return failed === 0
-    ? `passed: ${plural(r.rules.length, 'rule')} ${r.rules.length === 1 ? 'holds' : 'hold'}`
-    : `FAILED: ${formatCount(failed)} of ${formatCount(r.rules.length)} rules broken`;
+  const failed = r.rules.filter((x) => x.passed === false).length;
+  const held = r.rules.filter((x) => x.passed === true).length;
+  const unjudged = r.rules.length - failed - held;
+  const also = unjudged > 0 ? `; ${formatCount(unjudged)} not judged` : '';
+  if (failed > 0)
+    return `FAILED: ${formatCount(failed)} of ${formatCount(r.rules.length)} rules broken${also}`;
+  if (held > 0) return `passed: ${plural(held, 'rule')} ${held === 1 ? 'holds' : 'hold'}${also}`;
+  return `not judged: the record cannot show what ${r.rules.length === 1 ? 'its rule asks' : `its ${formatCount(unjudged)} rules ask`}`;
 }
 
-export function checkText(r: CheckResult): string {
+/**
+ * The report for a log or a terminal. `see` lays out the command under a failure after its
+ * indent, as the CLI wraps commands to copy (engine code knows no terminal width).
+ */
+export function checkText(r: CheckResult, see: (command: string, indent: string) => string[]): string {
   const lines = [`${r.subject}: ${verdict(r)}`];
   for (const rule of r.rules) {
-    lines.push(`  ${rule.passed ? 'ok  ' : 'FAIL'} ${rule.rule}: ${rule.message}`);
+    const label = rule.passed === null ? 'skip' : rule.passed ? 'ok  ' : 'FAIL';
+    lines.push(`  ${label} ${rule.rule}: ${rule.message}`);
     for (const line of details(rule)) lines.push(`         ${line}`);
-    if (!rule.passed) lines.push(`         see: ${rule.command}`);
+    if (rule.passed === false) lines.push(...see(rule.command, ' '.repeat(9)));
   }
   return lines.join('\n');
 }
@@ -49,7 +58,7 @@ function figureCell(rule: RuleResult, n: number | null): string {
 /** Short enough for a pull-request comment: the verdict, one table row per rule, the sites of the failures. */
 export function checkMarkdown(r: CheckResult): string {
   const out = [
-    `### memlens check: ${r.passed ? '✅' : '❌'} ${verdict(r)}`,
+    `### memlens check: ${!r.passed ? '❌' : r.rules.some((x) => x.passed === null) ? '⚠️' : '✅'} ${verdict(r)}`,
     '',
     `\`${mdCell(r.subject)}\``,
     '',
@@ -58,15 +67,16 @@ export function checkMarkdown(r: CheckResult): string {
     out.push('| rule | figure | limit | baseline | where | |', '|---|---:|---:|---:|---|---|');
     for (const rule of r.rules)
       out.push(
-        `| ${rule.rule} | ${figureCell(rule, rule.value)} | ${figureCell(rule, rule.limit)} | ${figureCell(rule, rule.baseline)} | ${mdCell(placeCell(rule))} | ${rule.passed ? 'ok' : '**FAIL**'} |`,
+        `| ${rule.rule} | ${figureCell(rule, rule.passed === null ? null : rule.value)} | ${figureCell(rule, rule.limit)} | ${figureCell(rule, rule.baseline)} | ${mdCell(placeCell(rule))} | ${rule.passed === null ? 'not judged' : rule.passed ? 'ok' : '**FAIL**'} |`,
       );
   }
-  const failed = r.rules.filter((x) => !x.passed);
-  for (const rule of failed) {
+  for (const rule of r.rules.filter((x) => x.passed === false)) {
     out.push('', `**${rule.rule}**: ${mdCell(rule.message)}`);
     for (const line of details(rule)) out.push(`- ${mdCell(line)}`);
     out.push('', `See more: \`${rule.command}\``);
   }
+  for (const rule of r.rules.filter((x) => x.passed === null))
+    out.push('', `**${rule.rule}**: ${mdCell(rule.message)}`);
   return out.join('\n');
 }
 
@@ -84,21 +94,25 @@ function mdCell(text: string): string {
 
 /** JUnit XML as CI systems read it: one suite per subject, one testcase per rule, a failure per broken rule. */
 export function checkJunit(results: CheckResult[]): string {
+  const count = (passed: boolean | null, rules = results.flatMap((r) => r.rules)) =>
+    rules.filter((x) => x.passed === passed).length;
   const tests = results.reduce((n, r) => n + r.rules.length, 0);
-  const failures = results.reduce((n, r) => n + r.rules.filter((x) => !x.passed).length, 0);
   const out = [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="memlens check" tests="${tests}" failures="${failures}" errors="0">`,
+    `<testsuites name="memlens check" tests="${tests}" failures="${count(false)}" errors="0" skipped="${count(null)}">`,
   ];
   for (const r of results) {
-    const f = r.rules.filter((x) => !x.passed).length;
     out.push(
-      `  <testsuite name="${xml(r.subject)}" tests="${r.rules.length}" failures="${f}" errors="0" skipped="0">`,
+      `  <testsuite name="${xml(r.subject)}" tests="${r.rules.length}" failures="${count(false, r.rules)}" errors="0" skipped="${count(null, r.rules)}">`,
     );
     for (const rule of r.rules) {
       const open = `    <testcase name="${xml(rule.rule)}" classname="memlens.check"`;
       if (rule.passed) {
         out.push(`${open}/>`);
+        continue;
+      }
+      if (rule.passed === null) {
+        out.push(`${open}>`, `      <skipped message="${xml(rule.message)}"/>`, '    </testcase>');
         continue;
       }
       const body = [rule.message, ...details(rule), `see: ${rule.command}`].join('\n');
@@ -126,11 +140,18 @@ function xml(text: string): string {
 /**
  * GitHub Actions workflow commands: an error annotation per broken rule (shown on the run's
  * summary), placed on the line of the site that accounts for most of it when that file is in the
- * checked-out repository (`workspace`, GITHUB_WORKSPACE), so the pull request's diff shows it.
+ * checked-out repository (`workspace`, GITHUB_WORKSPACE), so the pull request's diff shows it; a
+ * warning per rule not judged, so a guard the record cannot serve is seen, not silently passed.
  */
 export function checkAnnotations(r: CheckResult, workspace = ''): string[] {
-  return r.rules
-    .filter((x) => !x.passed)
+  const unjudged = r.rules
+    .filter((x) => x.passed === null)
+    .map(
+      (rule) =>
+        `::warning title=${escapeProperty(`memlens check ${rule.rule}`)}::${escapeData(`${r.subject}: ${rule.message}`)}`,
+    );
+  const broken = r.rules
+    .filter((x) => x.passed === false)
     .map((rule) => {
       const top = rule.sites[0];
       const segment = rule.segments[0];
@@ -141,6 +162,7 @@ export function checkAnnotations(r: CheckResult, workspace = ''): string[] {
       const props = [`title=${escapeProperty(`memlens check ${rule.rule}`)}`, ...sourceProps(top, workspace)];
       return `::error ${props.join(',')}::${escapeData(`${r.subject}: ${rule.message}${detail}`)}`;
     });
+  return [...broken, ...unjudged];
 }
 
 /** `file=` (relative to the repository) and `line=` of the site's innermost frame in the repository. */

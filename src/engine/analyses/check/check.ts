@@ -33,7 +33,8 @@ export interface RuleResult {
   /** The option that set it ("max-peak-allocated"), or "baseline-<figure>". */
   rule: string;
   figure: CheckFigure;
-  passed: boolean;
+  /** null: not judged, the record cannot show the figure (`message` says why); it fails nothing. */
+  passed: boolean | null;
   unit: 'bytes' | 'count';
   value: number;
   /** The most the rule allows (bytes or a count). */
@@ -59,6 +60,7 @@ export interface RuleResult {
 export interface CheckResult {
   subject: string;
   kind: CheckSubject['kind'];
+  /** No rule broken (a rule not judged breaks nothing). */
   passed: boolean;
   rules: RuleResult[];
 }
@@ -89,7 +91,12 @@ export function checkSubject(
 ): CheckResult {
   const rules = [...budgetRules(subject, figures, budgets)];
   if (baseline !== null) rules.push(...baselineRules(subject, figures, baseline, budgets));
-  return { subject: subject.label, kind: subject.kind, passed: rules.every((r) => r.passed), rules };
+  return {
+    subject: subject.label,
+    kind: subject.kind,
+    passed: rules.every((r) => r.passed !== false),
+    rules,
+  };
 }
 
 function budgetRules(subject: CheckSubject, f: Figures, b: Budgets): RuleResult[] {
@@ -262,7 +269,8 @@ function rule_(
   baseline: number | null,
   limitWords?: string,
 ): RuleResult {
-  const passed = m.value <= limit;
+  // Over the limit is a verdict whatever the record missed; within it, only if it could show it.
+  const passed = m.value > limit ? false : m.unseen ? null : true;
   return {
     rule,
     figure,
@@ -273,8 +281,8 @@ function rule_(
     baseline,
     place: m.place,
     appears: m.appears ?? null,
-    sites: passed ? [] : m.sites,
-    segments: passed ? [] : (m.segments ?? []),
+    sites: passed === false ? m.sites : [],
+    segments: passed === false ? (m.segments ?? []) : [],
     not_in_baseline: [],
     not_in_run: [],
     message: message(figure, m, limit, baseline, passed, limitWords),
@@ -291,9 +299,10 @@ function message(
   m: Measured,
   limit: number,
   baseline: number | null,
-  passed: boolean,
+  passed: boolean | null,
   limitWords = amount(figure, limit),
 ): string {
+  if (passed === null) return `${WORDS[figure]} not judged: ${m.unseen}`;
   const counted = UNITS[figure] === 'count';
   const what = counted
     ? plural(m.value, figure === 'ooms' ? 'OOM' : 'leaking site')

@@ -66,6 +66,9 @@ export interface DeviceLeaks {
   trace_start_us: number | null;
 }
 
+/** Iterations a site's held allocations must come from to accumulate; as many or fewer tell nothing. */
+export const MIN_ITERATIONS = 3;
+
 const NO_TRACE =
   'no trace recorded, so leaks cannot be judged: record the allocation history (torch.cuda.memory._record_memory_history()) before the steps';
 
@@ -80,7 +83,7 @@ const NO_TRACE =
 export function leaksOf(s: Snapshot, d: DeviceModel, opts: LeakOptions = {}): DeviceLeaks {
   const it = findIterations(s, d, opts);
   const groups = survivorGroups(s, d, it, opts.fullStacks ?? false);
-  const minIterations = opts.minIterations ?? 3;
+  const minIterations = opts.minIterations ?? MIN_ITERATIONS;
   for (const g of groups) {
     g.accumulating = g.iterations.length >= minIterations && 2 * g.held_count >= g.count;
   }

@@ -41,9 +41,66 @@ export function isNpu(p: Producer): boolean {
   return p.kind === 'torch_npu';
 }
 
-/** A sentence (or a whole text report) in the producer's words. */
+/**
+ * memlens's commands, as findings suggest them (`memlens oom FILE --at 3`). What follows the name
+ * is a file name and options: data for the shell, to be run as printed. A file under
+ * `/data/GPU/` or `device 3/` reworded would name a file that does not exist.
+ * (test/engine/analyses/producer/wording.test.ts holds this list to the CLI's.)
+ */
+export const MEMLENS_COMMANDS = [
+  'diagnose',
+  'summary',
+  'peak',
+  'events',
+  'blocks',
+  'oom',
+  'view',
+  'frag',
+  'diff',
+  'slice',
+  'categories',
+  'simulate',
+  'leaks',
+  'gc',
+  'cycles',
+  'run',
+  'export',
+  'sql',
+  'record',
+  'report',
+  'check',
+] as const;
+
+/** Between words: a blank, or the ` \` line break of a wrapped command (command-lines.ts), in colour or not. */
+const ANSI = String.raw`(?:\x1b\[[0-9;]*m)*`;
+const BETWEEN = String.raw` (?:\\${ANSI}\n${ANSI} *)?`;
+/** Shell words as shellWord writes them: quoted (a quote inside as '\''), or plain. */
+const QUOTED = String.raw`'[^']*'(?:\\''[^']*')*`;
+const PLAIN = String.raw`[^\s'"\x60()\\]+`;
+const WORD = `(?:${QUOTED}|${PLAIN})`;
+/**
+ * A word after the first argument (which may be anything: a file): an option with the word after
+ * it (its value), or a word that is not plain letters (a path, a count, a size). A command quoted
+ * in a sentence so ends at the first plain word ("memlens leaks FILE on the GPU").
+ */
+const OPTION = String.raw`--?[\w-]+(?:=\S*)?(?:${BETWEEN}${WORD})?`;
+const NOT_LETTERS = String.raw`[^\s'"\x60()\\]*[^a-zA-Z\s'"\x60()\\][^\s'"\x60()\\]*`;
+const ARGUMENT = `(?:${OPTION}|${QUOTED}|${NOT_LETTERS})`;
+/** Split at it, a text alternates sentences (even places) and commands (odd: the one group). */
+const COMMAND = new RegExp(
+  String.raw`(\bmemlens (?:${MEMLENS_COMMANDS.join('|')})(?=[\s)\x60'"]|$)(?:${BETWEEN}${WORD})?(?:${BETWEEN}${ARGUMENT})*)`,
+);
+
+/** A sentence (or a whole text report) in the producer's words; the commands in it as written. */
 export function inProducerWords(text: string, p: Producer): string {
   if (!isNpu(p)) return text;
+  return text
+    .split(COMMAND)
+    .map((part, i) => (i % 2 === 1 ? part : npuWords(part)))
+    .join('');
+}
+
+function npuWords(text: string): string {
   let out = text;
   for (const [from, to] of NPU_WORDS) out = out.replace(from, to);
   return out;

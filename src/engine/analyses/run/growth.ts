@@ -52,6 +52,11 @@ export function runGrowth(rows: RunRow[], results: Map<string, CellResult>): Gro
   return [...bySite.values()].sort((a, b) => b.bytes_per_step - a.bytes_per_step);
 }
 
+/** Whether growth window after window can show at all: some rank has MIN_WINDOWS step windows. */
+export function growthCanShow(rows: RunRow[]): boolean {
+  return byRank(windowRows(rows)).some((windows) => windows.length >= MIN_WINDOWS);
+}
+
 function byRank(rows: RunRow[]): RunRow[][] {
   const m = new Map<string, RunRow[]>();
   for (const r of rows) m.set(r.lane, [...(m.get(r.lane) ?? []), r]);

@@ -1,0 +1,59 @@
+/**
+ * Figures the record cannot show, and why. OOM entries, leaks and growth are read from the
+ * allocation history: a snapshot without one (history not recorded, or a ring buffer that kept no
+ * entry) has none of them whatever happened, and leaks or growth need iterations (or a run's step
+ * windows) to compare. A count found is real; a count of none, or under a limit, is then no verdict.
+ */
+import { formatCount, plural } from '../../base/format.js';
+import { type DeviceLeaks, MIN_ITERATIONS } from '../leaks/leaks.js';
+import { growthCanShow } from '../run/growth.js';
+import type { DeviceSummary } from '../summary/summary.js';
+import type { CheckSubject } from './check-subject.js';
+
+const NOT_RECORDED = 'allocation history not recorded, or the ring buffer kept no entry';
+
+/** Why no OOM entry proves none happened: a snapshot has no history (null: every one has). */
+export function oomsUnseen(subject: CheckSubject): string | null {
+  const blind = subject.report.snapshots.filter((s) => !s.devices.some(hasHistory)).map((s) => s.file);
+  if (blind.length === 0) return null;
+  if (subject.kind === 'file') return `the file has no trace history (${NOT_RECORDED})`;
+  const n = subject.report.snapshots.length;
+  const more = blind.length > 1 ? ` and ${formatCount(blind.length - 1)} more` : '';
+  return `${formatCount(blind.length)} of ${plural(n, 'snapshot')} ${blind.length === 1 ? 'has' : 'have'} no trace history (${NOT_RECORDED}): ${blind[0]}${more}`;
+}
+
+/** Why no leaking site proves none: no device of the file has history and iterations enough to see one. */
+export function leaksUnseen(subject: CheckSubject): string | null {
+  if (subject.leaks === null) return runWindowsUnseen(subject);
+  const traced = tracedLeaks(subject, subject.leaks);
+  if (traced.length === 0) return `the file has no trace history (${NOT_RECORDED})`;
+  const most = Math.max(...traced.map((l) => l.iterations.count));
+  if (most > MIN_ITERATIONS) return null;
+  return most === 0
+    ? 'no iteration found in the trace (a leak is a site whose allocations outlive their step)'
+    : `only ${plural(most, 'iteration')} in the trace, too few to see anything accumulate`;
+}
+
+/** Why no growth proves none: no device of the file has history and two whole iterations to fit it over. */
+export function growthUnseen(subject: CheckSubject): string | null {
+  if (subject.leaks === null) return runWindowsUnseen(subject);
+  const traced = tracedLeaks(subject, subject.leaks);
+  if (traced.length === 0) return `the file has no trace history (${NOT_RECORDED})`;
+  if (traced.some((l) => l.allocated_growth_bytes_per_iteration !== null)) return null;
+  return 'fewer than 2 whole iterations in the trace to fit the growth per iteration over';
+}
+
+function runWindowsUnseen(subject: CheckSubject): string | null {
+  return growthCanShow(subject.report.rows) ? null : 'no rank has 3 step windows to compare';
+}
+
+/** A file's devices whose trace has history (the others cannot say anything). */
+function tracedLeaks(subject: CheckSubject, leaks: DeviceLeaks[]): DeviceLeaks[] {
+  const devices = subject.report.snapshots[0]?.devices ?? [];
+  return leaks.filter((l) => devices.some((d) => d.device === l.device && hasHistory(d)));
+}
+
+/** hasHistory (derived/state) from the summary figures a run's cell keeps: an entry not a `snapshot` marker. */
+function hasHistory(d: DeviceSummary): boolean {
+  return d.trace_entries > (d.trace_actions.snapshot ?? 0);
+}
