@@ -99,7 +99,7 @@ function renderOne(r: OomReport, file: string): string[] {
         ),
       );
   }
-  lines.push(...held(r, file, say));
+  lines.push(...held(r, file, say, width));
   for (const g of r.free_lists)
     lines.push(
       ...say(
@@ -120,7 +120,7 @@ function renderOne(r: OomReport, file: string): string[] {
 }
 
 /** What held memory at the failure: categories in one line, then the largest sites. */
-function held(r: OomReport, file: string, say: (t: string) => string[]): string[] {
+function held(r: OomReport, file: string, say: (t: string) => string[], width: number): string[] {
   const h = r.held;
   if (h.live_allocations === 0) return [];
   const at = h.after_entry < 0 ? '' : ` --at ${formatCount(h.after_entry)}`;
@@ -129,11 +129,17 @@ function held(r: OomReport, file: string, say: (t: string) => string[]): string[
     .map((c) => `${c.category} ${formatBytes(c.bytes)}`)
     .join(', ');
   const lines = say(
-    `held then: ${formatBytes(h.live_bytes)} in ${plural(h.live_allocations, 'live allocation')}; by category: ${cats}. Largest sites (memlens peak ${shellWord(file)}${at}):`,
+    `held then: ${formatBytes(h.live_bytes)} in ${plural(h.live_allocations, 'live allocation')}; by category: ${cats}. Largest sites:`,
   );
   const rows = h.sites
     .slice(0, 3)
     .map((g) => [formatBytes(g.bytes), formatCount(g.count), framesCell(g.frames, 1)]);
   lines.push(indent(sitesTable(['bytes', 'count', 'allocated at (innermost first)'], rows), '      '));
+  // A command on lines of its own (` \` continued), never wrapped inside a sentence: a path with
+  // blanks broken at a blank could not be pasted.
+  lines.push(
+    '      all of them:',
+    ...commandLines(`memlens peak ${shellWord(file)}${at}`, width, '        ').map(pc.dim),
+  );
   return lines;
 }

@@ -30,6 +30,8 @@ const NPU_WORDS: readonly (readonly [RegExp, string])[] = [
   [/\bnvidia-smi\b/g, 'npu-smi info'],
   [/\bmemory_viz\b/g, 'MindStudio Insight'],
   [/\bCUDA\b/g, 'CANN'],
+  // "a GPU" is read "a gee-pee-you"; "NPU" begins with a vowel sound.
+  [/\b([Aa]) GPU\b/g, '$1n NPU'],
   [/\bGPUs\b/g, 'NPUs'],
   [/\bGPU\b/g, 'NPU'],
   [/\bcuda:(\d+)/g, 'npu:$1'],

@@ -51,4 +51,10 @@ describe('the NPU words keep commands as written', () => {
   it('rewords prose that only names memlens', () => {
     expect(inProducerWords('memlens does not know the GPU', NPU)).toBe('memlens does not know the NPU');
   });
+
+  it('says "an NPU" where CUDA\'s sentence says "a GPU"', () => {
+    expect(inProducerWords('7.50 GiB of a GPU of 8.00 GiB; A GPU that small', NPU)).toBe(
+      '7.50 GiB of an NPU of 8.00 GiB; An NPU that small',
+    );
+  });
 });
