@@ -205,7 +205,12 @@ export class EntryShape {
     if (buf[s + len - 1]! >= 0x80) hi -= 2 ** (8 * (len - 4));
     // Beyond 2^53 a double is not exact: leave it to the VM (BigInt).
     if (hi >= 1 << 21 || hi < -(1 << 21)) return FAIL;
-    this.numbers[i] = hi * 4294967296 + u32(buf, s);
+    // The low word is summed here, not read with u32: an address's is at or above 2^31 half the
+    // time, and u32's optimized code, typed on the small lengths and memo indexes it reads first,
+    // was thrown away on the first one (with the decoder's loop it was inlined into).
+    let lo = 0;
+    for (let k = 3; k >= 0; k--) lo = lo * 256 + buf[s + k]!;
+    this.numbers[i] = hi * 4294967296 + lo;
     return s + len;
   }
 

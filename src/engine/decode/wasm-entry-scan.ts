@@ -3,7 +3,7 @@ import { ENTRY_SCAN_WASM } from './wasm/entry-scan-wasm.js';
 
 /** The exports of assembly/entry-scan.ts. */
 interface ScanExports {
-  memory: { buffer: ArrayBuffer };
+  memory: { buffer: ArrayBuffer; grow(pages: number): number };
   shape(): number;
   setPairs(n: number): void;
   input(n: number): number;
@@ -57,6 +57,16 @@ const idle: ScanExports[] = [];
 const MAX_IDLE = 4;
 const MAX_IDLE_MEMORY = 64 * 2 ** 20;
 
+const PAGE = 65536;
+/**
+ * The memory a decode's scanner comes to use (6 MiB: the reader's chunk and a batch's output),
+ * given at once. Growing memory detaches its old buffer, and the first buffer detached in a
+ * thread makes V8 throw away all of that thread's optimized code that reads typed arrays (the
+ * decoder's loop with it, ~20 ms of compiling to redo): growing it here, before that code is
+ * hot, costs nothing, and pages are only backed once written.
+ */
+const WORKING_PAGES = (8 * 2 ** 20) / PAGE;
+
 /**
  * The WebAssembly entry scanner (assembly/entry-scan.ts) and typed views of what it writes.
  * `create()` gives undefined where WebAssembly is missing or refused (a strict CSP): the
@@ -84,7 +94,9 @@ export class WasmEntryScan {
     if (api === undefined || compiled === null) return undefined;
     try {
       compiled ??= new api.Module(base64Bytes(ENTRY_SCAN_WASM));
-      return new WasmEntryScan(new api.Instance(compiled, {}).exports as ScanExports);
+      const x = new api.Instance(compiled, {}).exports as ScanExports;
+      x.memory.grow(Math.max(0, WORKING_PAGES - x.memory.buffer.byteLength / PAGE));
+      return new WasmEntryScan(x);
     } catch {
       compiled = null;
       return undefined;
