@@ -217,7 +217,7 @@ new Command('bench')
   .option(
     '--ratios-run <list>',
     'generated runs (RANKSxSIZE) whose `run --no-cache` is timed against `summary` of their files',
-    '8x58MB,64x8MB',
+    '8x58MB,64x8MB,200x5KB',
   )
   .option('--only-run-ratios', 'only the --ratios-run rows')
   .option('--only-report', 'only the report benchmark')

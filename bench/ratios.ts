@@ -192,6 +192,9 @@ export interface RatioOptions {
   generatedRuns: string[];
 }
 
+/** Issue 25's targets by run; a run of many tiny files is held to a wall time (overhead per file). */
+const RUN_TARGETS: Record<string, string> = { '200x5KB': '≤ 2 s wall' };
+
 /**
  * `run --no-cache` of a generated run against `summary` of the same files in one process: the
  * work a run adds to each file's summary, set against the second core it can use.
@@ -218,7 +221,7 @@ export function runRatioRows(specs: string[], runs: number, scratch: string): vo
         summary,
         runs,
         scratch,
-        '≥ 1.6× faster',
+        RUN_TARGETS[spec] ?? '≥ 1.6× faster',
         true,
         true,
       ),
