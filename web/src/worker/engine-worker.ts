@@ -26,7 +26,7 @@ import {
   timelineOutline,
   traceStartUs,
 } from '../../../src/engine/views/timeline/index.js';
-import { BASE64_TYPE, base64Decoder, decodedSize } from '../base64-stream.js';
+import { base64Decoder } from '../base64-stream.js';
 import { envelopeTone, paintLayer, paintOutline } from '../timeline/paint-layer.js';
 import type { TimelineStack } from '../url-state.js';
 import { analysisHandlers } from './analysis-handlers.js';
@@ -194,16 +194,19 @@ async function load(
 }
 
 async function open(source: Source): Promise<{ stream: ReadableStream<Uint8Array>; total: number | null }> {
+  if ('embedded' in source) throw new SnapshotError('an embedded snapshot reaches the worker as its text');
+  if ('text' in source) {
+    // A report's embedded snapshot, gzipped: decoded and inflated beside the engine as the page is
+    // read, or here (load.ts inflates it) where no worker can be started.
+    const { text, size } = source;
+    return { stream: inflatedStream({ text }) ?? text.pipeThrough(base64Decoder()), total: size };
+  }
   if ('file' in source) {
     const { file } = source;
-    const stream = () => file.stream() as ReadableStream<Uint8Array>;
-    // A report's embedded snapshot where the page cannot decode base64 itself: decoded here as it is read.
-    if (file.type === BASE64_TYPE)
-      return { stream: stream().pipeThrough(base64Decoder()), total: decodedSize(file.size) };
-    // A gzipped file (a report's embedded snapshot, a dropped .gz) inflates on a thread of its own.
-    const inflated = (await isGzip(file)) ? inflatedStream(file) : null;
+    // A gzipped file (a dropped .gz) inflates on a thread of its own.
+    const inflated = (await isGzip(file)) ? inflatedStream({ file }) : null;
     if (inflated !== null) return { stream: inflated, total: await inflatedSize(file) };
-    return { stream: stream(), total: file.size };
+    return { stream: file.stream() as ReadableStream<Uint8Array>, total: file.size };
   }
   const res = await fetch(source.url);
   if (!res.ok || res.body === null) throw new SnapshotError(`cannot read (HTTP ${res.status})`);

@@ -1,12 +1,14 @@
 /**
- * Ungzips one File beside the engine worker (which starts it, inflated-stream.ts), so a gzipped
+ * Ungzips one file beside the engine worker (which starts it, inflated-stream.ts), so a gzipped
  * snapshot (a report's embedded one, a dropped .gz) inflates on its own thread while the engine
  * decodes what is already inflated: zlib's inflate of a 1 GB trace costs about as much CPU as
- * decoding it, and in one thread the two took turns.
+ * decoding it, and in one thread the two took turns. A report's snapshot comes as its base64
+ * text, decoded here too.
  *
- * Messages in: `{ file }` once, then `{ more: n }` (the engine may take n more parts).
+ * Messages in: `{ file }` or `{ text }` once, then `{ more: n }` (the engine may take n more parts).
  * Out: `{ part }` (its buffer transferred), then `{ done: true }`, or `{ error }`.
  */
+import { base64Decoder } from '../base64-stream.js';
 import type { InflaterReply, InflaterRequest } from './inflate-protocol.js';
 
 interface InflaterScope {
@@ -29,13 +31,16 @@ let filled = 0;
 
 scope.onmessage = (e) => {
   const m = e.data;
-  if ('file' in m) {
+  if ('more' in m) credit += m.more;
+  else {
     const inflate = new DecompressionStream('gzip') as unknown as ReadableWritablePair<
       Uint8Array,
       Uint8Array
     >;
-    reader = (m.file.stream() as ReadableStream<Uint8Array>).pipeThrough(inflate).getReader();
-  } else credit += m.more;
+    const gzipped =
+      'file' in m ? (m.file.stream() as ReadableStream<Uint8Array>) : m.text.pipeThrough(base64Decoder());
+    reader = gzipped.pipeThrough(inflate).getReader();
+  }
   void pump();
 };
 

@@ -1,16 +1,16 @@
 import { SnapshotError } from '../../../src/engine/base/index.js';
-import type { InflaterReply, InflaterRequest } from './inflate-protocol.js';
+import type { InflaterInput, InflaterReply, InflaterRequest } from './inflate-protocol.js';
 import InflateWorker from './inflate-worker.ts?worker&inline';
 
 /** Parts (1 MiB each) the inflater may run ahead of the decoder: enough to keep both threads busy. */
 const AHEAD = 4;
 
 /**
- * A gzipped File's bytes, inflated on a thread of their own (inflate-worker.ts); null where this
+ * A gzipped file's bytes, inflated on a thread of their own (inflate-worker.ts); null where this
  * worker cannot start one (the engine then inflates it itself, load.ts). The inflater sends a part
  * for each one the decoder takes, AHEAD at most waiting, so a fast inflater never fills memory.
  */
-export function inflatedStream(file: File): ReadableStream<Uint8Array> | null {
+export function inflatedStream(input: InflaterInput): ReadableStream<Uint8Array> | null {
   if (typeof Worker === 'undefined') return null;
   let inflater: Worker;
   try {
@@ -43,7 +43,9 @@ export function inflatedStream(file: File): ReadableStream<Uint8Array> | null {
           controller.error(new SnapshotError(`cannot ungzip: ${e.message || 'the inflater stopped'}`));
           arrived?.();
         };
-        ask({ file });
+        // A text stream moves to the inflater, which reads it from the page directly.
+        if ('text' in input) inflater.postMessage(input, [input.text as unknown as Transferable]);
+        else ask(input);
       },
       // Each part the decoder takes asks for one more; the pull waits for it to arrive.
       pull() {

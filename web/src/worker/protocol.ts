@@ -22,7 +22,16 @@ import type { WhatIfQueries } from './what-if-protocol.js';
  * Messages between the page and the engine worker. The worker holds the one Snapshot model and
  * answers questions about it; the page only ever sees answers sized for the screen.
  */
-export type Source = { url: string; name: string } | { file: File; name: string };
+export type Source =
+  | { url: string; name: string }
+  | { file: File; name: string }
+  /**
+   * A report page's embedded snapshot, as the page holds it: the ids of its data elements, and
+   * the snapshot file's own size. The client sends it as `text` (client.ts).
+   */
+  | { embedded: string[]; name: string; size: number }
+  /** That snapshot as the worker gets it: the base64 text of its gzipped bytes, part by part as the page's parser reads it. */
+  | { text: ReadableStream<string>; name: string; size: number };
 
 export interface DeviceInfo {
   device: number;
