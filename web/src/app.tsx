@@ -6,7 +6,7 @@ import { type ServedFile, sourceOf } from './served-files.js';
 import { readUrlState, type Tab, type ViewState, writeUrlState } from './url-state.js';
 import { AnalysesPage } from './views/analyses-page.js';
 import { CyclesPage, useServedCycles, windowCyclesOf } from './views/cycles/cycles-page.js';
-import { DiagnosisPage } from './views/diagnosis/diagnosis-page.js';
+import { DiagnosisPage, diagnosisArgs } from './views/diagnosis/diagnosis-page.js';
 import { deviceNames, landingDevice, useFileDiagnosis } from './views/diagnosis/use-file-diagnosis.js';
 import { FileBar } from './views/file-bar.js';
 import { FlamePage } from './views/flame-page.js';
@@ -36,6 +36,9 @@ export function App({ client, files: listed }: { client: EngineClient; files: Pr
   const [dropProgress, setDropProgress] = useState<{ done: number; total: number } | null>(null);
   const run = dropped ?? served.data;
   const initialHash = useRef(location.hash);
+  // What a file opened now lands on (open reads it without being made anew on each change).
+  const landing = useRef({ tab: view.tab, cycles });
+  landing.current = { tab: view.tab, cycles };
 
   const update = useCallback((patch: Partial<ViewState>) => setView((v) => ({ ...v, ...patch })), []);
   useEffect(() => writeUrlState(view), [view]);
@@ -62,8 +65,13 @@ export function App({ client, files: listed }: { client: EngineClient; files: Pr
         window: null,
         ...keep,
       }));
+      // Landing on the Diagnosis: the worker starts it as soon as the file is in, with the
+      // arguments the page will ask it with (so the page's query joins it).
+      const tab = keep.tab ?? landing.current.tab;
+      const cyclesOfFile = windowCyclesOf(landing.current.cycles, source.name);
+      const diagnose = tab === 'diagnosis' ? { diagnose: diagnosisArgs(source.name, cyclesOfFile) } : {};
       try {
-        const loaded = await client.query('load', { source }, (bytes, total) => {
+        const loaded = await client.query('load', { source, ...diagnose }, (bytes, total) => {
           read = bytes;
           if (seq === loadSeq.current) setLoad({ status: 'loading', name: source.name, bytes, total });
         });

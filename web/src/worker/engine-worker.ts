@@ -69,10 +69,17 @@ const loadFor = (source: Source, id: number) =>
 /** The compared file (B), decoded once for the diff and the Run page's curves. */
 const otherOf = lastSnapshot(loadFor);
 
+const analyses = analysisHandlers(current, deviceOf, (id, partial) =>
+  scope.postMessage({ id, partial: inWords('diagnosis', partial) }),
+);
+
 const handlers: { [K in QueryName]: Handler<K> } = {
-  load: async ({ source }, id) => {
+  load: async ({ source, diagnose }, id) => {
     snapshot = undefined;
     snapshot = await load(source, (bytes, total) => scope.postMessage({ id, progress: { bytes, total } }));
+    // After this answer is posted: the page's own query for it joins the run under way.
+    if (diagnose !== undefined)
+      setTimeout(() => Promise.resolve(analyses.diagnosis(diagnose, null)).catch(() => {}));
     return describe(snapshot);
   },
   summary: () => summaryOf(current()),
@@ -127,9 +134,7 @@ const handlers: { [K in QueryName]: Handler<K> } = {
   },
   entry: ({ device, entry }) => entryInfo(current(), deviceOf(device), entry),
   ...tableHandlers(current, deviceOf),
-  ...analysisHandlers(current, deviceOf, (id, partial) =>
-    scope.postMessage({ id, partial: inWords('diagnosis', partial) }),
-  ),
+  ...analyses,
   ...whatIfHandlers(current, deviceOf, otherOf),
   ...runHandlers(current, deviceOf, otherOf, loadFor),
 };

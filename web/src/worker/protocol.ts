@@ -90,7 +90,11 @@ export interface Selected {
 }
 
 export interface Queries extends TableQueries, AnalysisQueries, WhatIfQueries, RunQueries {
-  load: { args: { source: Source }; result: Loaded };
+  /**
+   * diagnose: the diagnosis the page will ask for as soon as it has this answer (the Diagnosis tab
+   * it lands on), started at once after the load: the first finding does not wait on the page.
+   */
+  load: { args: { source: Source; diagnose?: AnalysisQueries['diagnosis']['args'] }; result: Loaded };
   summary: { args: Record<string, never>; result: SnapshotSummary };
   /** stream: one CUDA stream's allocations and totals (null: the whole device). */
   timeline: {
