@@ -2,6 +2,7 @@ import type { ReportManifest } from '../../src/wire/report-manifest.js';
 import type { ServedCycle } from '../../src/wire/served-cycle.js';
 import { base64Decoder } from './base64-stream.js';
 import type { ServedFile } from './served-files.js';
+import { servePort } from './text-port.js';
 import type { RunData } from './views/run/run-data.js';
 import type { Source } from './worker/protocol.js';
 
@@ -60,19 +61,31 @@ export async function embeddedCycles(): Promise<ServedCycle[]> {
   );
 }
 
-/**
- * The base64 text of the data elements `ids`, in order, each part as soon as the parser has read
- * all of it. Its elements stay in the page, so the snapshot can be read again (opened anew,
- * compared): the text lives in the document, off the JavaScript heap.
- */
-export function embeddedText(ids: string[]): ReadableStream<string> {
-  let next = 0;
+/** The base64 text of the data elements `ids`, as a port the worker reads it from (text-port.ts). */
+export function embeddedPort(ids: string[]): MessagePort {
+  return servePort(partsOf(ids));
+}
+
+/** The same text, read here (a recorded cycle's few KiB). */
+function embeddedText(ids: string[]): ReadableStream<string> {
+  const next = partsOf(ids);
   return new ReadableStream<string>({
     async pull(controller) {
-      if (next === ids.length) return controller.close();
-      controller.enqueue((await parsed(ids[next++]!)).textContent ?? '');
+      const part = await next();
+      if (part === undefined) controller.close();
+      else controller.enqueue(part);
     },
   });
+}
+
+/**
+ * The data elements' text, part by part in order, each as soon as the parser has read all of it
+ * (undefined after the last). The elements stay in the page, so the snapshot can be read again
+ * (opened anew, compared): the text lives in the document, off the JavaScript heap.
+ */
+function partsOf(ids: string[]): () => Promise<string | undefined> {
+  let next = 0;
+  return async () => (next < ids.length ? ((await parsed(ids[next++]!)).textContent ?? '') : undefined);
 }
 
 /** Checks run on every change to the page while it is parsed: each settles its promise and says so. */

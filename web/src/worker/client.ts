@@ -1,4 +1,4 @@
-import { embeddedText } from '../embedded-data.js';
+import { embeddedPort } from '../embedded-data.js';
 import EngineWorker from './engine-worker.ts?worker&inline';
 import type { PartialOf, Queries, QueryName, Request, Response, Source } from './protocol.js';
 
@@ -95,16 +95,16 @@ export class EngineClient {
 
 /**
  * A query's arguments as the worker takes them: an embedded snapshot (a source naming a report
- * page's data elements) goes as a stream of their text, read as the page's parser reaches them,
- * and moved to the worker (a stream is read once: each query gets its own).
+ * page's data elements) goes as a port that sends their text as the page's parser reaches them,
+ * moved to the worker (each query gets its own).
  */
 function wireArgs<A>(args: A): { sent: A; transfer: Transferable[] } {
   const transfer: Transferable[] = [];
   const sent = Object.fromEntries(
     Object.entries(args as object).map(([k, v]) => {
       if (!isEmbedded(v)) return [k, v];
-      const text = embeddedText(v.embedded);
-      transfer.push(text as unknown as Transferable);
+      const text = embeddedPort(v.embedded);
+      transfer.push(text);
       return [k, { text, name: v.name, size: v.size } satisfies Source];
     }),
   ) as A;

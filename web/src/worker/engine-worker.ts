@@ -27,6 +27,7 @@ import {
   traceStartUs,
 } from '../../../src/engine/views/timeline/index.js';
 import { base64Decoder } from '../base64-stream.js';
+import { portText } from '../text-port.js';
 import { envelopeTone, paintLayer, paintOutline } from '../timeline/paint-layer.js';
 import type { TimelineStack } from '../url-state.js';
 import { analysisHandlers } from './analysis-handlers.js';
@@ -204,7 +205,7 @@ async function open(source: Source): Promise<{ stream: ReadableStream<Uint8Array
     // A report's embedded snapshot, gzipped: decoded and inflated beside the engine as the page is
     // read, or here (load.ts inflates it) where no worker can be started.
     const { text, size } = source;
-    return { stream: inflatedStream({ text }) ?? text.pipeThrough(base64Decoder()), total: size };
+    return { stream: inflatedStream({ text }) ?? portText(text).pipeThrough(base64Decoder()), total: size };
   }
   if ('file' in source) {
     const { file } = source;

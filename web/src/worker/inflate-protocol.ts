@@ -1,6 +1,6 @@
 /** Messages between the engine worker and its inflater (inflate-worker.ts). */
 /** What the inflater reads: a gzipped File, or a report page's base64 text of one (decoded there). */
-export type InflaterInput = { file: File } | { text: ReadableStream<string> };
+export type InflaterInput = { file: File } | { text: MessagePort };
 
 export type InflaterRequest = InflaterInput | { more: number };
 

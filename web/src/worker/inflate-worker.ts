@@ -9,6 +9,7 @@
  * Out: `{ part }` (its buffer transferred), then `{ done: true }`, or `{ error }`.
  */
 import { base64Decoder } from '../base64-stream.js';
+import { portText } from '../text-port.js';
 import type { InflaterReply, InflaterRequest } from './inflate-protocol.js';
 
 interface InflaterScope {
@@ -38,7 +39,9 @@ scope.onmessage = (e) => {
       Uint8Array
     >;
     const gzipped =
-      'file' in m ? (m.file.stream() as ReadableStream<Uint8Array>) : m.text.pipeThrough(base64Decoder());
+      'file' in m
+        ? (m.file.stream() as ReadableStream<Uint8Array>)
+        : portText(m.text).pipeThrough(base64Decoder());
     reader = gzipped.pipeThrough(inflate).getReader();
   }
   void pump();
