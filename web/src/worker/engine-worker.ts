@@ -214,6 +214,13 @@ async function open(source: Source): Promise<{ stream: ReadableStream<Uint8Array
     if (inflated !== null) return { stream: inflated, total: await inflatedSize(file) };
     return { stream: file.stream() as ReadableStream<Uint8Array>, total: file.size };
   }
+  // Fetched by a thread of its own, which drains the response while this one decodes.
+  let total: (n: number | null) => void = () => {};
+  const known = new Promise<number | null>((resolve) => {
+    total = resolve;
+  });
+  const fetched = inflatedStream({ url: source.url }, total);
+  if (fetched !== null) return { stream: fetched, total: await known };
   const res = await fetch(source.url);
   if (!res.ok || res.body === null) throw new SnapshotError(`cannot read (HTTP ${res.status})`);
   const length = Number(res.headers.get('content-length'));

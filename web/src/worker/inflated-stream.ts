@@ -4,13 +4,21 @@ import InflateWorker from './inflate-worker.ts?worker&inline';
 
 /** Parts (1 MiB each) the inflater may run ahead of the decoder: enough to keep both threads busy. */
 const AHEAD = 4;
+/**
+ * Parts of a fetched file that may wait (~0.5-2 MiB each): enough that the response is drained
+ * as it arrives while the engine decodes, so the network process and the server never wait on it.
+ */
+const AHEAD_FETCHED = 16;
 
 /**
  * A gzipped file's bytes, inflated on a thread of their own (inflate-worker.ts); null where this
  * worker cannot start one (the engine then inflates it itself, load.ts). The inflater sends a part
  * for each one the decoder takes, AHEAD at most waiting, so a fast inflater never fills memory.
  */
-export function inflatedStream(input: InflaterInput): ReadableStream<Uint8Array> | null {
+export function inflatedStream(
+  input: InflaterInput,
+  onTotal: (total: number | null) => void = () => {},
+): ReadableStream<Uint8Array> | null {
   if (typeof Worker === 'undefined') return null;
   let inflater: Worker;
   try {
@@ -29,18 +37,21 @@ export function inflatedStream(input: InflaterInput): ReadableStream<Uint8Array>
         inflater.onmessage = (e: MessageEvent<InflaterReply>) => {
           const m = e.data;
           if (cancelled) return;
+          if ('total' in m) return onTotal(m.total);
           if ('part' in m) controller.enqueue(m.part);
           else {
             inflater.terminate();
+            onTotal(null);
             if ('done' in m) controller.close();
-            else controller.error(new SnapshotError(`bad gzip data: ${m.error}`));
+            else controller.error(new SnapshotError(m.error));
           }
           arrived?.();
         };
         inflater.onerror = (e) => {
           e.preventDefault();
           inflater.terminate();
-          controller.error(new SnapshotError(`cannot ungzip: ${e.message || 'the inflater stopped'}`));
+          onTotal(null);
+          controller.error(new SnapshotError(`cannot read: ${e.message || 'its reader stopped'}`));
           arrived?.();
         };
         // A text stream moves to the inflater, which reads it from the page directly.
@@ -59,7 +70,7 @@ export function inflatedStream(input: InflaterInput): ReadableStream<Uint8Array>
         inflater.terminate();
       },
     },
-    { highWaterMark: AHEAD },
+    { highWaterMark: 'url' in input ? AHEAD_FETCHED : AHEAD },
   );
 }
 
