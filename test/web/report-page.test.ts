@@ -83,6 +83,16 @@ function diagnosedHeadlines(file: string): string[] {
   return out.files[0]!.devices[0]!.findings.filter((f) => f.kind !== 'warning').map((f) => f.headline);
 }
 
+/** A report page of one snapshot whose data is split into parts of 3000 gzipped bytes. */
+function reportOfParts(name: string, bytes: Uint8Array): string {
+  const snapshots = [{ name, label: '', size: bytes.length, gzipped: gzipSync(bytes) }];
+  const chunks: Uint8Array[] = [];
+  const manifest = { memlens: 'test', source: name, run: null, omitted: [] };
+  const app = appTemplate(join(ROOT, 'dist', 'web'));
+  reportChunks(app, name, { manifest, snapshots, cycles: [] }, (c) => chunks.push(c), 3000);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /** Non-transparent pixels of the timeline's layer canvas (this file is type-checked without the DOM). */
 function drawnPixels(frame: Page | Frame): Promise<number> {
   return frame.locator('.plot-moving canvas').evaluate((canvas) => {
@@ -179,22 +189,10 @@ describe.skipIf(!ready && process.env.CI === undefined)('a memlens report page, 
   );
 
   it('a snapshot split over many data elements reads back whole', async () => {
-    const file = join(dir, 'oom.pickle'); // written by the first test
-    const snapshots = [
-      { name: 'split.pickle', label: '', size: statSync(file).size, gzipped: gzipSync(readFileSync(file)) },
-    ];
-    const chunks: Uint8Array[] = [];
-    const manifest = { memlens: 'test', source: 'split.pickle', run: null, omitted: [] };
-    reportChunks(
-      appTemplate(join(ROOT, 'dist', 'web')),
-      'split',
-      { manifest, snapshots, cycles: [] },
-      (c) => chunks.push(c),
-      3000,
-    );
-    const html = Buffer.concat(chunks).toString('utf8');
+    const bytes = readFileSync(join(dir, 'oom.pickle')); // written by the first test
+    const html = reportOfParts('split.pickle', bytes);
     expect(html.match(/<script id="memlens-data-0-\d+"/g)!.length).toBe(
-      Math.ceil(snapshots[0]!.gzipped.length / 3000),
+      Math.ceil(gzipSync(bytes).length / 3000),
     );
     writeFileSync(join(dir, 'split.html'), html);
     await page.goto(pathToFileURL(join(dir, 'split.html')).href);
@@ -207,17 +205,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('a memlens report page, 
     // Several MiB: the inflater hands the engine 1 MiB at a time.
     const bytes = generateSnapshotBytes({ events: 60_000, seed: 62 }).bytes;
     writeFileSync(join(dir, 'slow.pickle'), bytes);
-    const snapshots = [{ name: 'slow.pickle', label: '', size: bytes.length, gzipped: gzipSync(bytes) }];
-    const chunks: Uint8Array[] = [];
-    const manifest = { memlens: 'test', source: 'slow.pickle', run: null, omitted: [] };
-    reportChunks(
-      appTemplate(join(ROOT, 'dist', 'web')),
-      'slow',
-      { manifest, snapshots, cycles: [] },
-      (c) => chunks.push(c),
-      3000,
-    );
-    const html = Buffer.concat(chunks).toString('utf8');
+    const html = reportOfParts('slow.pickle', bytes);
     // Everything up to the last data element now, the rest when the test says.
     const held = html.lastIndexOf('<script id="memlens-data-');
     let release = () => {};
