@@ -10,7 +10,8 @@
  * whose threads run the page and its Web Workers) once the page has its answers.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -49,16 +50,41 @@ function cliSummary(file: string): Timed {
   }
 }
 
-/** The first report.html of the file, made once (its gzip takes a while) and kept beside it. */
+/**
+ * The file's report.html, kept beside it (its gzip takes a while) with the build it was written
+ * by: the page carries the app, so a report of an older build measures the older app, and is
+ * written again.
+ */
 export function reportOf(file: string): string {
   const out = file.replace(/\.pickle$/, '.report.html');
-  if (!existsSync(out)) {
+  const key = `${out}.build`;
+  const build = reportBuild();
+  if (!existsSync(out) || !existsSync(key) || readFileSync(key, 'utf8') !== build) {
     process.stderr.write(`writing ${out} ...\n`);
+    // Not over the old one: it may be a hard link to another worktree's copy.
+    rmSync(out, { force: true });
     execFileSync(process.execPath, [...NODE_FLAGS, CLI, 'report', file, '-o', out, '--max-bytes', '4GB'], {
       stdio: ['ignore', 'ignore', 'inherit'],
     });
+    writeFileSync(key, build);
   }
   return out;
+}
+
+/** What a report is made of: the built web app and the CLI's report chunk, by content. */
+function reportBuild(): string {
+  const dist = join(CLI, '..', '..');
+  const web = join(dist, 'web');
+  const files = [
+    join(web, 'index.html'),
+    ...readdirSync(join(web, 'assets')).map((f) => join(web, 'assets', f)),
+    ...readdirSync(join(dist, 'cli'))
+      .filter((f) => f.startsWith('bundled.report'))
+      .map((f) => join(dist, 'cli', f)),
+  ].sort();
+  const hash = createHash('sha256');
+  for (const f of files) hash.update(readFileSync(f));
+  return hash.digest('hex');
 }
 
 /** This process's descendants (Linux /proc; none elsewhere): the browser's processes and the view server. */

@@ -68,8 +68,9 @@ describe('memlens report (command)', () => {
     expect(tags.match(/\b(src|href)="(?!data:)[^"]*"/g)).toBeNull();
     expect(tags.match(/<script\b[^>]*>/g)).toEqual([
       '<script id="memlens-report" type="application/json">',
-      '<script id="memlens-data-0-0" type="application/octet-stream">',
+      // The app before its data, so it starts while the browser reads the data.
       '<script>',
+      '<script id="memlens-data-0-0" type="application/octet-stream">',
     ]);
     const data = /<script id="memlens-data-0-0" type="application\/octet-stream">([^<]*)<\/script>/.exec(
       html,

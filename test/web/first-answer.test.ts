@@ -78,5 +78,33 @@ describe.skipIf(!ready && process.env.CI === undefined)(
       expect(await page.locator('article.finding').first().getAttribute('class')).toBe('finding oom lead');
       await page.screenshot({ path: join(SHOTS, 'all-in.png'), fullPage: true });
     });
+
+    it('the worker starts the diagnosis when the file is in, before the page asks for it', async () => {
+      await page.goto(view.url);
+      await page.waitForFunction('globalThis.memlensEngine !== undefined');
+      await page.evaluate("globalThis.memlensEngine.query('diagnosisPace', { pending: 'leaks', ms: 1500 })");
+      // The page's own diagnosis query is held back until the test lets it go.
+      await page.evaluate(`(() => {
+        const post = Worker.prototype.postMessage;
+        let held = [];
+        globalThis.releaseDiagnosis = () => { for (const [w, a] of held) post.apply(w, a); held = null; };
+        Worker.prototype.postMessage = function (...a) {
+          if (held !== null && a[0]?.query === 'diagnosis') held.push([this, a]);
+          else post.apply(this, a);
+        };
+      })()`);
+      await page.evaluate(`location.hash = ${JSON.stringify(`#file=${encodeURIComponent(file())}`)}`);
+      await page.waitForSelector('.load-done', { timeout: 30_000 });
+      // Longer than a step: a diagnosis started with the load is past its OOMs and its peak by now.
+      await page.waitForTimeout(2200);
+      await page.evaluate('globalThis.releaseDiagnosis()');
+      await page.waitForSelector('main.diagnosis[aria-busy="true"] article.finding.oom.lead', {
+        timeout: 30_000,
+      });
+      const looking = await page.locator('.still-looking').textContent();
+      expect(looking).toMatch(/leaks, GC bursts, fragmentation…$/);
+      expect(looking).not.toContain('the peak');
+      await page.waitForSelector('main.diagnosis[aria-busy="false"]', { timeout: 60_000 });
+    });
   },
 );

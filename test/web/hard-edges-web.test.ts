@@ -57,6 +57,22 @@ describe.skipIf(!ready && process.env.CI === undefined)('web app: hard edges', (
     await page.waitForSelector('.load-done', { timeout: 30_000 });
   };
 
+  it('a served file gone since it was listed: its load says so in one line (HTTP 404)', async () => {
+    const gone = join(dir, 'gone.pickle');
+    writeFileSync(gone, generateSnapshotBytes({ events: 500, seed: 24 }).bytes);
+    const served = await startView(gone);
+    try {
+      rmSync(gone);
+      await page.goto('about:blank');
+      await page.goto(served.url);
+      const alert = page.getByRole('alert');
+      await alert.waitFor({ timeout: 30_000 });
+      expect(await alert.textContent()).toBe(`${gone}: cannot read (HTTP 404)`);
+    } finally {
+      await served.stop();
+    }
+  });
+
   it('a query the engine fails shows as one line on the page', async () => {
     await open('run.pickle', '&tab=flame');
     await page.waitForSelector('canvas', { timeout: 30_000 });

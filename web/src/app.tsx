@@ -1,12 +1,12 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { Producer } from '../../src/engine/model/index.js';
-import { embeddedSize, omittedReason } from './embedded-data.js';
+import { omittedReason } from './embedded-data.js';
 import { EmbeddedNotice } from './embedded-notice.js';
-import { type ServedFile, servedFiles, sourceOf } from './served-files.js';
+import { type ServedFile, sourceOf } from './served-files.js';
 import { readUrlState, type Tab, type ViewState, writeUrlState } from './url-state.js';
 import { AnalysesPage } from './views/analyses-page.js';
 import { CyclesPage, useServedCycles, windowCyclesOf } from './views/cycles/cycles-page.js';
-import { DiagnosisPage } from './views/diagnosis/diagnosis-page.js';
+import { DiagnosisPage, diagnosisArgs } from './views/diagnosis/diagnosis-page.js';
 import { deviceNames, landingDevice, useFileDiagnosis } from './views/diagnosis/use-file-diagnosis.js';
 import { FileBar } from './views/file-bar.js';
 import { FlamePage } from './views/flame-page.js';
@@ -17,15 +17,14 @@ import { droppedRun, type RunData, useServedRun } from './views/run/run-data.js'
 import { RunPage } from './views/run/run-page.js';
 import { TableView } from './views/table-view.js';
 import { TimelinePage } from './views/timeline-page.js';
-import { EngineClient } from './worker/client.js';
+import type { EngineClient } from './worker/client.js';
 import type { Source } from './worker/protocol.js';
 
 /**
  * The page: which file is open (served by `memlens view`, or dropped onto the page), its load
  * state, and the view state that lives in the URL. Every view reads the model through the worker.
  */
-export function App() {
-  const client = useMemo(() => new EngineClient(), []);
+export function App({ client, files: listed }: { client: EngineClient; files: Promise<ServedFile[]> }) {
   const [view, setView] = useState<ViewState>(() => readUrlState());
   const [files, setFiles] = useState<ServedFile[]>([]);
   const [load, setLoad] = useState<LoadState>({ status: 'idle' });
@@ -37,6 +36,9 @@ export function App() {
   const [dropProgress, setDropProgress] = useState<{ done: number; total: number } | null>(null);
   const run = dropped ?? served.data;
   const initialHash = useRef(location.hash);
+  // What a file opened now lands on (open reads it without being made anew on each change).
+  const landing = useRef({ tab: view.tab, cycles });
+  landing.current = { tab: view.tab, cycles };
 
   const update = useCallback((patch: Partial<ViewState>) => setView((v) => ({ ...v, ...patch })), []);
   useEffect(() => writeUrlState(view), [view]);
@@ -52,7 +54,7 @@ export function App() {
         status: 'loading',
         name: source.name,
         bytes: 0,
-        total: 'file' in source ? source.file.size : null,
+        total: 'file' in source ? source.file.size : 'embedded' in source ? source.size : null,
       });
       setView((v) => ({
         ...v,
@@ -63,16 +65,21 @@ export function App() {
         window: null,
         ...keep,
       }));
+      // Landing on the Diagnosis: the worker starts it as soon as the file is in, with the
+      // arguments the page will ask it with (so the page's query joins it).
+      const tab = keep.tab ?? landing.current.tab;
+      const cyclesOfFile = windowCyclesOf(landing.current.cycles, source.name);
+      const diagnose = tab === 'diagnosis' ? { diagnose: diagnosisArgs(source.name, cyclesOfFile) } : {};
       try {
-        const loaded = await client.query('load', { source }, (bytes, total) => {
+        const loaded = await client.query('load', { source, ...diagnose }, (bytes, total) => {
           read = bytes;
           if (seq === loadSeq.current) setLoad({ status: 'loading', name: source.name, bytes, total });
         });
         if (seq !== loadSeq.current) return;
         const seconds = (performance.now() - started) / 1000;
         // A report's snapshot is held gzipped: its size is the file's, as when that file is dropped.
-        const file = 'file' in source ? source.file : null;
-        const bytes = (file && embeddedSize(file)) ?? Math.max(read, file?.size ?? 0);
+        const bytes =
+          'embedded' in source ? source.size : Math.max(read, 'file' in source ? source.file.size : 0);
         setLoad({ status: 'ready', name: source.name, loaded, bytes, seconds });
         // A file of several devices opens on the device of its worst finding (useLanding, below).
         setView((v) => ({
@@ -93,7 +100,7 @@ export function App() {
 
   // Served files: open the one the URL names (restoring the rest of its state), or the only one.
   useEffect(() => {
-    servedFiles().then((list) => {
+    listed.then((list) => {
       setFiles(list);
       const initial = readUrlState();
       const named = list.find((f) => f.name === initial.file) ?? (list.length === 1 ? list[0] : undefined);
@@ -101,7 +108,7 @@ export function App() {
       const keep = named.name === initial.file ? initial : {};
       open(sourceOf(named), keep);
     });
-  }, [open]);
+  }, [listed, open]);
 
   // A run lands on its Run page unless the link names a tab.
   useEffect(() => {

@@ -1,13 +1,12 @@
 /**
- * A `memlens report` page carries each snapshot as the base64 text of its gzipped bytes. The page
- * hands that text to the worker as it is (a File of this type), and the worker decodes it as it
- * reads, so the main thread never turns megabytes of base64 into bytes of its own.
+ * A `memlens report` page carries each snapshot as the base64 text of its gzipped bytes, in parts
+ * (embedded-data.ts). The page hands the parts' text to the worker as it is, and the worker
+ * decodes it as it reads, so the main thread never turns megabytes of base64 into bytes of its own.
  */
-export const BASE64_TYPE = 'application/x-memlens-gzip-base64';
 
 const PAD = -2;
 const SKIP = -3;
-/** Each ASCII byte's 6 bits; -1 for a byte base64 never holds. */
+/** Each ASCII character's 6 bits; -1 for a character base64 never holds. */
 const SEXTETS = (() => {
   const t = new Int8Array(256).fill(-1);
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
@@ -26,17 +25,15 @@ type SetFromBase64 = (
 const setFromBase64 = (Uint8Array.prototype as { setFromBase64?: SetFromBase64 }).setFromBase64;
 
 /** Base64 text in, its bytes out, chunk by chunk (a quantum may span chunks; padding ends it). */
-export function base64Decoder(): TransformStream<Uint8Array, Uint8Array<ArrayBuffer>> {
+export function base64Decoder(): TransformStream<string, Uint8Array<ArrayBuffer>> {
   return setFromBase64 !== undefined ? nativeDecoder(setFromBase64) : portableDecoder();
 }
 
 /**
- * The browser's decoder, many times faster than a loop in JavaScript (it shares the worker's
- * thread with the gunzip and the pickle decoder): each chunk's text, less a partial quantum at
- * its end, which goes before the next.
+ * The browser's decoder, many times faster than a loop in JavaScript (it shares its thread with
+ * the gunzip): each chunk's text, less a partial quantum at its end, which goes before the next.
  */
-function nativeDecoder(decode: SetFromBase64): TransformStream<Uint8Array, Uint8Array<ArrayBuffer>> {
-  const ascii = new TextDecoder('latin1');
+function nativeDecoder(decode: SetFromBase64): TransformStream<string, Uint8Array<ArrayBuffer>> {
   let held = '';
   const run = (text: string, last: boolean) => {
     const out = new Uint8Array(Math.ceil(text.length / 4) * 3);
@@ -48,7 +45,7 @@ function nativeDecoder(decode: SetFromBase64): TransformStream<Uint8Array, Uint8
   };
   return new TransformStream({
     transform(chunk, controller) {
-      const out = run(held + ascii.decode(chunk, { stream: true }), false);
+      const out = run(held + chunk, false);
       if (out.length > 0) controller.enqueue(out);
     },
     flush(controller) {
@@ -59,7 +56,7 @@ function nativeDecoder(decode: SetFromBase64): TransformStream<Uint8Array, Uint8
   });
 }
 
-function portableDecoder(): TransformStream<Uint8Array, Uint8Array<ArrayBuffer>> {
+function portableDecoder(): TransformStream<string, Uint8Array<ArrayBuffer>> {
   let bits = 0;
   let held = 0;
   return new TransformStream({
@@ -67,9 +64,10 @@ function portableDecoder(): TransformStream<Uint8Array, Uint8Array<ArrayBuffer>>
       const out = new Uint8Array(Math.floor((held + chunk.length) / 4) * 3);
       let o = 0;
       for (let i = 0; i < chunk.length; i++) {
-        const v = SEXTETS[chunk[i]!]!;
+        const code = chunk.charCodeAt(i);
+        const v = code < 256 ? SEXTETS[code]! : -1;
         if (v < 0) {
-          if (v === -1) throw new Error(`the embedded data is not base64 (byte ${chunk[i]})`);
+          if (v === -1) throw new Error(`the embedded data is not base64 (character ${code})`);
           continue;
         }
         bits = (bits << 6) | v;
@@ -90,9 +88,4 @@ function portableDecoder(): TransformStream<Uint8Array, Uint8Array<ArrayBuffer>>
       else if (held === 1) throw new Error('the embedded data ends inside a base64 quantum');
     },
   });
-}
-
-/** The bytes a base64 text of `size` characters holds, at most (for a progress bar's total). */
-export function decodedSize(size: number): number {
-  return Math.floor(size / 4) * 3;
 }

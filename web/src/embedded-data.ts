@@ -1,16 +1,19 @@
 import type { ReportManifest } from '../../src/wire/report-manifest.js';
 import type { ServedCycle } from '../../src/wire/served-cycle.js';
-import { BASE64_TYPE, base64Decoder } from './base64-stream.js';
+import { base64Decoder } from './base64-stream.js';
 import type { ServedFile } from './served-files.js';
+import { servePort } from './text-port.js';
 import type { RunData } from './views/run/run-data.js';
+import type { Source } from './worker/protocol.js';
 
 /**
  * A report written by `memlens report` carries its snapshots inside the page: a JSON manifest
- * (`<script id="memlens-report" type="application/json">`) and, per snapshot, its bytes gzipped
- * and base64-encoded in `<script type="application/octet-stream">` elements. The page reads them
- * as the files `memlens view` would serve: File objects of the gzipped bytes (embeddedFile), which
- * the worker ungzips as it reads, so nothing is fetched at all.
- * The manifest's shape: src/wire/report-manifest.ts.
+ * (`<script id="memlens-report" type="application/json">`) ahead of the app's script and, after
+ * it, each snapshot's bytes gzipped and base64-encoded in parts, each in a
+ * `<script type="application/octet-stream">` element. The app starts before the browser has
+ * parsed the parts: the worker is handed each part's text as soon as the parser has read it
+ * (embeddedText), and decodes, ungzips and decodes the snapshot while the page is still being
+ * read; nothing is fetched at all. The manifest's shape: src/wire/report-manifest.ts.
  */
 let cached: { manifest: ReportManifest; files: ServedFile[] } | null | undefined;
 
@@ -25,10 +28,15 @@ export function embeddedReport(): { manifest: ReportManifest; files: ServedFile[
     label: f.label,
     size: f.size,
     url: '',
-    file: embeddedFile(f.name, f.data),
+    embedded: f.data,
   }));
   cached = { manifest, files };
   return cached;
+}
+
+/** How the worker reads an embedded snapshot: the page sends its parts' text (client.ts). */
+export function embeddedSource(f: { name: string; size: number; embedded: string[] }): Source {
+  return { embedded: f.embedded, name: f.name, size: f.size };
 }
 
 /** Why a snapshot of the embedded run is not in the page, or null when it is (or no report). */
@@ -45,7 +53,7 @@ export async function embeddedCycles(): Promise<ServedCycle[]> {
   const cycles = embeddedReport()?.manifest.cycles ?? [];
   return Promise.all(
     cycles.map((c) => {
-      const gzipped = new Blob(c.data.map(textOf)).stream().pipeThrough(base64Decoder());
+      const gzipped = embeddedText(c.data).pipeThrough(base64Decoder());
       return new Response(
         gzipped.pipeThrough(new DecompressionStream('gzip')),
       ).json() as Promise<ServedCycle>;
@@ -53,39 +61,69 @@ export async function embeddedCycles(): Promise<ServedCycle[]> {
   );
 }
 
-/**
- * The size of the snapshot file an embedded File holds gzipped (what the worker reads once it is
- * ungzipped, and what a dropped file of it says), or null for any other file.
- */
-export function embeddedSize(file: File): number | null {
-  return embeddedReport()?.files.find((f) => f.file === file)?.size ?? null;
+/** The base64 text of the data elements `ids`, as a port the worker reads it from (text-port.ts). */
+export function embeddedPort(ids: string[]): MessagePort {
+  return servePort(partsOf(ids));
+}
+
+/** The same text, read here (a recorded cycle's few KiB). */
+function embeddedText(ids: string[]): ReadableStream<string> {
+  const next = partsOf(ids);
+  return new ReadableStream<string>({
+    async pull(controller) {
+      const part = await next();
+      if (part === undefined) controller.close();
+      else controller.enqueue(part);
+    },
+  });
 }
 
 /**
- * A snapshot's data elements as one File of its gzipped bytes, the elements then dropped from the
- * page (the File holds the bytes, in the browser's blob store). The browser's own base64 decoder
- * (Uint8Array.fromBase64) reads 73 MiB of text in ~0.2 s; a File of the text itself cost 1.3 s on
- * this thread to encode the strings, and the worker then had the text to read and decode too.
- * Where the browser has no such decoder, the File holds the text and the worker decodes it.
+ * The data elements' text, part by part in order, each as soon as the parser has read all of it
+ * (undefined after the last). The elements stay in the page, so the snapshot can be read again
+ * (opened anew, compared): the text lives in the document, off the JavaScript heap.
  */
-function embeddedFile(name: string, ids: string[]): File {
-  const fromBase64 = (Uint8Array as { fromBase64?: (text: string) => Uint8Array<ArrayBuffer> }).fromBase64;
-  const asText = () => new File(ids.map(textOf), name, { type: BASE64_TYPE });
-  if (fromBase64 === undefined) return asText();
-  let parts: Uint8Array<ArrayBuffer>[];
-  try {
-    parts = ids.map((id) => fromBase64(textOf(id)));
-  } catch {
-    // Text that is not base64: the worker's decoder says where, as the load's error.
-    return asText();
-  }
-  for (const id of ids) document.getElementById(id)?.remove();
-  return new File(parts, name, { type: 'application/gzip' });
+function partsOf(ids: string[]): () => Promise<string | undefined> {
+  let next = 0;
+  return async () => (next < ids.length ? ((await parsed(ids[next++]!)).textContent ?? '') : undefined);
 }
 
-/** A data element's base64 text (the Blob made of it holds the text, off the JavaScript heap). */
-function textOf(id: string): string {
-  return document.getElementById(id)?.textContent ?? '';
+/** Checks run on every change to the page while it is parsed: each settles its promise and says so. */
+const waiting = new Set<() => boolean>();
+let observer: MutationObserver | undefined;
+
+/**
+ * The element `id` once the parser has read it whole: something follows it (the parser is past
+ * its end tag), or the page has been read to its end.
+ */
+function parsed(id: string): Promise<Element> {
+  return new Promise((resolve, reject) => {
+    const settled = (): boolean => {
+      const el = document.getElementById(id);
+      const read = document.readyState !== 'loading';
+      if (el !== null && (el.nextSibling !== null || read)) resolve(el);
+      else if (read) reject(new Error(`this report lacks its data element ${id}`));
+      else return false;
+      return true;
+    };
+    if (settled()) return;
+    waiting.add(settled);
+    watchParse();
+  });
+}
+
+function watchParse(): void {
+  if (observer !== undefined) return;
+  const check = () => {
+    for (const settled of waiting) if (settled()) waiting.delete(settled);
+    if (document.readyState !== 'loading') {
+      observer?.disconnect();
+      document.removeEventListener('readystatechange', check);
+    }
+  };
+  observer = new MutationObserver(check);
+  observer.observe(document, { childList: true, subtree: true });
+  document.addEventListener('readystatechange', check);
 }
 
 /** The embedded run as the Run page takes it: each snapshot opens its embedded file (or says why it is not there). */
@@ -93,9 +131,11 @@ export function embeddedRun(): RunData | null {
   const report = embeddedReport();
   const run = report?.manifest.run;
   if (report == null || run == null || run.report === null) return null;
-  const sources = run.names.map((name) => {
+  const sources = run.names.map((name): Source => {
     const f = report.files.find((x) => x.name === name);
-    return { file: f?.file ?? new File([], name), name };
+    return f?.embedded !== undefined
+      ? embeddedSource({ ...f, embedded: f.embedded })
+      : { file: new File([], name), name };
   });
   return { report: run.report, sources, watching: false };
 }

@@ -1,4 +1,4 @@
-import { embeddedReport } from './embedded-data.js';
+import { embeddedReport, embeddedSource } from './embedded-data.js';
 import type { Source } from './worker/protocol.js';
 
 /** A snapshot file `memlens view` serves (GET api/files), with where to fetch it. */
@@ -8,13 +8,15 @@ export interface ServedFile {
   label: string;
   size: number;
   url: string;
-  /** The snapshot itself, when the page carries it (a `memlens report` page): read, never fetched. */
-  file?: File;
+  /** The ids of its data elements, when the page carries it (a `memlens report` page): read, never fetched. */
+  embedded?: string[];
 }
 
 /** How the worker reads a listed file. */
 export function sourceOf(f: ServedFile): Source {
-  return f.file !== undefined ? { file: f.file, name: f.name } : { url: f.url, name: f.name };
+  return f.embedded !== undefined
+    ? embeddedSource({ ...f, embedded: f.embedded })
+    : { url: f.url, name: f.name };
 }
 
 /** The server's file list (or a report page's own); none when the app was opened from disk or a plain static host. */

@@ -8,8 +8,8 @@ import { APP_ROOT } from '../../server/static-files.js';
  * nothing to fetch: its scripts and stylesheets inlined, anything they point at as a data: URL.
  * The vite build already makes the app one classic script with its engine worker inlined as a
  * blob (so it opens from file://); this only inlines what index.html still links.
- * `before` ends just before </body>: the report's data goes there, ahead of `script`, so the
- * app finds it when it starts.
+ * `before` ends just before </body>: the report's manifest goes there, ahead of `script`, so the
+ * app finds it when it starts, and its data after `script` (report-page.ts).
  */
 export interface AppTemplate {
   before: string;

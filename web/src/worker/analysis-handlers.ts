@@ -14,7 +14,8 @@ import { diagnosisStream, type PostPartial } from './diagnosis-stream.js';
 type Handlers = {
   [K in keyof AnalysisQueries]: (
     args: AnalysisQueries[K]['args'],
-    id: number,
+    // null: asked by the worker itself (the diagnosis started after a load), no query to answer.
+    id: K extends 'diagnosis' ? number | null : number,
   ) => AnalysisQueries[K]['result'] | Promise<AnalysisQueries[K]['result']>;
 };
 

@@ -1,5 +1,6 @@
+import { embeddedPort } from '../embedded-data.js';
 import EngineWorker from './engine-worker.ts?worker&inline';
-import type { PartialOf, Queries, QueryName, Request, Response } from './protocol.js';
+import type { PartialOf, Queries, QueryName, Request, Response, Source } from './protocol.js';
 
 export type Progress = (bytes: number, total: number | null) => void;
 
@@ -64,7 +65,8 @@ export class EngineClient {
         progress,
         partial: onPartial,
       });
-      this.worker.postMessage({ id, query, args } as Request);
+      const { sent, transfer } = wireArgs(args);
+      this.worker.postMessage({ id, query, args: sent } as Request, transfer);
     });
   }
 
@@ -89,4 +91,26 @@ export class EngineClient {
     for (const p of this.pending.values()) p.reject(new QueryFailed(p.query, reason));
     this.pending.clear();
   }
+}
+
+/**
+ * A query's arguments as the worker takes them: an embedded snapshot (a source naming a report
+ * page's data elements) goes as a port that sends their text as the page's parser reaches them,
+ * moved to the worker (each query gets its own).
+ */
+function wireArgs<A>(args: A): { sent: A; transfer: Transferable[] } {
+  const transfer: Transferable[] = [];
+  const sent = Object.fromEntries(
+    Object.entries(args as object).map(([k, v]) => {
+      if (!isEmbedded(v)) return [k, v];
+      const text = embeddedPort(v.embedded);
+      transfer.push(text);
+      return [k, { text, name: v.name, size: v.size } satisfies Source];
+    }),
+  ) as A;
+  return { sent, transfer };
+}
+
+function isEmbedded(v: unknown): v is Extract<Source, { embedded: string[] }> {
+  return typeof v === 'object' && v !== null && 'embedded' in v && Array.isArray(v.embedded);
 }

@@ -48,9 +48,12 @@ export function diagnosisStream(post: PostPartial) {
   };
 
   return {
-    /** Answers query `id` with the diagnosis of `owner` for `key`, started with `steps()` unless already under way. */
+    /**
+     * Answers query `id` with the diagnosis of `owner` for `key`, started with `steps()` unless
+     * already under way; id null: only starts it (a query asking the same later joins it).
+     */
     answer(
-      id: number,
+      id: number | null,
       owner: object,
       key: string,
       steps: () => Iterable<DiagnosisSoFar>,
@@ -61,6 +64,7 @@ export function diagnosisStream(post: PostPartial) {
         running = { owner, key, heard, done: walk(heard, steps(), stillOpen) };
       }
       const { heard, done } = running;
+      if (id === null) return done;
       if (heard.latest !== undefined && heard.latest.pending.length > 0) post(id, heard.latest);
       const send = (soFar: DiagnosisSoFar) => post(id, soFar);
       heard.listeners.add(send);

@@ -26,7 +26,8 @@ import {
   timelineOutline,
   traceStartUs,
 } from '../../../src/engine/views/timeline/index.js';
-import { BASE64_TYPE, base64Decoder, decodedSize } from '../base64-stream.js';
+import { base64Decoder } from '../base64-stream.js';
+import { portText } from '../text-port.js';
 import { envelopeTone, paintLayer, paintOutline } from '../timeline/paint-layer.js';
 import type { TimelineStack } from '../url-state.js';
 import { analysisHandlers } from './analysis-handlers.js';
@@ -69,10 +70,17 @@ const loadFor = (source: Source, id: number) =>
 /** The compared file (B), decoded once for the diff and the Run page's curves. */
 const otherOf = lastSnapshot(loadFor);
 
+const analyses = analysisHandlers(current, deviceOf, (id, partial) =>
+  scope.postMessage({ id, partial: inWords('diagnosis', partial) }),
+);
+
 const handlers: { [K in QueryName]: Handler<K> } = {
-  load: async ({ source }, id) => {
+  load: async ({ source, diagnose }, id) => {
     snapshot = undefined;
     snapshot = await load(source, (bytes, total) => scope.postMessage({ id, progress: { bytes, total } }));
+    // After this answer is posted: the page's own query for it joins the run under way.
+    if (diagnose !== undefined)
+      setTimeout(() => Promise.resolve(analyses.diagnosis(diagnose, null)).catch(() => {}));
     return describe(snapshot);
   },
   summary: () => summaryOf(current()),
@@ -127,9 +135,7 @@ const handlers: { [K in QueryName]: Handler<K> } = {
   },
   entry: ({ device, entry }) => entryInfo(current(), deviceOf(device), entry),
   ...tableHandlers(current, deviceOf),
-  ...analysisHandlers(current, deviceOf, (id, partial) =>
-    scope.postMessage({ id, partial: inWords('diagnosis', partial) }),
-  ),
+  ...analyses,
   ...whatIfHandlers(current, deviceOf, otherOf),
   ...runHandlers(current, deviceOf, otherOf, loadFor),
 };
@@ -219,18 +225,29 @@ async function open(source: Source): Promise<{
   /** The decoded size, roughly, where it is not `total` (sizes the decoder's columns). */
   sizeHint?: number | null;
 }> {
+  if ('embedded' in source) throw new SnapshotError('an embedded snapshot reaches the worker as its text');
+  if ('text' in source) {
+    // A report's embedded snapshot, gzipped: decoded and inflated beside the engine as the page is
+    // read, or here (load.ts inflates it) where no worker can be started. `size` is the snapshot
+    // file's own, which the inflated bytes count to.
+    const { text, size } = source;
+    return { stream: inflatedStream({ text }) ?? portText(text).pipeThrough(base64Decoder()), total: size };
+  }
   if ('file' in source) {
     const { file } = source;
-    const stream = () => file.stream() as ReadableStream<Uint8Array>;
-    // A report's embedded snapshot where the page cannot decode base64 itself: decoded here as it is read.
-    if (file.type === BASE64_TYPE)
-      return { stream: stream().pipeThrough(base64Decoder()), total: decodedSize(file.size) };
-    // A gzipped file (a report's embedded snapshot, a dropped .gz) inflates on a thread of its own.
-    const inflated = (await isGzip(file)) ? inflatedStream(file) : null;
+    // A gzipped file (a dropped .gz) inflates on a thread of its own.
+    const inflated = (await isGzip(file)) ? inflatedStream({ file }) : null;
     if (inflated !== null)
       return { stream: inflated, total: file.size, inflated: true, sizeHint: await inflatedSizeHint(file) };
-    return { stream: stream(), total: file.size };
+    return { stream: file.stream() as ReadableStream<Uint8Array>, total: file.size };
   }
+  // Fetched by a thread of its own, which drains the response while this one decodes.
+  let total: (n: number | null) => void = () => {};
+  const known = new Promise<number | null>((resolve) => {
+    total = resolve;
+  });
+  const fetched = inflatedStream({ url: source.url }, total);
+  if (fetched !== null) return { stream: fetched, total: await known };
   const res = await fetch(source.url);
   if (!res.ok || res.body === null) throw new SnapshotError(`cannot read (HTTP ${res.status})`);
   const length = Number(res.headers.get('content-length'));

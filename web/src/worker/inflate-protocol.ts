@@ -1,5 +1,18 @@
 /** Messages between the engine worker and its inflater (inflate-worker.ts). */
-export type InflaterRequest = { file: File } | { more: number };
+/**
+ * What the inflater reads: a gzipped File, a report page's base64 text of one (decoded there), or
+ * a served file's URL (fetched there and passed on as it is).
+ */
+export type InflaterInput = { file: File } | { text: MessagePort } | { url: string };
 
-/** A part carries how many of the file's (compressed) bytes had been read when it was sent. */
-export type InflaterReply = { part: Uint8Array; read: number } | { done: true } | { error: string };
+export type InflaterRequest = InflaterInput | { more: number };
+
+/**
+ * read: for gzipped input, how many of its (compressed) bytes had been read when the part was sent;
+ * total: a fetched file's Content-Length (null: none), before its first part.
+ */
+export type InflaterReply =
+  | { part: Uint8Array; read?: number }
+  | { done: true }
+  | { error: string }
+  | { total: number | null };

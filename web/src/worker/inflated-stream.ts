@@ -1,16 +1,24 @@
 import { SnapshotError } from '../../../src/engine/base/index.js';
-import type { InflaterReply, InflaterRequest } from './inflate-protocol.js';
+import type { InflaterInput, InflaterReply, InflaterRequest } from './inflate-protocol.js';
 import InflateWorker from './inflate-worker.ts?worker&inline';
 
 /** Parts (1 MiB each) the inflater may run ahead of the decoder: enough to keep both threads busy. */
 const AHEAD = 4;
+/**
+ * Parts of a fetched file that may wait (~0.5-2 MiB each): enough that the response is drained
+ * as it arrives while the engine decodes, so the network process and the server never wait on it.
+ */
+const AHEAD_FETCHED = 16;
 
 /**
- * A gzipped File's bytes, inflated on a thread of their own (inflate-worker.ts); null where this
+ * A gzipped file's bytes, inflated on a thread of their own (inflate-worker.ts); null where this
  * worker cannot start one (the engine then inflates it itself, load.ts). The inflater sends a part
  * for each one the decoder takes, AHEAD at most waiting, so a fast inflater never fills memory.
  */
-export function inflatedStream(file: File): ReadableStream<Uint8Array> | null {
+export function inflatedStream(
+  input: InflaterInput,
+  onTotal: (total: number | null) => void = () => {},
+): ReadableStream<Uint8Array> | null {
   if (typeof Worker === 'undefined') return null;
   let inflater: Worker;
   try {
@@ -29,23 +37,28 @@ export function inflatedStream(file: File): ReadableStream<Uint8Array> | null {
         inflater.onmessage = (e: MessageEvent<InflaterReply>) => {
           const m = e.data;
           if (cancelled) return;
+          if ('total' in m) return onTotal(m.total);
           if ('part' in m) {
-            readBehind.set(m.part, m.read);
+            if (m.read !== undefined) readBehind.set(m.part, m.read);
             controller.enqueue(m.part);
           } else {
             inflater.terminate();
+            onTotal(null);
             if ('done' in m) controller.close();
-            else controller.error(new SnapshotError(`bad gzip data: ${m.error}`));
+            else controller.error(new SnapshotError(m.error));
           }
           arrived?.();
         };
         inflater.onerror = (e) => {
           e.preventDefault();
           inflater.terminate();
-          controller.error(new SnapshotError(`cannot ungzip: ${e.message || 'the inflater stopped'}`));
+          onTotal(null);
+          controller.error(new SnapshotError(`cannot read: ${e.message || 'its reader stopped'}`));
           arrived?.();
         };
-        ask({ file });
+        // A text stream moves to the inflater, which reads it from the page directly.
+        if ('text' in input) inflater.postMessage(input, [input.text as unknown as Transferable]);
+        else ask(input);
       },
       // Each part the decoder takes asks for one more; the pull waits for it to arrive.
       pull() {
@@ -59,7 +72,7 @@ export function inflatedStream(file: File): ReadableStream<Uint8Array> | null {
         inflater.terminate();
       },
     },
-    { highWaterMark: AHEAD },
+    { highWaterMark: 'url' in input ? AHEAD_FETCHED : AHEAD },
   );
 }
 

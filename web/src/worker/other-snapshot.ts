@@ -23,5 +23,8 @@ export function lastSnapshot(
 }
 
 export function sourceKey(source: Source): string {
-  return 'url' in source ? source.url : `${source.name}:${source.file.size}:${source.file.lastModified}`;
+  if ('url' in source) return source.url;
+  if ('file' in source) return `${source.name}:${source.file.size}:${source.file.lastModified}`;
+  // A report page carries each file once, under its name.
+  return `embedded:${source.name}`;
 }

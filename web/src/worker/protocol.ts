@@ -22,7 +22,16 @@ import type { WhatIfQueries } from './what-if-protocol.js';
  * Messages between the page and the engine worker. The worker holds the one Snapshot model and
  * answers questions about it; the page only ever sees answers sized for the screen.
  */
-export type Source = { url: string; name: string } | { file: File; name: string };
+export type Source =
+  | { url: string; name: string }
+  | { file: File; name: string }
+  /**
+   * A report page's embedded snapshot, as the page holds it: the ids of its data elements, and
+   * the snapshot file's own size. The client sends it as `text` (client.ts).
+   */
+  | { embedded: string[]; name: string; size: number }
+  /** That snapshot as the worker gets it: a port sending the base64 text of its gzipped bytes, part by part as the page's parser reads it (text-port.ts). */
+  | { text: MessagePort; name: string; size: number };
 
 export interface DeviceInfo {
   device: number;
@@ -81,7 +90,11 @@ export interface Selected {
 }
 
 export interface Queries extends TableQueries, AnalysisQueries, WhatIfQueries, RunQueries {
-  load: { args: { source: Source }; result: Loaded };
+  /**
+   * diagnose: the diagnosis the page will ask for as soon as it has this answer (the Diagnosis tab
+   * it lands on), started at once after the load: the first finding does not wait on the page.
+   */
+  load: { args: { source: Source; diagnose?: AnalysisQueries['diagnosis']['args'] }; result: Loaded };
   summary: { args: Record<string, never>; result: SnapshotSummary };
   /** stream: one CUDA stream's allocations and totals (null: the whole device). */
   timeline: {

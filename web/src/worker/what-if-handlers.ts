@@ -21,22 +21,9 @@ export type LoadOther = (source: Source, id: number) => Promise<Snapshot>;
 export function whatIfHandlers(
   current: () => Snapshot,
   deviceOf: (device: number) => DeviceModel,
-  loadOther: LoadOther,
+  /** The compared file, decoded once and kept until another is compared (other-snapshot.ts). */
+  otherOf: LoadOther,
 ): Handlers {
-  let other: { key: string; snapshot: Promise<Snapshot> } | undefined;
-  const otherOf = (source: Source, id: number): Promise<Snapshot> => {
-    const key =
-      'url' in source ? source.url : `${source.name}:${source.file.size}:${source.file.lastModified}`;
-    if (other?.key !== key) {
-      other = { key, snapshot: loadOther(source, id) };
-      // A failed load is not kept: asking again retries it.
-      const failed = other;
-      failed.snapshot.catch(() => {
-        if (other === failed) other = undefined;
-      });
-    }
-    return other.snapshot;
-  };
   const capacityOf = (c: number | null) => c ?? undefined;
   return {
     whatIf: ({ device, set, capacity, torchVersion }) => {

@@ -3,6 +3,7 @@ import type { DeviceDiff, MomentDiff, SnapshotDiff } from '../../../../src/engin
 import { formatBytes, formatCount } from '../../format.js';
 import { type ServedFile, servedFiles, sourceOf } from '../../served-files.js';
 import type { EngineClient } from '../../worker/client.js';
+import { sourceKey } from '../../worker/other-snapshot.js';
 import type { Source } from '../../worker/protocol.js';
 import { Bytes, EntryLink, Frames, type Select, Table } from './bits.js';
 
@@ -123,7 +124,7 @@ function useDiff(
   fullStacks: boolean,
 ): DiffState {
   const [state, setState] = useState<DiffState>({ status: 'idle' });
-  const key = source === null ? '' : 'url' in source ? source.url : source.file;
+  const key = source === null ? '' : sourceKey(source);
   // biome-ignore lint/correctness/useExhaustiveDependencies: key stands for the source
   useEffect(() => {
     if (source === null) {
