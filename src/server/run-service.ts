@@ -13,6 +13,7 @@ import {
   stepLabel,
 } from '../engine/analyses/run/index.js';
 import { discoverRun, type LeftOut, type Run, type RunCell } from '../engine/run-layout/index.js';
+import { statKey } from '../node/cache/result-cache.js';
 import { leftOutLines } from '../node/files/expand-paths.js';
 import { type RunScan, scanRun } from '../node/files/scan-run.js';
 import { isJsonName, notSnapshotReason } from '../node/files/sniff-snapshot.js';
@@ -274,7 +275,7 @@ function statMemo<T>(f: (file: string) => T): (file: string) => T {
   return (file) => {
     const st = fs.statSync(file, { throwIfNoEntry: false });
     if (st === undefined) return f(file);
-    const stat = `${st.size}:${st.mtimeMs}:${st.ctimeMs}:${st.ino}`;
+    const stat = statKey(file, st);
     const seen = known.get(file);
     if (seen?.stat === stat) return seen.value;
     const value = f(file);
@@ -285,7 +286,7 @@ function statMemo<T>(f: (file: string) => T): (file: string) => T {
 
 function signature(p: string): string | null {
   const st = fs.statSync(p, { throwIfNoEntry: false });
-  return st === undefined ? null : `${st.size}:${st.mtimeMs}`;
+  return st === undefined ? null : statKey(p, st);
 }
 
 function mtime(p: string): number | undefined {

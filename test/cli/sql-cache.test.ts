@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateSnapshotBytes } from '../../scripts/synth/index.js';
-import { ALWAYS_HASHED_BYTES } from '../../src/node/cache/result-cache.js';
+import { ALWAYS_HASHED_BYTES, hashIndexFile } from '../../src/node/cache/result-cache.js';
 import { NODE_FLAGS } from '../../src/node/node-flags.js';
 
 /**
@@ -44,30 +44,35 @@ describe('the export cache key of a large file', () => {
   const FRAMES = "SELECT count(*) AS n FROM frames WHERE filename LIKE '%/train.py'";
   // One letter of a frame's file name, changed in place: the same size, and the same inode.
   const at = bytes.lastIndexOf('gpt/train.py') + 'gpt/t'.length;
-  const rewrite = (mtime: number) => {
+  const rewrite = (mtime: number, letter: string) => {
     const fd = openSync(big, 'r+');
-    writeSync(fd, Buffer.from('e'), 0, 1, at);
+    writeSync(fd, Buffer.from(letter), 0, 1, at);
     closeSync(fd);
     utimesSync(big, mtime, mtime);
   };
 
-  it('is taken from the stat index on the next query: the unchanged file is not read again', () => {
+  it('is kept in the stat index, and a file rewritten in place with its mtime restored is seen', () => {
     expect(bytes.length).toBeGreaterThan(ALWAYS_HASHED_BYTES);
     expect(at).toBeGreaterThan(5);
     utimesSync(big, 1e9, 1e9);
     const first = sql(home, FRAMES, big).stdout;
     expect(first).toMatch(/^n\n[1-9]\d*\n$/);
     expect(exportsIn(home)).toHaveLength(1);
-    // Its size, mtime and inode restored: only reading the file would see the change, and a
-    // read would key another export.
-    rewrite(1e9);
+    // The unchanged file is known by its stat: the next query does not read it to find its export.
+    const index = JSON.parse(readFileSync(hashIndexFile(join(home, 'memlens')), 'utf8'));
+    expect(Object.keys(index).some((k) => k.startsWith(`${big}\u0000`))).toBe(true);
     expect(sql(home, FRAMES, big).stdout).toBe(first);
     expect(exportsIn(home)).toHaveLength(1);
+    // Size, mtime and inode restored, but its ctime moved: the new content, not the old figures.
+    rewrite(1e9, 'e');
+    expect(sql(home, FRAMES, big).stdout).not.toBe(first);
+    expect(exportsIn(home)).toHaveLength(2);
   });
 
   it('a file whose mtime changed is read again, and its new content exported', () => {
     const before = sql(home, FRAMES, big).stdout;
-    rewrite(1e9 + 60);
+    // The letter put back: the first content again, whose export is still cached.
+    rewrite(1e9 + 60, 'r');
     expect(sql(home, FRAMES, big).stdout).not.toBe(before);
     expect(exportsIn(home)).toHaveLength(2);
   });

@@ -149,8 +149,7 @@ export function hashIndexFile(root = cacheRoot()): string {
 
 /**
  * An index from a file's stat key (statKey) to its content hash, so an unchanged large file is not
- * read again to be recognised. Only as good as the stat: a file rewritten in place with its size,
- * mtime and inode all restored is not seen.
+ * read again to be recognised.
  */
 export class HashIndex {
   private read: Record<string, string> | undefined;
@@ -202,9 +201,16 @@ export function sameFile(a: fs.Stats, b: fs.Stats): boolean {
   return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ino === b.ino && a.ctimeMs === b.ctimeMs;
 }
 
-/** What the stat index trusts of a file: its path, size, mtime and inode. */
-export function statKey(file: string, st: { size: number; mtimeMs: number; ino: number }): string {
-  return `${path.resolve(file)}\u0000${st.size}\u0000${st.mtimeMs}\u0000${st.ino}`;
+/**
+ * What the stat index trusts of a file: its path, size, mtime, ctime and inode. ctime moves on
+ * every write and no user call sets it back, so a file rewritten in place with its size and mtime
+ * restored is still seen (it showed the old file's figures).
+ */
+export function statKey(
+  file: string,
+  st: { size: number; mtimeMs: number; ctimeMs: number; ino: number },
+): string {
+  return `${path.resolve(file)}\u0000${st.size}\u0000${st.mtimeMs}\u0000${st.ctimeMs}\u0000${st.ino}`;
 }
 
 function checksum(version: string, hash: string, body: string): string {
