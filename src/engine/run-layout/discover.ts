@@ -154,9 +154,9 @@ function cellOf({ path, file, inRun }: Located, byRule: Placement | null): RunCe
 }
 
 /**
- * Where each path's run starts: the first of `roots` (the folders the user gave) holding it, the
- * root's own name included; for paths under no root (files named one by one), the deepest folder
- * they all share, its own name included.
+ * Where each path's run starts: the first of `roots` (the folders the user gave) holding it; for
+ * paths under no root (files named one by one), the deepest folder they all share. That folder's
+ * own name is included where it is a rank or step folder (RUN_FOLDER).
  */
 function locate(paths: string[], roots: string[]): Located[] {
   const rootParts = roots.map(components);
@@ -168,11 +168,18 @@ function locate(paths: string[], roots: string[]): Located[] {
   });
   const loose = split.filter((s) => s.root === undefined).map((s) => s.dirs);
   const shared = loose.length === 0 ? 0 : commonLength(loose);
-  return split.map(({ root, ...s }) => ({
-    ...s,
-    inRun: s.dirs.slice(Math.max(0, (root?.length ?? shared) - 1)),
-  }));
+  return split.map(({ root, ...s }) => {
+    const start = root?.length ?? shared;
+    // The root's own name counts only where it is a rank or step folder and nothing else: the
+    // run in `qwen_lora_rank16/` is no rank 16's, while `rank3/` is rank 3's.
+    const named = start > 0 && RUN_FOLDER.test(s.dirs[start - 1] ?? '');
+    return { ...s, inRun: s.dirs.slice(named ? start - 1 : start) };
+  });
 }
+
+/** A folder that is only a rank's or a step's: `rank3`, `rank_3`, `step_10`, `global_step5`, `iter2-4`. */
+const RUN_FOLDER =
+  /^(?:rank[_-]?\d+|(?:global_step|steps?|iter(?:ation)?s?|it|batch|epoch)[_-]?\d+(?:-\d+)?)$/i;
 
 function commonLength(lists: string[][]): number {
   const first = lists[0]!;

@@ -103,6 +103,17 @@ describe('run discovery: which rank, which step, which kind each file is', () =>
     expect(
       brief(['runs/rank3/step_2/a.pickle', 'runs/rank3/step_4/a.pickle'], undefined, ['runs/rank3']),
     ).toEqual(['step r3 s2-2', 'step r3 s4-4']);
+    // Its own name only where it is just a rank's or a step's folder, however the root is spelled.
+    expect(brief(['/d/qwen_lora_rank16/run/oom_a.pickle'], undefined, ['/d/qwen_lora_rank16'])).toEqual([
+      'oom r- s-',
+    ]);
+    expect(brief(['run/oom_a.pickle'], undefined, ['.'])).toEqual(['oom r- s-']);
+    // Megatron-Bridge's numbered end dumps keep their ranks in such a folder.
+    expect(
+      brief(['/d/qwen_lora_rank16/snapshot_0.pickle', '/d/qwen_lora_rank16/snapshot_1.pickle'], undefined, [
+        '/d/qwen_lora_rank16',
+      ]),
+    ).toEqual(['end r0 s-', 'end r1 s-']);
     // Files named one by one: the folders they share above their deepest common one do not count.
     expect(
       brief(['/d/qwen_lora_rank16/run/step_1/a.pickle', '/d/qwen_lora_rank16/run/step_2/a.pickle']),
