@@ -37,6 +37,8 @@ export interface NpuOptions {
   maxEntries?: number;
   /** `AddPadSize()`: 32, or 0 on Ascend950 with CANN >= 9.1. */
   pad?: number;
+  /** false: `_record_memory_history(enabled="state")`, no trace kept; the workspace markers still are. */
+  traced?: boolean;
 }
 
 export interface NpuSnapshot {
@@ -118,7 +120,11 @@ export function npuSnapshot(options: NpuOptions = {}): NpuSnapshot {
   // memory_snapshot.cpp (_record_memory_history): "state" keeps a ring buffer of one entry, the
   // oom, while the workspace allocator's recording is on all the same.
   const kept =
-    oom === 'state-only' ? events.filter((e) => e.action === OOM) : events.slice(-(options.maxEntries ?? 0));
+    options.traced === false
+      ? []
+      : oom === 'state-only'
+        ? events.filter((e) => e.action === OOM)
+        : events.slice(-(options.maxEntries ?? 0));
   const trace = [
     ...(workspace.size > 0 ? shape.workspaceEntries(workspace.addr, workspace.size) : []),
     ...kept.map((e) => shape.entry(e)),

@@ -122,4 +122,18 @@ describe('a cache that fills up while the export is written', () => {
     expect(r.status).toBe(0);
     expect(readFileSync(left, 'utf8')).toBe('');
   });
+
+  it.skipIf(!canMount)('a full temporary folder is named as such, once, not blamed on the cache', () => {
+    const tmp = join(work, 'full-tmp');
+    mkdirSync(tmp);
+    const script = `mount -t tmpfs -o size=40k none "$1" || exit 99
+      TMPDIR="$1" XDG_CACHE_HOME="$2" node ${NODE_FLAGS.join(' ')} "$3" sql 'SELECT count(*) AS n FROM blocks' "$4" --format csv`;
+    const r = spawnSync('unshare', ['-rm', 'sh', '-c', script, 'sh', tmp, join(work, 'roomy'), CLI, file], {
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(2);
+    expect(r.stderr).not.toMatch(/cannot write the cache/);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(new RegExp(`ENOSPC.*${tmp}`));
+  });
 });

@@ -201,6 +201,36 @@ describe.skipIf(!ready && process.env.CI === undefined)('a memlens report page, 
     expect(attempted).toEqual([]);
   }, 180_000);
 
+  it('a report missing a part or cut inside one says what is wrong in one line, and shows no figure', async () => {
+    const bytes = readFileSync(join(dir, 'oom.pickle')); // written by the first test
+    const html = reportOfParts('broken.pickle', bytes);
+    const part = /<script id="memlens-data-0-1"[^>]*>[^<]*<\/script>/.exec(html)![0];
+    const cases: [string, string, RegExp][] = [
+      [
+        'missing.html',
+        html.replace(part, ''),
+        /^broken\.pickle: this report lacks its data element memlens-data-0-1$/,
+      ],
+      // Half of the last part's base64 (a whole number of quanta): the gzip stream stops early.
+      [
+        'cut.html',
+        html.replace(
+          /(<script id="memlens-data-0-(\d+)"[^>]*>)([^<]*)(<\/script>)(?![\s\S]*memlens-data-0-)/,
+          (_m, a, _n, b64: string, z) => `${a}${b64.slice(0, 4 * Math.floor(b64.length / 8))}${z}`,
+        ),
+        /^broken\.pickle: bad gzip data: /,
+      ],
+    ];
+    for (const [name, page_html, said] of cases) {
+      writeFileSync(join(dir, name), page_html);
+      await page.goto(pathToFileURL(join(dir, name)).href);
+      const alert = page.getByRole('alert');
+      await alert.waitFor({ timeout: 60_000 });
+      expect(await alert.textContent(), name).toMatch(said);
+      expect(await page.locator('main.diagnosis .finding').count(), name).toBe(0);
+    }
+  }, 180_000);
+
   it('the app starts before its data is read: a page that arrives slowly decodes its snapshot as it comes', async () => {
     // Several MiB: the inflater hands the engine 1 MiB at a time.
     const bytes = generateSnapshotBytes({ events: 60_000, seed: 62 }).bytes;

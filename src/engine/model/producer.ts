@@ -74,7 +74,16 @@ export function detectProducer(e: ProducerEvidence): Producer {
       pad: npuRequestPad(e.tables),
     };
   const noCudaMarkers = !('allocator_settings' in e.top) && !hasTimes(e.cols);
-  if (pointers && noCudaMarkers && e.cols.length > 0 && hasFrame(e.stacks, CUDA_FRAME) === null)
+  const pad = npuRequestPad(e.tables);
+  // A pad of 0 is what every CUDA file shows, and on the NPU only Ascend950 with CANN >= 9.1,
+  // whose torch_npu writes workspace entries: pointer streams alone do not outweigh it.
+  if (
+    pointers &&
+    noCudaMarkers &&
+    e.cols.length > 0 &&
+    hasFrame(e.stacks, CUDA_FRAME) === null &&
+    pad.bytes > 0
+  )
     return {
       kind: 'torch_npu',
       signals: [
@@ -82,7 +91,7 @@ export function detectProducer(e: ProducerEvidence): Producer {
         'no allocator_settings and no time_us, which PyTorch writes since 2.3 and 2.2',
         'not certain: a PyTorch file from before 2.2 with every allocation on side streams and no CUDA frame looks the same',
       ],
-      pad: npuRequestPad(e.tables),
+      pad,
     };
   return { kind: 'pytorch', signals: [] };
 }

@@ -47,9 +47,11 @@ export function npuRequestPad(tables: SegmentTables): RequestPad {
 /**
  * A block only a padding allocator makes, in words; null if none. In the small pool both
  * allocators split off any remainder of 512 bytes or more (`should_split`), so a block there is
- * exactly its rounded request. An odd multiple of 512 cannot come from `roundup_power2_divisions`
- * (its steps are 1024 or more whenever it applies), so such a block at ceil512(requested + 32) above
- * ceil512(requested) is torch_npu's pad: PyTorch's CUDA allocator adds none.
+ * exactly its rounded request; a pool that never splits (`no_split_pools`, a MemPool's) holds whole
+ * 2 MiB blocks, an even multiple of 512. `roundup_power2_divisions` rounds to steps of 512 (then
+ * to ceil512(requested) itself) or of 1024 and more (even multiples). So a block that is an odd
+ * multiple of 512 at ceil512(requested + 32), above ceil512(requested), is torch_npu's pad:
+ * PyTorch's CUDA allocator adds none.
  */
 export function paddedSmallBlock(tables: SegmentTables): string | null {
   if (!tables.blockKeys.includes('requested_size')) return null;

@@ -38,7 +38,17 @@ export function writePlainParquet(file: string, rows: number, columns: readonly 
   try {
     let offset = 0;
     const write = (bytes: Uint8Array) => {
-      for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
+      try {
+        for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
+      } catch (e) {
+        // writeSync's errors name no file: a full staging disk must be named, not taken for another.
+        const err = e as NodeJS.ErrnoException;
+        if (err.path === undefined) {
+          err.path = file;
+          err.message = `${err.message} (${file})`;
+        }
+        throw err;
+      }
       offset += bytes.length;
     };
     write(MAGIC);

@@ -7,12 +7,13 @@ import { generateSnapshotBytes, generateSnapshotJson } from '../../../scripts/sy
 import { type NpuOptions, npuSnapshotBytes } from '../../../scripts/synth/npu.js';
 import { diagnose } from '../../../src/engine/analyses/diagnosis/diagnosis.js';
 import { noOomEntryText, oomReports } from '../../../src/engine/analyses/oom/oom.js';
-import { inProducerWords } from '../../../src/engine/analyses/producer/wording.js';
+import { inProducerWords, jsonInProducerWords } from '../../../src/engine/analyses/producer/wording.js';
 import { planSlice } from '../../../src/engine/analyses/slice/slice.js';
 import { summarize } from '../../../src/engine/analyses/summary/summary.js';
 import { frameKind, HIDDEN_KINDS } from '../../../src/engine/derived/frames/frame-kinds.js';
 import { userFirstStack } from '../../../src/engine/derived/frames/user-frames.js';
 import { dumpFreeState } from '../../../src/engine/derived/state/free-blocks.js';
+import { hasHistory } from '../../../src/engine/derived/state/has-history.js';
 import { loadSnapshotBytes } from '../../../src/engine/load/load.js';
 import { npuRequestPad } from '../../../src/engine/model/request-pad.js';
 import { BlockState, type SegmentTables } from '../../../src/engine/model/segments.js';
@@ -88,6 +89,14 @@ describe('torch_npu: the workspace allocator', () => {
     expect(d.totals.start.reserved).toBe(facts.workspace.size);
     // Entries are counted as the file writes them.
     expect(sum.trace_actions).toMatchObject({ workspace_snapshot: 1, segment_alloc: 5, alloc: 32 });
+  });
+
+  it('a trace of only workspace markers is no history: nothing is said to be clear', () => {
+    const { s } = npu({ traced: false });
+    const d = s.devices[0]!;
+    expect(d.trace.length).toBe(3);
+    expect(hasHistory(d)).toBe(false);
+    expect(diagnose(s, d).checked).toEqual([]);
   });
 
   it('the workspace block is never a free block the caching allocator could hand out', () => {
@@ -266,9 +275,16 @@ describe('a CUDA file that looks like torch_npu by its streams alone', () => {
     };
     for (const seg of value.segments) [seg, ...seg.blocks].forEach(python);
     for (const trace of value.device_traces) trace.forEach(python);
-    const s = loadSnapshotBytes(new TextEncoder().encode(JSON.stringify(value)));
+    const load = () => loadSnapshotBytes(new TextEncoder().encode(JSON.stringify(value)));
+    // Its blocks show no pad, as every CUDA file's do: that outweighs the streams.
+    expect(load().producer).toEqual({ kind: 'pytorch', signals: [] });
+    // Blocks without requested_size cannot tell: torch_npu's, said to be uncertain.
+    for (const seg of value.segments) for (const b of seg.blocks) delete b.requested_size;
+    const s = load();
     expect(s.producer.kind).toBe('torch_npu');
     expect(s.producer.signals.at(-1)).toMatch(/^not certain: a PyTorch file from before 2\.2/);
+    // The evidence is quoted as found, never reworded in the NPU's words.
+    expect(jsonInProducerWords(summarize(s), s.producer).producer.signals.at(-1)).toMatch(/no CUDA frame/);
   });
 
   it('PyTorch before 2.2 on side streams, with a CUDA frame: stays a PyTorch file', () => {

@@ -100,7 +100,10 @@ async function pump(): Promise<void> {
     }
   } catch (err) {
     const message = (err as Error).message;
-    scope.postMessage({ error: asIs ? message : `bad gzip data: ${message}` });
+    // The inflater fails with a TypeError; the page's text and its base64 fail with their own words
+    // ("this report lacks its data element …"), which are not about gzip data.
+    const inflating = !asIs && err instanceof TypeError;
+    scope.postMessage({ error: inflating ? `bad gzip data: ${message}` : message });
     return;
   } finally {
     pumping = false;

@@ -118,7 +118,8 @@ export function jsonInProducerWords<T>(value: T, p: Producer): T {
   return reword(value, p) as T;
 }
 
-const DATA_KEYS = new Set(['file', 'filename', 'name', 'path', 'simulate']);
+// `signals` are what in the file told its producer, quoted as found: evidence, not sentences.
+const DATA_KEYS = new Set(['file', 'filename', 'name', 'path', 'simulate', 'signals']);
 
 function reword(v: unknown, p: Producer): unknown {
   if (typeof v === 'string') return inProducerWords(v, p);
