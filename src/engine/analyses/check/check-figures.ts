@@ -9,7 +9,7 @@ import type { DeviceLeaks } from '../leaks/leaks.js';
 import type { GrowingSite } from '../run/growth.js';
 import { fragAccount } from './check-fragmentation.js';
 import type { BlamedSegment, BlamedSite, CheckSubject, Place } from './check-subject.js';
-import { growthUnseen, leaksUnseen, oomsUnseen } from './check-unjudged.js';
+import { growthUnseen, historyUnseen, leaksUnseen } from './check-unjudged.js';
 
 export const CHECK_FIGURES = [
   'peak_allocated',
@@ -46,21 +46,24 @@ export const TOP_SITES = 3;
 
 export function measure(subject: CheckSubject, top = TOP_SITES): Figures {
   const devices = devicesOf(subject);
-  const peakOf = (key: PeakKey) => peakAmong(subject, devices, key, top);
+  const unrecorded = historyUnseen(subject);
+  const peakOf = (key: PeakKey) => ({ ...peakAmong(subject, devices, key, top), unseen: unrecorded });
   const frag = largest(devices, excess);
   return {
     peak_allocated: peakOf('trace_peak_allocated_bytes'),
     peak_reserved: peakOf('trace_peak_reserved_bytes'),
-    fragmentation:
-      frag === null
+    fragmentation: {
+      ...(frag === null
         ? none()
         : {
             value: excess(frag),
             of_bytes: frag.summary.trace_peak_reserved_bytes,
             place: frag.place,
             ...fragAccount(subject, frag.place, top),
-          },
-    ooms: { ...ooms(subject, top), unseen: oomsUnseen(subject) },
+          }),
+      unseen: unrecorded,
+    },
+    ooms: { ...ooms(subject, top), unseen: unrecorded },
     leaks: {
       ...(subject.leaks === null
         ? runLeaks(subject.report.growth, top)

@@ -1,7 +1,7 @@
 /**
- * Figures the record cannot show, and why. OOM entries, leaks and growth are read from the
+ * Figures the record cannot show, and why. Peaks, OOM entries, leaks and growth are read from the
  * allocation history: a snapshot without one (history not recorded, or a ring buffer that kept no
- * entry) has none of them whatever happened, and leaks or growth need iterations (or a run's step
+ * entry) has only the dump's figures and none of the events, whatever happened, and leaks or growth need iterations (or a run's step
  * windows) to compare. A count found is real; a count of none, or under a limit, is then no verdict.
  */
 import { formatCount, plural } from '../../base/format.js';
@@ -12,8 +12,12 @@ import type { CheckSubject } from './check-subject.js';
 
 const NOT_RECORDED = 'allocation history not recorded, or the ring buffer kept no entry';
 
-/** Why no OOM entry proves none happened: a snapshot has no history (null: every one has). */
-export function oomsUnseen(subject: CheckSubject): string | null {
+/**
+ * Why a figure read from the history is no verdict: a snapshot has none (null: every one has).
+ * No OOM entry then proves none happened, and its peaks are the dump's figures, which the peak
+ * may have passed.
+ */
+export function historyUnseen(subject: CheckSubject): string | null {
   const blind = subject.report.snapshots.filter((s) => !s.devices.some(hasHistory)).map((s) => s.file);
   if (blind.length === 0) return null;
   if (subject.kind === 'file') return `the file has no trace history (${NOT_RECORDED})`;
