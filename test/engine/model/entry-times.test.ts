@@ -11,6 +11,7 @@ import {
   entryAtTime,
   entryTimes,
   monotoneTimes,
+  timeBounds,
 } from '../../../src/engine/model/entry-times.js';
 import { firstAtOrAfter } from '../../../src/engine/views/timeline/timeline-axis.js';
 import { snapshotOf } from '../../helpers/snapshot-of.js';
@@ -77,6 +78,41 @@ describe('many times at once', () => {
       const d = deviceOfTimes();
       entryTimes(d);
       expect(Array.from(entriesAtTimes(d, QUERIES, after))).toEqual(expected);
+    }
+  });
+});
+
+describe('the bounds of the times', () => {
+  // Missing first times, out of order, none at all (time_us is an int: never infinite).
+  const CASES = [
+    TIMES,
+    [Number.NaN, Number.NaN, 5, 3, Number.NaN, 9],
+    [Number.NaN, Number.NaN],
+    [4, 2, Number.NaN],
+    [7],
+  ];
+
+  it('are the made-monotone times’ first, first finite and last, computed or not', () => {
+    for (const times of CASES) {
+      const pos = monotoneTimes(times, times.length);
+      const expected = {
+        first: pos[0],
+        start: Array.from(pos).find((t) => Number.isFinite(t)) ?? null,
+        last: pos[pos.length - 1],
+      };
+      const trace = times.map((t, i) => ({
+        action: 'alloc',
+        addr: 4096 * (i + 1),
+        size: 512,
+        stream: 0,
+        ...(Number.isNaN(t) ? {} : { time_us: t }),
+        frames: [],
+      }));
+      const fresh = snapshotOf({ segments: [], device_traces: [trace] }).devices[0]!;
+      expect(timeBounds(fresh)).toEqual(expected);
+      const computed = snapshotOf({ segments: [], device_traces: [trace] }).devices[0]!;
+      entryTimes(computed);
+      expect(timeBounds(computed)).toEqual(expected);
     }
   });
 });
