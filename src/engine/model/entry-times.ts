@@ -61,15 +61,18 @@ export function timeBounds(d: DeviceModel): TimeBounds {
 
 /** The bounds by monotoneTimes' rule (on made-monotone times, the same values again). */
 function boundsOf(timeUs: ArrayLike<number>, n: number): TimeBounds {
+  // A NaN time compares false: it keeps the time before, as in monotoneTimes.
   let last = Number.NEGATIVE_INFINITY;
   let first = last;
   let start: number | null = null;
-  for (let i = 0; i < n; i++) {
-    const t = timeUs[i]!;
-    if (!Number.isNaN(t) && t > last) last = t;
+  let i = 0;
+  for (; i < n && start === null; i++) {
+    if (timeUs[i]! > last) last = timeUs[i]!;
     if (i === 0) first = last;
-    if (start === null && Number.isFinite(last)) start = last;
+    if (Number.isFinite(last)) start = last;
   }
+  // The rest only raises the last time: the loop the pass costs.
+  for (; i < n; i++) if (timeUs[i]! > last) last = timeUs[i]!;
   return { first, start, last };
 }
 
