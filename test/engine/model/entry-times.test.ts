@@ -19,9 +19,9 @@ import { snapshotOf } from '../../helpers/snapshot-of.js';
 // Out of order (11 after 12), a missing time, repeated times.
 const TIMES = [10, 12, 11, Number.NaN, 15, 15, 20];
 
-/** A device whose trace holds one alloc at each of TIMES. */
-function deviceOfTimes() {
-  const trace = TIMES.map((t, i) => ({
+/** A device whose trace holds one alloc at each of `times` (a NaN: an entry without time_us). */
+function deviceOfTimes(times: number[] = TIMES) {
+  const trace = times.map((t, i) => ({
     action: 'alloc',
     addr: 4096 * (i + 1),
     size: 512,
@@ -100,17 +100,8 @@ describe('the bounds of the times', () => {
         start: Array.from(pos).find((t) => Number.isFinite(t)) ?? null,
         last: pos[pos.length - 1],
       };
-      const trace = times.map((t, i) => ({
-        action: 'alloc',
-        addr: 4096 * (i + 1),
-        size: 512,
-        stream: 0,
-        ...(Number.isNaN(t) ? {} : { time_us: t }),
-        frames: [],
-      }));
-      const fresh = snapshotOf({ segments: [], device_traces: [trace] }).devices[0]!;
-      expect(timeBounds(fresh)).toEqual(expected);
-      const computed = snapshotOf({ segments: [], device_traces: [trace] }).devices[0]!;
+      expect(timeBounds(deviceOfTimes(times))).toEqual(expected);
+      const computed = deviceOfTimes(times);
       entryTimes(computed);
       expect(timeBounds(computed)).toEqual(expected);
     }
