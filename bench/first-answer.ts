@@ -140,7 +140,8 @@ function tabPeakBytes(root: number): number {
 
 /**
  * A fresh browser on the URL: the page's times (from navigation start) of the signals named, in
- * order, each with the CPU used since launch by then and the tab's peak memory by then.
+ * order, each with the CPU used since launch by then and the tab's peak memory by then; then the
+ * load query's sent → answered, navigation → sent, and answered → the first signal.
  */
 async function pageTimes(url: string, signals: string[]): Promise<Timed[]> {
   const { browser, page } = await openBrowser();
@@ -160,7 +161,16 @@ async function pageTimes(url: string, signals: string[]): Promise<Timed[]> {
       done: number | null;
     }[];
     const load = queries.find((q) => q.query === 'load' && q.done !== null);
-    out.push({ wall: load ? load.done! - load.sent : Number.NaN, cpu: Number.NaN, peak: Number.NaN });
+    const wall = (ms: number | undefined): Timed => ({
+      wall: ms ?? Number.NaN,
+      cpu: Number.NaN,
+      peak: Number.NaN,
+    });
+    out.push(wall(load && load.done! - load.sent));
+    // Where the rest of the first signal's time went: before the load was asked for (the page's
+    // start), and after it was answered (the worker's first analysis or timeline query).
+    out.push(wall(load?.sent));
+    out.push(wall(load && out[0]!.wall - load.done!));
     return out;
   } finally {
     await browser.close();
@@ -196,17 +206,20 @@ export async function firstAnswerTable(file: string, title: string, rounds: numb
         ['served', view.url],
         ['report.html', report],
       ] as const) {
-        const [first, all, load] = await pageTimes(url, ['firstFinding', 'allFindings']);
+        const [first, all, load, sent, after] = await pageTimes(url, ['firstFinding', 'allFindings']);
         note(`${where}: first finding`, first!);
         note(`${where}: all findings in`, all!);
         note(`${where}: its load query (sent → answered)`, load!);
+        note(`${where}: navigation → load query sent`, sent!);
+        note(`${where}: load answered → first finding`, after!);
         // The timeline tab on its own, as a link to it opens: its outline, then every allocation stacked.
-        const [outline, stacked] = await pageTimes(`${url}#tab=timeline`, [
+        const [outline, stacked, , , afterLoad] = await pageTimes(`${url}#tab=timeline`, [
           'firstTimeline',
           'timelineStacked',
         ]);
         note(`${where}: first timeline`, outline!);
         note(`${where}: first timeline, stacked`, stacked!);
+        note(`${where}: load answered → first timeline`, afterLoad!);
       }
     }
   } finally {

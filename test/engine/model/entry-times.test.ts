@@ -11,6 +11,7 @@ import {
   entryAtTime,
   entryTimes,
   monotoneTimes,
+  timeBounds,
 } from '../../../src/engine/model/entry-times.js';
 import { firstAtOrAfter } from '../../../src/engine/views/timeline/timeline-axis.js';
 import { snapshotOf } from '../../helpers/snapshot-of.js';
@@ -18,9 +19,9 @@ import { snapshotOf } from '../../helpers/snapshot-of.js';
 // Out of order (11 after 12), a missing time, repeated times.
 const TIMES = [10, 12, 11, Number.NaN, 15, 15, 20];
 
-/** A device whose trace holds one alloc at each of TIMES. */
-function deviceOfTimes() {
-  const trace = TIMES.map((t, i) => ({
+/** A device whose trace holds one alloc at each of `times` (a NaN: an entry without time_us). */
+function deviceOfTimes(times: number[] = TIMES) {
+  const trace = times.map((t, i) => ({
     action: 'alloc',
     addr: 4096 * (i + 1),
     size: 512,
@@ -77,6 +78,32 @@ describe('many times at once', () => {
       const d = deviceOfTimes();
       entryTimes(d);
       expect(Array.from(entriesAtTimes(d, QUERIES, after))).toEqual(expected);
+    }
+  });
+});
+
+describe('the bounds of the times', () => {
+  // Missing first times, out of order, none at all (time_us is an int: never infinite).
+  const CASES = [
+    TIMES,
+    [Number.NaN, Number.NaN, 5, 3, Number.NaN, 9],
+    [Number.NaN, Number.NaN],
+    [4, 2, Number.NaN],
+    [7],
+  ];
+
+  it('are the made-monotone times’ first, first finite and last, computed or not', () => {
+    for (const times of CASES) {
+      const pos = monotoneTimes(times, times.length);
+      const expected = {
+        first: pos[0],
+        start: Array.from(pos).find((t) => Number.isFinite(t)) ?? null,
+        last: pos[pos.length - 1],
+      };
+      expect(timeBounds(deviceOfTimes(times))).toEqual(expected);
+      const computed = deviceOfTimes(times);
+      entryTimes(computed);
+      expect(timeBounds(computed)).toEqual(expected);
     }
   });
 });

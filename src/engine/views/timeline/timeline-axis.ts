@@ -1,4 +1,4 @@
-import { entryTimes } from '../../model/entry-times.js';
+import { entryTimes, timeBounds } from '../../model/entry-times.js';
 import { lowerBound } from '../../model/lower-bound.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 
@@ -30,9 +30,7 @@ export function firstAtOrAfter(d: DeviceModel, axis: TimelineAxis, x: number): n
 export function axisExtent(d: DeviceModel, axis: TimelineAxis): [number, number] {
   const n = d.trace.length;
   if (axis === 'entry' || n === 0) return [0, Math.max(1, n)];
-  const pos = timePositions(d);
-  const first = pos[0]!;
-  const last = pos[n - 1]!;
+  const { first, last } = timeBounds(d);
   if (!Number.isFinite(first)) return [0, 1];
   // The last entry's state holds until the dump; give it one average entry span.
   return [first, last + Math.max(1, (last - first) / n)];
@@ -77,7 +75,5 @@ export function oomMarks(s: Snapshot, d: DeviceModel, axis: TimelineAxis): OomMa
 
 /** Time of the trace's first timed entry, which the web app counts times from (null: no time_us). */
 export function traceStartUs(d: DeviceModel): number | null {
-  const pos = timePositions(d);
-  for (let i = 0; i < pos.length; i++) if (Number.isFinite(pos[i]!)) return pos[i]!;
-  return null;
+  return timeBounds(d).start;
 }
