@@ -293,8 +293,11 @@ describe('run folders as their producers write them', () => {
     put(join(dir, 'step_2', 'snap.pickle'), steps(files, 'step')[0]!.bytes);
     const placed = (r: JsonRun) => r.snapshots.map((s) => `${s.kind} rank ${s.rank} step ${s.step}`);
     expect(placed(runJson(dir).run)).toEqual(['step rank null step 2', 'oom rank null step null']);
-    // The folder given counts, and those below it: rank 16 is this run's when the user says so.
-    expect(placed(runJson(above).run)).toEqual(['step rank 16 step 2', 'oom rank 16 step null']);
+    // Given itself, its name counts only where it is just a rank's (`rank16/`): not this one's.
+    expect(placed(runJson(above).run)).toEqual(['step rank null step 2', 'oom rank null step null']);
+    const rankFolder = join(root, 'rank16');
+    put(join(rankFolder, 'oom_snapshot_a.pickle'), oom.bytes);
+    expect(placed(runJson(rankFolder).run)).toEqual(['oom rank 16 step null']);
     // Files named one by one: only the folders below the one they share.
     const loose = memlens(
       'run',
