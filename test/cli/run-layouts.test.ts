@@ -5,7 +5,7 @@
  * snapshot was read; what is left out is said.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -291,6 +291,9 @@ describe('run folders as their producers write them', () => {
     const oom = steps(files, 'oom')[0]!;
     put(join(dir, 'oom_snapshot_a.pickle'), oom.bytes);
     put(join(dir, 'step_2', 'snap.pickle'), steps(files, 'step')[0]!.bytes);
+    // A dump with no step goes where its time puts it: the OOM came last.
+    const later = Date.now() / 1000 + 60;
+    utimesSync(join(dir, 'oom_snapshot_a.pickle'), later, later);
     const placed = (r: JsonRun) => r.snapshots.map((s) => `${s.kind} rank ${s.rank} step ${s.step}`);
     expect(placed(runJson(dir).run)).toEqual(['step rank null step 2', 'oom rank null step null']);
     // Given itself, its name counts only where it is just a rank's (`rank16/`): not this one's.
