@@ -73,27 +73,23 @@ export function detectProducer(e: ProducerEvidence): Producer {
       signals: pointers ? [...decisive, pointerSignal] : decisive,
       pad: npuRequestPad(e.tables),
     };
-  const noCudaMarkers = !('allocator_settings' in e.top) && !hasTimes(e.cols);
-  const pad = npuRequestPad(e.tables);
+  // What every recent PyTorch writes, each read only while the file still looks like torch_npu's.
+  const cudaMarked = () => 'allocator_settings' in e.top || hasTimes(e.cols);
+  if (!pointers || e.cols.length === 0 || cudaMarked() || hasFrame(e.stacks, CUDA_FRAME) !== null)
+    return { kind: 'pytorch', signals: [] };
   // A pad of 0 is what every CUDA file shows, and on the NPU only Ascend950 with CANN >= 9.1,
   // whose torch_npu writes workspace entries: pointer streams alone do not outweigh it.
-  if (
-    pointers &&
-    noCudaMarkers &&
-    e.cols.length > 0 &&
-    hasFrame(e.stacks, CUDA_FRAME) === null &&
-    pad.bytes > 0
-  )
-    return {
-      kind: 'torch_npu',
-      signals: [
-        pointerSignal,
-        'no allocator_settings and no time_us, which PyTorch writes since 2.3 and 2.2',
-        'not certain: a PyTorch file from before 2.2 with every allocation on side streams and no CUDA frame looks the same',
-      ],
-      pad,
-    };
-  return { kind: 'pytorch', signals: [] };
+  const pad = npuRequestPad(e.tables);
+  if (pad.bytes === 0) return { kind: 'pytorch', signals: [] };
+  return {
+    kind: 'torch_npu',
+    signals: [
+      pointerSignal,
+      'no allocator_settings and no time_us, which PyTorch writes since 2.3 and 2.2',
+      'not certain: a PyTorch file from before 2.2 with every allocation on side streams and no CUDA frame looks the same',
+    ],
+    pad,
+  };
 }
 
 /** Raw stream values of every segment and every trace entry. */
