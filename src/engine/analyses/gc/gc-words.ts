@@ -10,11 +10,18 @@ export function burstLivedText(b: GcBurst): string {
       ? `${b.lived_iterations.min}–${b.lived_iterations.max} iterations (median ${b.lived_iterations.median})`
       : null,
     b.lived_us ? `${formatDuration(b.lived_us.min)}–${formatDuration(b.lived_us.max)}` : null,
-    b.born_before_window > 0
-      ? `${formatCount(b.born_before_window)} allocated before the recorded window`
-      : null,
+    bornBefore(b),
   ].filter((x) => x !== null);
   return lived.join('; ') || 'unknown';
+}
+
+/** Read after "had lived": all of them, or how many, since before the recorded window. */
+function bornBefore(b: GcBurst): string | null {
+  const n = b.born_before_window;
+  if (n === 0) return null;
+  return n >= b.count
+    ? 'since before the recorded window'
+    : `${formatCount(n)} of them since before the recorded window`;
 }
 
 /** When a burst happened: its entry, its time into the trace, its iteration. */
