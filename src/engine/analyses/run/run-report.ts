@@ -36,6 +36,8 @@ export interface RunOom {
   /** An OOM entry inside a step window's own trace: that window's first step. */
   in_step: number | null;
   devices: { device: number; reports: OomReport[] }[];
+  /** Other dumps of the same process whose traces hold the same OOM entry (memlens record's exit dump keeps it). */
+  also_in: string[];
 }
 
 export interface RunReport {
@@ -105,20 +107,67 @@ function snapshotReport({ cell, result, error }: RunSnapshot): RunSnapshotReport
 
 /** OOM dumps and OOM entries anywhere in the run, each after the last window before it in run order. */
 function runOoms(snapshots: RunSnapshot[]): RunOom[] {
-  const out: RunOom[] = [];
+  const found: { oom: RunOom; cell: RunCell }[] = [];
   let lastWindow: number | null = null;
   for (const { cell, result } of snapshots) {
     const devices = result?.ooms ?? [];
     const dump = cell.kind === 'oom';
-    if (dump || devices.length > 0)
-      out.push({
+    if (dump || devices.length > 0) {
+      const after = dump || followsWindow(cell);
+      const oom = {
         file: cell.path,
         rank: cell.rank,
-        after_step: dump ? lastWindow : null,
-        in_step: dump ? null : (cell.steps?.first ?? null),
+        after_step: after ? lastWindow : null,
+        in_step: after ? null : (cell.steps?.first ?? null),
         devices,
-      });
+        also_in: [],
+      };
+      found.push({ oom, cell });
+    }
     if (cell.kind === 'step' && cell.steps) lastWindow = cell.steps.last;
   }
-  return out;
+  return oncePerOom(found);
+}
+
+/**
+ * memlens record's named and exit dumps (`<name>_step<N>/`, python/memlens/_record.py `_named_dir`)
+ * hold what happened since the last window was cut, after step N: not a window of step N.
+ */
+function followsWindow(cell: RunCell): boolean {
+  return cell.layout === 'memlens-record' && (cell.kind === 'exit' || cell.kind === 'manual');
+}
+
+/**
+ * One OOM entry per process, named by one dump: the OOM dump written for it when there is one.
+ * memlens record's OOM dump keeps the history going (`_on_oom`: clear=False), so its exit dump
+ * holds the same entry, and a ring buffer that spans an OOM holds it in every later dump. An
+ * entry is the same when the process, device, time and request are.
+ */
+function oncePerOom(found: { oom: RunOom; cell: RunCell }[]): RunOom[] {
+  const owner = new Map<string, RunOom>();
+  const key = (cell: RunCell, device: number, r: OomReport) =>
+    r.time_us === null
+      ? null
+      : `${cell.rank}|${cell.pid}|${cell.replica}|${device}|${r.time_us}|${r.requested_bytes}`;
+  const ordered = [...found].sort((a, b) => Number(b.cell.kind === 'oom') - Number(a.cell.kind === 'oom'));
+  const kept = new Set<RunOom>();
+  for (const { oom, cell } of ordered) {
+    const devices = oom.devices
+      .map((d) => ({
+        device: d.device,
+        reports: d.reports.filter((r) => {
+          const k = key(cell, d.device, r);
+          const first = k === null ? undefined : owner.get(k);
+          if (first !== undefined && first !== oom) {
+            if (!first.also_in.includes(oom.file)) first.also_in.push(oom.file);
+            return false;
+          }
+          if (k !== null) owner.set(k, oom);
+          return true;
+        }),
+      }))
+      .filter((d) => d.reports.length > 0);
+    if (cell.kind === 'oom' || devices.length > 0) kept.add(Object.assign(oom, { devices }));
+  }
+  return found.map((f) => f.oom).filter((o) => kept.has(o));
 }
