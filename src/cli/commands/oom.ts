@@ -2,9 +2,14 @@ import type { Command } from 'commander';
 import { CATEGORIES } from '../../engine/analyses/categories/index.js';
 import { shellWord } from '../../engine/analyses/diagnosis/index.js';
 import { listName } from '../../engine/analyses/fragmentation/index.js';
-import { noOomEntryText, type OomReport, oomReports } from '../../engine/analyses/oom/index.js';
+import {
+  type LastStack,
+  noOomEntryText,
+  type OomReport,
+  oomReports,
+} from '../../engine/analyses/oom/index.js';
 import { inProducerWords, jsonInProducerWords } from '../../engine/analyses/producer/index.js';
-import { formatBytes, formatCount, plural } from '../../engine/base/index.js';
+import { formatBytes, formatCount, formatDuration, plural } from '../../engine/base/index.js';
 import { formatFrame } from '../../engine/derived/index.js';
 import { deviceName } from '../../engine/model/index.js';
 import { pc } from '../text/colors.js';
@@ -72,6 +77,17 @@ function render(name: string, ooms: OomReport[], file: string, noEntry: string):
   return lines.join('\n');
 }
 
+/** A request with no frames (autograd's threads run no Python): where the program last was. */
+function stackBefore(last: LastStack, say: (text: string, first?: string) => string[]): string[] {
+  const when = last.before_us === null ? '' : `, ${formatDuration(last.before_us)} earlier`;
+  return [
+    ...say(
+      `the failing request has no stack: the thread that asked ran no Python code, as autograd's backward threads do. The last stack before it (entry ${formatCount(last.entry)}${when}), your code first:`,
+    ),
+    indent(framesCell(last.stack, 6), '      '),
+  ];
+}
+
 function renderOne(r: OomReport, file: string): string[] {
   const width = textWidth();
   const say = (text: string, first = '    ', rest = `${first}  `) => wrapIndented(text, width, first, rest);
@@ -80,7 +96,8 @@ function renderOne(r: OomReport, file: string): string[] {
     `  ${where}: ${pc.bold(r.verdict)}${r.exact_free_blocks ? '' : ' (free blocks estimated from the trace)'}`,
   ];
   for (const e of r.explanation) lines.push(...say(e));
-  if (r.entry >= 0) {
+  if (r.entry >= 0 && r.last_stack_before !== null) lines.push(...stackBefore(r.last_stack_before, say));
+  else if (r.entry >= 0) {
     const hidden = r.stack_frames - r.stack.length - r.stack_inner.length;
     lines.push(
       ...say(

@@ -1,5 +1,5 @@
 /** The front door of analyses/oom/: what code outside the engine may use of it. */
 
-export type { OomReport } from './oom.js';
+export type { LastStack, OomReport } from './oom.js';
 export { noOomEntryText, oomReports } from './oom.js';
 export type { OomReading } from './verdict.js';

@@ -70,6 +70,12 @@ export interface OomReport {
   stack_inner: KindedFrame<Frame>[];
   /** Frames the recorded stack has in all (the recorder's, allocator's and dispatcher's are left out). */
   stack_frames: number;
+  /**
+   * A request recorded with no frames while other entries have some came from a thread running no
+   * Python code (autograd's backward threads): the nearest earlier entry with a stack, which shows
+   * what the program was in. Null when the request has frames or none is found.
+   */
+  last_stack_before: LastStack | null;
   /** What held memory then: the largest allocating sites and the categories. */
   held: HeldMemory;
   /** What would help, each with the `memlens simulate` arguments that test it. */
@@ -167,10 +173,35 @@ function report(
     stack: request.frames,
     stack_inner: request.inner,
     stack_frames: all.length,
+    last_stack_before: all.length === 0 && entry >= 0 ? lastStackBefore(s, d, entry) : null,
     held: held(entry >= 0 ? entry : d.trace.length - 1),
     suggestions,
     settings: suggestions.map((x) => (x.setting === null ? x.why : `${x.setting} — ${x.why}`)),
   };
+}
+
+export interface LastStack {
+  entry: number;
+  /** Microseconds between it and the request; null without times. */
+  before_us: number | null;
+  stack: KindedFrame<Frame>[];
+  stack_inner: KindedFrame<Frame>[];
+}
+
+/** How far back to look: a backward pass's frameless run is thousands of entries, not millions. */
+const LOOK_BACK = 1_000_000;
+
+function lastStackBefore(s: Snapshot, d: DeviceModel, entry: number): LastStack | null {
+  const stop = Math.max(0, entry - LOOK_BACK);
+  for (let k = entry - 1; k >= stop; k--) {
+    const id = d.trace.stack[k]!;
+    const frames = id >= 0 ? s.stacks.frames(id) : [];
+    if (frames.length === 0) continue;
+    const { frames: stack, inner } = userFirstStack(frames);
+    const gap = d.trace.timeUs[entry]! - d.trace.timeUs[k]!;
+    return { entry: k, before_us: Number.isNaN(gap) ? null : gap, stack, stack_inner: inner };
+  }
+  return null;
 }
 
 /** `round_size` at default settings: up to a multiple of 512 bytes (allocator-spec §2). */
