@@ -128,8 +128,9 @@ describe('runs recorded by memlens record on an H200', () => {
       'cycle/exit_step30/torch_memory_rank0_pid529.pickle',
     ]);
     // All nine were allocated before the window began: said as such, not as a count of "lived".
-    expect(memlens('gc', 'cycle/step11/torch_memory_rank0_pid529.pickle')).toMatch(
-      /9 long-lived; they had lived since before the recorded window/,
-    );
+    const gc = memlens('gc', 'cycle/step11/torch_memory_rank0_pid529.pickle');
+    expect(gc).toMatch(/9 long-lived; they had lived since before the recorded window/);
+    // Freed in memlens record's follow-up collection: named by the program's gc.collect() line.
+    expect(gc).toMatch(/freed at <module> \(…\/record\/cycle\.py:42\)/);
   });
 });

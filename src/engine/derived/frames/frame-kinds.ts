@@ -21,7 +21,7 @@ export type FrameKind =
   | 'library'
   /** C++ that names an operator or an autograd node (at::native::addmm, MulBackward0::apply). */
   | 'native'
-  /** The stack recorder itself (unwind, CapturedTraceback). */
+  /** The stack recorder itself (unwind, CapturedTraceback), and memlens record's Python helper. */
   | 'recorder'
   /** The caching allocator and the code that only makes a tensor's storage (empty_*, TensorIterator outputs). */
   | 'allocator'
@@ -147,15 +147,26 @@ function isPython(f: FrameLike): boolean {
   return f.filename.endsWith('.py') || f.filename.startsWith('<frozen ');
 }
 
-/** A frame of the user's own Python files (not a library's, not the interpreter's). */
+/**
+ * memlens record's own helper (python/memlens/ of this package, put first on PYTHONPATH): with
+ * --cycles, the garbage a collection saved is freed in its follow-up (cycles.py run_followup), so
+ * without this the helper would be named where the user's cycles were freed.
+ */
+const MEMLENS_HELPER =
+  /\/python\/memlens\/(cycles|_record|_graph|_history|_steps|_after_import|__init__)\.py$/;
+
+/** A frame of the user's own Python files (not a library's, not the interpreter's, not memlens's helper). */
 export function isUserCode(f: FrameLike): boolean {
   if (!isPython(f)) return false;
   const p = `/${slashPath(f.filename)}`;
-  return !LIBRARY_PATHS.some((r) => r.test(p));
+  return !MEMLENS_HELPER.test(p) && !LIBRARY_PATHS.some((r) => r.test(p));
 }
 
 export function frameKind(f: FrameLike): FrameKind {
-  if (isPython(f)) return isUserCode(f) ? 'user' : 'library';
+  if (isPython(f)) {
+    if (MEMLENS_HELPER.test(`/${slashPath(f.filename)}`)) return 'recorder';
+    return isUserCode(f) ? 'user' : 'library';
+  }
   const { name, filename } = f;
   if (RECORDER_NAMES.some((n) => name.includes(n)) || RECORDER_FILES.some((n) => filename.includes(n)))
     return 'recorder';

@@ -123,6 +123,12 @@ describe('the frame filter on recorded stacks', () => {
     ).toBe('library');
     expect(frameKind(f('<module>', '/home/u/proj/lib/train.py'))).toBe('user');
     expect(frameKind(f('_find_and_load', '<frozen importlib._bootstrap>'))).toBe('library');
+    // memlens record's helper frees the garbage a collection saved (--cycles): its frames are the
+    // recorder's; a user's own package that happens to be called memlens stays the user's.
+    const helper = f('run_followup', '/usr/lib/node_modules/memlens/python/memlens/cycles.py');
+    expect([frameKind(helper), isUserCode(helper)]).toEqual(['recorder', false]);
+    expect(frameKind(f('_cut', 'C:\\tools\\memlens\\python\\memlens\\_record.py'))).toBe('recorder');
+    expect(frameKind(f('find', '/home/u/proj/memlens/cycles.py'))).toBe('user');
   });
 });
 
