@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSnapshotBytes } from '../../../scripts/synth/index.js';
+import { npuSnapshotBytes } from '../../../scripts/synth/npu.js';
 import type { CheckResult, RuleResult } from '../../../src/engine/analyses/check/check.js';
 import { formatBytes } from '../../../src/engine/base/format.js';
 import { NODE_FLAGS } from '../../../src/node/node-flags.js';
@@ -80,6 +81,14 @@ beforeAll(() => {
   writeFileSync(at('marker-only.json'), JSON.stringify({ segments: [segment], device_traces: [[marker]] }));
   writeFileSync(at('oom_rank0.json'), JSON.stringify({ segments: [segment], device_traces: [[]] }));
   writeFileSync(at('few-steps.pickle'), generateSnapshotBytes({ events: 1500, seed: 3 }).bytes);
+  // torch_npu recorded with enabled="state": its traces hold only the workspace markers.
+  writeFileSync(at('npu-state.pickle'), npuSnapshotBytes({ traced: false }).bytes);
+  for (const step of [1, 2])
+    for (const rank of [0, 1]) {
+      mkdirSync(at(`npu-run/step${step}`), { recursive: true });
+      const file = at(`npu-run/step${step}/torch_memory_rank${rank}_pid${100 + rank}.pickle`);
+      writeFileSync(file, npuSnapshotBytes({ traced: false, device: rank }).bytes);
+    }
   writeGeneratedRun(at('two-windows'), { ...run, windows: 2 });
   // The baselines later tests compare with, each checked to pass against its own source.
   expect(memlens(['a.pickle', '--save-baseline', 'a-base.json']).code).toBe(0);
@@ -380,6 +389,21 @@ describe('memlens check: what the record cannot show is not judged', () => {
       expect(text.stdout).toContain(`${file}: not judged: the record cannot show what its 4 rules ask`);
       expect(text.stdout).toMatch(/^ {2}skip no-oom: OOMs not judged: the file has no trace history/m);
       expect(text.stdout).not.toMatch(/0 OOMs|0 leaking sites|see: /);
+    }
+  });
+
+  it('torch_npu\'s workspace markers are no history: a file or run recorded with enabled="state" is not judged', () => {
+    const file = json(['npu-state.pickle', ...rules]).result;
+    for (const name of unjudged) expect(rule(file, name).passed, `file ${name}`).toBeNull();
+    expect(rule(file, 'no-oom').message).toMatch(/not judged: the file has no trace history/);
+    // Twice: the second reads every cell from the result cache, which must say the same.
+    for (const pass of ['decoded', 'cached']) {
+      const run = json(['npu-run', ...rules]).result;
+      expect(rule(run, 'no-oom').passed, pass).toBeNull();
+      expect(rule(run, 'no-oom').message, pass).toMatch(
+        /^OOMs not judged: 4 of 4 snapshots have no trace history \(allocation history not recorded, or the ring buffer kept no entry\): npu-run\/step1\/torch_memory_rank0_pid100\.pickle and 3 more$/,
+      );
+      expect(rule(run, 'max-peak-allocated').passed, pass).toBeNull();
     }
   });
 
