@@ -107,7 +107,7 @@ describe('memlens check: budgets', () => {
     const r = memlens(['b.pickle', '--max-peak-allocated', '5GiB']);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(
-      /FAIL max-peak-allocated: peak allocated 5\.\d\d GiB: over the budget of 5\.00 GiB/,
+      /FAIL max-peak-allocated: peak allocated 5\.\d\d GiB in requested bytes: over the budget of 5\.00 GiB/,
     );
     const peak = spawnSync(process.execPath, [...NODE_FLAGS, CLI, 'peak', 'b.pickle', '--json'], {
       cwd: work,
@@ -118,6 +118,42 @@ describe('memlens check: budgets', () => {
       `from ${top.frames[0].name} (${top.frames[0].filename}:${top.frames[0].line})`,
     );
     expect(r.stdout).toContain('see: memlens peak b.pickle');
+  });
+
+  it("the allocated peak is no less than the dump's allocated blocks, and says which it counts", () => {
+    const summary = (file: string) =>
+      JSON.parse(
+        spawnSync(process.execPath, [...NODE_FLAGS, CLI, 'summary', file, '--json'], {
+          cwd: work,
+          encoding: 'utf8',
+        }).stdout,
+      ).files[0].devices[0] as { allocated_bytes: number; trace_peak_allocated_bytes: number };
+    // An OOM dump is taken at its peak: its blocks, rounded up, hold more than the requests did.
+    const dump = summary('oom.pickle');
+    expect(dump.allocated_bytes).toBeGreaterThan(dump.trace_peak_allocated_bytes);
+    const between = Math.floor((dump.allocated_bytes + dump.trace_peak_allocated_bytes) / 2);
+    const { code, result } = json(['oom.pickle', '--max-peak-allocated', String(between)]);
+    expect(code).toBe(1);
+    const x = rule(result, 'max-peak-allocated');
+    expect(x).toMatchObject({ passed: false, value: dump.allocated_bytes, counts: 'dump_blocks' });
+    expect(x.message).toBe(
+      `peak allocated ${formatBytes(dump.allocated_bytes)} in blocks allocated at the dump, above the trace's peak in requested bytes: over the budget of ${formatBytes(between)}`,
+    );
+    const md = memlens(['oom.pickle', '--max-peak-allocated', String(between), '--format', 'markdown']);
+    expect(md.stdout).toContain(
+      `| max-peak-allocated | ${formatBytes(dump.allocated_bytes)} (blocks at the dump) | ${formatBytes(between)} |`,
+    );
+    // Where the trace's peak is higher it is the figure, in requested bytes as \`memlens peak\` says.
+    const traced = summary('a.pickle');
+    expect(traced.trace_peak_allocated_bytes).toBeGreaterThan(traced.allocated_bytes);
+    const ok = rule(json(['a.pickle', '--max-peak-allocated', '80GiB']).result, 'max-peak-allocated');
+    expect(ok).toMatchObject({ value: traced.trace_peak_allocated_bytes, counts: 'trace_requested' });
+    expect(ok.message).toMatch(
+      /^peak allocated [\d.]+ GiB in requested bytes: within the budget of 80\.0 GiB$/,
+    );
+    expect(
+      rule(json(['a.pickle', '--max-peak-reserved', '80GiB']).result, 'max-peak-reserved').counts,
+    ).toBeNull();
   });
 
   it('a leak and its growth per step fail, naming the leaking site', () => {
@@ -216,7 +252,7 @@ describe('memlens check: against a baseline', () => {
   it('a file against itself, as a snapshot and as a saved baseline, passes', () => {
     expect(memlens(['a.pickle', '--baseline', 'a.pickle']).code).toBe(0);
     const saved = JSON.parse(readFileSync(at('a-base.json'), 'utf8'));
-    expect(saved.memlens_check_baseline).toBe(2);
+    expect(saved.memlens_check_baseline).toBe(3);
     expect(readFileSync(at('a-base.json')).length).toBeLessThan(64 * 1024);
     expect(memlens(['a.pickle', '--baseline', 'a-base.json']).code).toBe(0);
   });
@@ -337,6 +373,8 @@ describe('memlens check: against a baseline', () => {
     const current = JSON.parse(readFileSync(at('run-base.json'), 'utf8'));
     const { cells, cell_sites, ...v1 } = current;
     writeFileSync(at('v1.json'), JSON.stringify({ ...v1, memlens_check_baseline: 1 }));
+    // Version 2 figures counted a peak in requested bytes only: no longer the same figure.
+    writeFileSync(at('v2.json'), JSON.stringify({ ...current, memlens_check_baseline: 2 }));
     writeFileSync(
       at('badcell.json'),
       JSON.stringify({
@@ -353,8 +391,9 @@ describe('memlens check: against a baseline', () => {
       ['old.json', /baseline version 99/],
       [
         'v1.json',
-        /baseline version 1, this memlens reads version 2 \(write it again with check --save-baseline\)/,
+        /baseline version 1, this memlens reads version 3 \(write it again with check --save-baseline\)/,
       ],
+      ['v2.json', /baseline version 2, this memlens reads version 3/],
       ['badcell.json', /baseline cells is malformed/],
       ['broken.json', /not valid JSON/],
       ['nosites.json', /peak\.sites/],
