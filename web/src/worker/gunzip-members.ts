@@ -79,7 +79,7 @@ async function* skip(parts: AsyncIterable<Uint8Array>, n: number): AsyncGenerato
 const OUT_BYTES = 1 << 16;
 
 /** Every member of the stream, by zlib's rules and Node's between members. */
-async function* inflateInJs(gzipped: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
+export async function* inflateInJs(gzipped: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
   const members = new Members();
   const reader = gzipped.getReader();
   try {
