@@ -20,7 +20,14 @@ export default defineConfig({
   root: import.meta.dirname,
   base: './',
   plugins: [react(), classicScript()],
-  worker: { format: 'iife' },
+  worker: {
+    format: 'iife',
+    // pako (the inflater's second reading of a gzip file of several members, gunzip-members.ts)
+    // builds its deflate settings' table at its top level with `new Config(…)`, which kept its
+    // whole deflate half, never imported, in the worker: twice, as the inlined worker is.
+    // Building that table has no other effect.
+    rolldownOptions: { treeshake: { manualPureFunctions: ['Config'] } },
+  },
   build: {
     outDir: '../dist/web',
     emptyOutDir: true,

@@ -50,6 +50,7 @@ export function isCellOutcome(v: unknown): v is CellOutcome {
     arrayOf(r.devices, isDeviceSummary) &&
     isObject(r.side) &&
     arrayOf(r.side.devices, isDeviceSide) &&
-    arrayOf(r.ooms, isOoms)
+    arrayOf(r.ooms, isOoms) &&
+    arrayOf(r.history, (d) => typeof d === 'number')
   );
 }

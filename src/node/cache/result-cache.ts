@@ -13,8 +13,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { isStaleTemp } from './stale-temp.js';
 
-/** Bump when a cached result's shape or meaning changes: older entries are then ignored. */
-const FORMAT = 'cell-v3';
+/**
+ * Bump when a cached result's shape or meaning changes: older entries are then ignored. v4: each
+ * result names the devices with history (cell-result.ts), which a v3 entry's summary cannot tell.
+ */
+const FORMAT = 'cell-v4';
 const DEFAULT_MAX_BYTES = 512 * 1024 * 1024;
 
 export function cacheRoot(): string {

@@ -65,7 +65,9 @@ describe('the pytest fixture of docs/check.md', () => {
       expect(out).toMatch(/2 passed, 1 error/);
       expect(out).not.toMatch(/ERROR .*test_within_budget/);
       expect(out).toMatch(/ERROR at teardown of test_over_budget/);
-      expect(out).toMatch(/FAIL max-peak-allocated: peak allocated 1\.00 MiB: over the budget of 512 KiB/);
+      expect(out).toMatch(
+        /FAIL max-peak-allocated: peak allocated 1\.00 MiB in requested bytes: over the budget of 512 KiB/,
+      );
       expect(out).toContain('1.00 MiB from step (train.py:10)');
     },
     120_000,

@@ -42,7 +42,7 @@ describe('memlens record --check', () => {
     const r = recordChecked('[tool.memlens.check]\nmax-peak-allocated = "2MiB"\nno-oom = true\n');
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(
-      /FAIL max-peak-allocated: peak allocated 4\.00 MiB \(rank 0, step 0\): over the budget of 2\.00 MiB/,
+      /FAIL max-peak-allocated: peak allocated 4\.00 MiB in requested bytes \(rank 0, step 0\): over the budget of 2\.00 MiB/,
     );
     expect(r.stderr).toContain('from step (train.py:10)');
     expect(r.stdout).toBe('');

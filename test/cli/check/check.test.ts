@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSnapshotBytes } from '../../../scripts/synth/index.js';
+import { npuSnapshotBytes } from '../../../scripts/synth/npu.js';
 import type { CheckResult, RuleResult } from '../../../src/engine/analyses/check/check.js';
 import { formatBytes } from '../../../src/engine/base/format.js';
 import { NODE_FLAGS } from '../../../src/node/node-flags.js';
@@ -80,6 +81,14 @@ beforeAll(() => {
   writeFileSync(at('marker-only.json'), JSON.stringify({ segments: [segment], device_traces: [[marker]] }));
   writeFileSync(at('oom_rank0.json'), JSON.stringify({ segments: [segment], device_traces: [[]] }));
   writeFileSync(at('few-steps.pickle'), generateSnapshotBytes({ events: 1500, seed: 3 }).bytes);
+  // torch_npu recorded with enabled="state": its traces hold only the workspace markers.
+  writeFileSync(at('npu-state.pickle'), npuSnapshotBytes({ traced: false }).bytes);
+  for (const step of [1, 2])
+    for (const rank of [0, 1]) {
+      mkdirSync(at(`npu-run/step${step}`), { recursive: true });
+      const file = at(`npu-run/step${step}/torch_memory_rank${rank}_pid${100 + rank}.pickle`);
+      writeFileSync(file, npuSnapshotBytes({ traced: false, device: rank }).bytes);
+    }
   writeGeneratedRun(at('two-windows'), { ...run, windows: 2 });
   // The baselines later tests compare with, each checked to pass against its own source.
   expect(memlens(['a.pickle', '--save-baseline', 'a-base.json']).code).toBe(0);
@@ -98,7 +107,7 @@ describe('memlens check: budgets', () => {
     const r = memlens(['b.pickle', '--max-peak-allocated', '5GiB']);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(
-      /FAIL max-peak-allocated: peak allocated 5\.\d\d GiB: over the budget of 5\.00 GiB/,
+      /FAIL max-peak-allocated: peak allocated 5\.\d\d GiB in requested bytes: over the budget of 5\.00 GiB/,
     );
     const peak = spawnSync(process.execPath, [...NODE_FLAGS, CLI, 'peak', 'b.pickle', '--json'], {
       cwd: work,
@@ -109,6 +118,42 @@ describe('memlens check: budgets', () => {
       `from ${top.frames[0].name} (${top.frames[0].filename}:${top.frames[0].line})`,
     );
     expect(r.stdout).toContain('see: memlens peak b.pickle');
+  });
+
+  it("the allocated peak is no less than the dump's allocated blocks, and says which it counts", () => {
+    const summary = (file: string) =>
+      JSON.parse(
+        spawnSync(process.execPath, [...NODE_FLAGS, CLI, 'summary', file, '--json'], {
+          cwd: work,
+          encoding: 'utf8',
+        }).stdout,
+      ).files[0].devices[0] as { allocated_bytes: number; trace_peak_allocated_bytes: number };
+    // An OOM dump is taken at its peak: its blocks, rounded up, hold more than the requests did.
+    const dump = summary('oom.pickle');
+    expect(dump.allocated_bytes).toBeGreaterThan(dump.trace_peak_allocated_bytes);
+    const between = Math.floor((dump.allocated_bytes + dump.trace_peak_allocated_bytes) / 2);
+    const { code, result } = json(['oom.pickle', '--max-peak-allocated', String(between)]);
+    expect(code).toBe(1);
+    const x = rule(result, 'max-peak-allocated');
+    expect(x).toMatchObject({ passed: false, value: dump.allocated_bytes, counts: 'dump_blocks' });
+    expect(x.message).toBe(
+      `peak allocated ${formatBytes(dump.allocated_bytes)} in blocks allocated at the dump, above the trace's peak in requested bytes: over the budget of ${formatBytes(between)}`,
+    );
+    const md = memlens(['oom.pickle', '--max-peak-allocated', String(between), '--format', 'markdown']);
+    expect(md.stdout).toContain(
+      `| max-peak-allocated | ${formatBytes(dump.allocated_bytes)} (blocks at the dump) | ${formatBytes(between)} |`,
+    );
+    // Where the trace's peak is higher it is the figure, in requested bytes as \`memlens peak\` says.
+    const traced = summary('a.pickle');
+    expect(traced.trace_peak_allocated_bytes).toBeGreaterThan(traced.allocated_bytes);
+    const ok = rule(json(['a.pickle', '--max-peak-allocated', '80GiB']).result, 'max-peak-allocated');
+    expect(ok).toMatchObject({ value: traced.trace_peak_allocated_bytes, counts: 'trace_requested' });
+    expect(ok.message).toMatch(
+      /^peak allocated [\d.]+ GiB in requested bytes: within the budget of 80\.0 GiB$/,
+    );
+    expect(
+      rule(json(['a.pickle', '--max-peak-reserved', '80GiB']).result, 'max-peak-reserved').counts,
+    ).toBeNull();
   });
 
   it('a leak and its growth per step fail, naming the leaking site', () => {
@@ -207,7 +252,7 @@ describe('memlens check: against a baseline', () => {
   it('a file against itself, as a snapshot and as a saved baseline, passes', () => {
     expect(memlens(['a.pickle', '--baseline', 'a.pickle']).code).toBe(0);
     const saved = JSON.parse(readFileSync(at('a-base.json'), 'utf8'));
-    expect(saved.memlens_check_baseline).toBe(2);
+    expect(saved.memlens_check_baseline).toBe(3);
     expect(readFileSync(at('a-base.json')).length).toBeLessThan(64 * 1024);
     expect(memlens(['a.pickle', '--baseline', 'a-base.json']).code).toBe(0);
   });
@@ -328,6 +373,8 @@ describe('memlens check: against a baseline', () => {
     const current = JSON.parse(readFileSync(at('run-base.json'), 'utf8'));
     const { cells, cell_sites, ...v1 } = current;
     writeFileSync(at('v1.json'), JSON.stringify({ ...v1, memlens_check_baseline: 1 }));
+    // Version 2 figures counted a peak in requested bytes only: no longer the same figure.
+    writeFileSync(at('v2.json'), JSON.stringify({ ...current, memlens_check_baseline: 2 }));
     writeFileSync(
       at('badcell.json'),
       JSON.stringify({
@@ -344,8 +391,9 @@ describe('memlens check: against a baseline', () => {
       ['old.json', /baseline version 99/],
       [
         'v1.json',
-        /baseline version 1, this memlens reads version 2 \(write it again with check --save-baseline\)/,
+        /baseline version 1, this memlens reads version 3 \(write it again with check --save-baseline\)/,
       ],
+      ['v2.json', /baseline version 2, this memlens reads version 3/],
       ['badcell.json', /baseline cells is malformed/],
       ['broken.json', /not valid JSON/],
       ['nosites.json', /peak\.sites/],
@@ -380,6 +428,21 @@ describe('memlens check: what the record cannot show is not judged', () => {
       expect(text.stdout).toContain(`${file}: not judged: the record cannot show what its 4 rules ask`);
       expect(text.stdout).toMatch(/^ {2}skip no-oom: OOMs not judged: the file has no trace history/m);
       expect(text.stdout).not.toMatch(/0 OOMs|0 leaking sites|see: /);
+    }
+  });
+
+  it('torch_npu\'s workspace markers are no history: a file or run recorded with enabled="state" is not judged', () => {
+    const file = json(['npu-state.pickle', ...rules]).result;
+    for (const name of unjudged) expect(rule(file, name).passed, `file ${name}`).toBeNull();
+    expect(rule(file, 'no-oom').message).toMatch(/not judged: the file has no trace history/);
+    // Twice: the second reads every cell from the result cache, which must say the same.
+    for (const pass of ['decoded', 'cached']) {
+      const run = json(['npu-run', ...rules]).result;
+      expect(rule(run, 'no-oom').passed, pass).toBeNull();
+      expect(rule(run, 'no-oom').message, pass).toMatch(
+        /^OOMs not judged: 4 of 4 snapshots have no trace history \(allocation history not recorded, or the ring buffer kept no entry\): npu-run\/step1\/torch_memory_rank0_pid100\.pickle and 3 more$/,
+      );
+      expect(rule(run, 'max-peak-allocated').passed, pass).toBeNull();
     }
   });
 

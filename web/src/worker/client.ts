@@ -104,8 +104,9 @@ function wireArgs<A>(args: A): { sent: A; transfer: Transferable[] } {
     Object.entries(args as object).map(([k, v]) => {
       if (!isEmbedded(v)) return [k, v];
       const text = embeddedPort(v.embedded);
-      transfer.push(text);
-      return [k, { text, name: v.name, size: v.size } satisfies Source];
+      const again = embeddedPort(v.embedded);
+      transfer.push(text, again);
+      return [k, { text, again, name: v.name, size: v.size } satisfies Source];
     }),
   ) as A;
   return { sent, transfer };

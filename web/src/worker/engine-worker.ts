@@ -31,7 +31,13 @@ import { portText } from '../text-port.js';
 import { envelopeTone, paintLayer, paintOutline } from '../timeline/paint-layer.js';
 import type { TimelineStack } from '../url-state.js';
 import { analysisHandlers } from './analysis-handlers.js';
-import { gzipBytesRead, inflatedSizeHint, inflatedStream, isGzip } from './inflated-stream.js';
+import {
+  type FetchedHead,
+  gzipBytesRead,
+  inflatedSizeHint,
+  inflatedStream,
+  isGzip,
+} from './inflated-stream.js';
 import { oncePer } from './once-per.js';
 import { lastSnapshot } from './other-snapshot.js';
 import { poolTimelines, traceTop } from './pool-timeline.js';
@@ -230,8 +236,11 @@ async function open(source: Source): Promise<{
     // A report's embedded snapshot, gzipped: decoded and inflated beside the engine as the page is
     // read, or here (load.ts inflates it) where no worker can be started. `size` is the snapshot
     // file's own, which the inflated bytes count to.
-    const { text, size } = source;
-    return { stream: inflatedStream({ text }) ?? portText(text).pipeThrough(base64Decoder()), total: size };
+    const { text, again, size } = source;
+    return {
+      stream: inflatedStream({ text, again }) ?? portText(text).pipeThrough(base64Decoder()),
+      total: size,
+    };
   }
   if ('file' in source) {
     const { file } = source;
@@ -241,13 +250,17 @@ async function open(source: Source): Promise<{
       return { stream: inflated, total: file.size, inflated: true, sizeHint: await inflatedSizeHint(file) };
     return { stream: file.stream() as ReadableStream<Uint8Array>, total: file.size };
   }
-  // Fetched by a thread of its own, which drains the response while this one decodes.
-  let total: (n: number | null) => void = () => {};
-  const known = new Promise<number | null>((resolve) => {
-    total = resolve;
+  // Fetched by a thread of its own, which drains the response while this one decodes (and
+  // inflates it, when it is gzip).
+  let headed: (head: FetchedHead) => void = () => {};
+  const known = new Promise<FetchedHead>((resolve) => {
+    headed = resolve;
   });
-  const fetched = inflatedStream({ url: source.url }, total);
-  if (fetched !== null) return { stream: fetched, total: await known };
+  const fetched = inflatedStream({ url: source.url }, headed);
+  if (fetched !== null) {
+    const { total, gzip } = await known;
+    return { stream: fetched, total, inflated: gzip };
+  }
   const res = await fetch(source.url);
   if (!res.ok || res.body === null) throw new SnapshotError(`cannot read (HTTP ${res.status})`);
   const length = Number(res.headers.get('content-length'));

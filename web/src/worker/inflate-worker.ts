@@ -3,17 +3,19 @@
  * snapshot (a report's embedded one, a dropped .gz) inflates on its own thread while the engine
  * decodes what is already inflated: zlib's inflate of a 1 GB trace costs about as much CPU as
  * decoding it, and in one thread the two took turns. A report's snapshot comes as its base64
- * text, decoded here too. A file `memlens view` serves is fetched here and passed on as it comes:
- * this thread drains the response as it arrives, so the browser's network process and the server
- * never wait on the engine's thread while it decodes.
+ * text, decoded here too. A file `memlens view` serves is fetched here: this thread drains the
+ * response as it arrives, so the browser's network process and the server never wait on the
+ * engine's thread while it decodes; a gzipped one is inflated here, any other passed on as it comes.
+ * Every gzip member of a file is inflated (gunzip-members.ts), which may read it a second time.
  *
- * Messages in: `{ file }`, `{ text }` or `{ url }` once, then `{ more: n }` (the engine may take n
- * more parts). Out: for a URL `{ total }` first; `{ part, read }` (its buffer transferred; `read`:
- * the gzipped bytes read so far, for the progress bar), then `{ done: true }`, or `{ error }` (its
- * whole message).
+ * Messages in: `{ file }`, `{ text, again }` or `{ url }` once, then `{ more: n }` (the engine may
+ * take n more parts). Out: for a URL `{ total, gzip }` first; `{ part, read }` (its buffer
+ * transferred; `read`: the gzipped bytes read so far, for the progress bar), then `{ done: true }`,
+ * or `{ error }` (its whole message).
  */
 import { base64Decoder } from '../base64-stream.js';
 import { portText } from '../text-port.js';
+import { type GzipOpener, gunzipMembers } from './gunzip-members.js';
 import type { InflaterReply, InflaterRequest } from './inflate-protocol.js';
 
 interface InflaterScope {
@@ -44,19 +46,22 @@ scope.onmessage = (e) => {
   else if ('url' in m) {
     void fetched(m.url);
     return;
-  } else {
-    const inflate = new DecompressionStream('gzip') as unknown as ReadableWritablePair<
-      Uint8Array,
-      Uint8Array
-    >;
-    const gzipped =
-      'file' in m
-        ? (m.file.stream() as ReadableStream<Uint8Array>)
-        : portText(m.text).pipeThrough(base64Decoder());
-    reader = gzipped.pipeThrough(counted()).pipeThrough(inflate).getReader();
+  } else if ('file' in m) inflate(() => m.file.stream() as ReadableStream<Uint8Array>);
+  else {
+    // The report's text is read again (from the second port) only for a file of several members.
+    const ports = [m.text, m.again];
+    inflate(() => portText(ports.shift()!).pipeThrough(base64Decoder()));
   }
   void pump();
 };
+
+/** Inflates the gzip file `open` reads, counting its bytes as they are read (from 0 each time it is opened). */
+function inflate(open: GzipOpener): void {
+  reader = gunzipMembers(() => {
+    read = 0;
+    return open().pipeThrough(counted());
+  }).getReader();
+}
 
 /** Counts the gzipped bytes on their way to the inflater into `read`. */
 function counted(): TransformStream<Uint8Array, Uint8Array> {
@@ -73,13 +78,62 @@ async function fetched(url: string): Promise<void> {
     const res = await fetch(url);
     if (!res.ok || res.body === null) throw new Error(`cannot read (HTTP ${res.status})`);
     const length = Number(res.headers.get('content-length'));
-    scope.postMessage({ total: Number.isFinite(length) && length > 0 ? length : null });
-    reader = res.body.getReader();
-    asIs = true;
+    const body = res.body.getReader();
+    const first = await body.read();
+    const head = first.done ? new Uint8Array(0) : first.value;
+    const gzip = head[0] === 0x1f && head[1] === 0x8b;
+    scope.postMessage({ total: Number.isFinite(length) && length > 0 ? length : null, gzip });
+    const response = withHead(head, body);
+    if (gzip) {
+      let opened = 0;
+      inflate(() => (opened++ === 0 ? response : refetched(url)));
+    } else {
+      reader = response.getReader();
+      asIs = true;
+    }
     void pump();
   } catch (err) {
     scope.postMessage({ error: (err as Error).message });
   }
+}
+
+/** The response's body, its first chunk (already read, to see whether it is gzip) put back. */
+function withHead(
+  head: Uint8Array,
+  body: ReadableStreamDefaultReader<Uint8Array>,
+): ReadableStream<Uint8Array> {
+  let headGiven = head.length === 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (!headGiven) {
+        headGiven = true;
+        controller.enqueue(head);
+        return;
+      }
+      const r = await body.read();
+      if (r.done) controller.close();
+      else controller.enqueue(r.value);
+    },
+    cancel: () => body.cancel(),
+  });
+}
+
+/** The file at `url` fetched again from its start, once read. */
+function refetched(url: string): ReadableStream<Uint8Array> {
+  let body: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (body === undefined) {
+        const res = await fetch(url);
+        if (!res.ok || res.body === null) throw new Error(`cannot read (HTTP ${res.status})`);
+        body = res.body.getReader();
+      }
+      const r = await body.read();
+      if (r.done) controller.close();
+      else controller.enqueue(r.value);
+    },
+    cancel: () => body?.cancel(),
+  });
 }
 
 /** Sends parts while the engine has credit for them. */

@@ -10,6 +10,15 @@ const AHEAD = 4;
  */
 const AHEAD_FETCHED = 16;
 
+/** A fetched file's size (Content-Length) and whether it is gzip (its parts then come inflated). */
+export interface FetchedHead {
+  total: number | null;
+  gzip: boolean;
+}
+
+/** What a fetch that ended before its head came says: nothing. */
+const NO_HEAD: FetchedHead = { total: null, gzip: false };
+
 /**
  * A gzipped file's bytes, inflated on a thread of their own (inflate-worker.ts); null where this
  * worker cannot start one (the engine then inflates it itself, load.ts). The inflater sends a part
@@ -17,7 +26,7 @@ const AHEAD_FETCHED = 16;
  */
 export function inflatedStream(
   input: InflaterInput,
-  onTotal: (total: number | null) => void = () => {},
+  onTotal: (head: FetchedHead) => void = () => {},
 ): ReadableStream<Uint8Array> | null {
   if (typeof Worker === 'undefined') return null;
   let inflater: Worker;
@@ -37,13 +46,13 @@ export function inflatedStream(
         inflater.onmessage = (e: MessageEvent<InflaterReply>) => {
           const m = e.data;
           if (cancelled) return;
-          if ('total' in m) return onTotal(m.total);
+          if ('total' in m) return onTotal(m);
           if ('part' in m) {
             if (m.read !== undefined) readBehind.set(m.part, m.read);
             controller.enqueue(m.part);
           } else {
             inflater.terminate();
-            onTotal(null);
+            onTotal(NO_HEAD);
             if ('done' in m) controller.close();
             else controller.error(new SnapshotError(m.error));
           }
@@ -52,12 +61,13 @@ export function inflatedStream(
         inflater.onerror = (e) => {
           e.preventDefault();
           inflater.terminate();
-          onTotal(null);
+          onTotal(NO_HEAD);
           controller.error(new SnapshotError(`cannot read: ${e.message || 'its reader stopped'}`));
           arrived?.();
         };
         // A text stream moves to the inflater, which reads it from the page directly.
-        if ('text' in input) inflater.postMessage(input, [input.text as unknown as Transferable]);
+        if ('text' in input)
+          inflater.postMessage(input, [input.text, input.again] as unknown as Transferable[]);
         else ask(input);
       },
       // Each part the decoder takes asks for one more; the pull waits for it to arrive.

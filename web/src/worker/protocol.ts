@@ -30,8 +30,12 @@ export type Source =
    * the snapshot file's own size. The client sends it as `text` (client.ts).
    */
   | { embedded: string[]; name: string; size: number }
-  /** That snapshot as the worker gets it: a port sending the base64 text of its gzipped bytes, part by part as the page's parser reads it (text-port.ts). */
-  | { text: MessagePort; name: string; size: number };
+  /**
+   * That snapshot as the worker gets it: a port sending the base64 text of its gzipped bytes, part
+   * by part as the page's parser reads it (text-port.ts), and a second one sending it again, read
+   * only when the gzip file holds several members (gunzip-members.ts).
+   */
+  | { text: MessagePort; again: MessagePort; name: string; size: number };
 
 export interface DeviceInfo {
   device: number;

@@ -9,8 +9,12 @@ import { type BaselineCell, baselineCells, cellsProblem, isFrames } from './base
 import { CHECK_FIGURES, type CheckFigure, type Figures, rankPeaks } from './check-figures.js';
 import type { CheckSubject, Place } from './check-subject.js';
 
-/** 2: a run's cells (each rank's step windows) were added; an older file is saved again. */
-export const BASELINE_VERSION = 2;
+/**
+ * 2: a run's cells (each rank's step windows) were added. 3: a peak_allocated figure (the run's
+ * and each rank's) is the dump's allocated block bytes where those pass the trace's requested
+ * peak (check-figures.ts), which a version 2 figure never was. An older file is saved again.
+ */
+export const BASELINE_VERSION = 3;
 
 /** Sites kept at the peak: enough that any site that grows into the top few was listed. */
 const BASELINE_SITES = 50;

@@ -7,6 +7,7 @@ import type { Frame } from '../../model/stack-table.js';
 import type { SiteSide } from '../diff/diff-side.js';
 import type { DeviceLeaks } from '../leaks/leaks.js';
 import type { GrowingSite } from '../run/growth.js';
+import type { DeviceSummary } from '../summary/summary.js';
 import { fragAccount } from './check-fragmentation.js';
 import type { BlamedSegment, BlamedSite, CheckSubject, Place } from './check-subject.js';
 import { growthUnseen, historyUnseen, leaksUnseen } from './check-unjudged.js';
@@ -37,9 +38,17 @@ export interface Measured {
    * found, or fewer than a limit, is no verdict.
    */
   unseen?: string | null;
+  /** An allocated peak: what it counts. */
+  counts?: PeakCounts;
 }
 
 export type Figures = Record<CheckFigure, Measured>;
+
+/**
+ * What an allocated peak counts (allocatedPeak): the trace's peak of requested bytes, or the bytes
+ * of the blocks allocated at the dump where those are more.
+ */
+export type PeakCounts = 'trace_requested' | 'dump_blocks';
 
 /** Sites listed per figure. */
 export const TOP_SITES = 3;
@@ -47,11 +56,11 @@ export const TOP_SITES = 3;
 export function measure(subject: CheckSubject, top = TOP_SITES): Figures {
   const devices = devicesOf(subject);
   const unrecorded = historyUnseen(subject);
-  const peakOf = (key: PeakKey) => ({ ...peakAmong(subject, devices, key, top), unseen: unrecorded });
+  const peakOf = (peak: Peak) => ({ ...peakAmong(subject, devices, peak, top), unseen: unrecorded });
   const frag = largest(devices, excess);
   return {
-    peak_allocated: peakOf('trace_peak_allocated_bytes'),
-    peak_reserved: peakOf('trace_peak_reserved_bytes'),
+    peak_allocated: peakOf(allocatedPeak),
+    peak_reserved: peakOf(reservedPeak),
     fragmentation: {
       ...(frag === null
         ? none()
@@ -89,13 +98,42 @@ export function fragmentationPlace(subject: CheckSubject): Place | null {
   return largest(devicesOf(subject), excess)?.place ?? null;
 }
 
-type PeakKey = 'trace_peak_allocated_bytes' | 'trace_peak_reserved_bytes';
+/** A device's peak figure, what it counts, and the moment whose live allocations account for it. */
+type Peak = (d: DevicePlace['summary']) => { value: number; counts?: PeakCounts; moment: Moment };
+type Moment = 'at_peak' | 'at_dump';
 
-function peakAmong(subject: CheckSubject, devices: DevicePlace[], key: PeakKey, top: number): Measured {
-  const best = largest(devices, (d) => d.summary[key]);
-  return best === null
-    ? none()
-    : { value: best.summary[key], place: best.place, sites: peakSites(subject, best.place, top) };
+/**
+ * The allocated peak as a lower bound of the allocated block bytes at their peak, as tight as the
+ * file allows. PyTorch's trace records each alloc's requested size, and the dump's blocks their
+ * rounded size (c10/cuda/CUDACachingAllocator.cpp @ eb42ad6eca0ce61e7c581212b4bf32f991425571, as
+ * on 2026 main: `alloc_found_block` sets `block->requested_size = orig_size` and calls
+ * `record_trace(TraceEntry::ALLOC, int64_t(block->ptr), orig_size, …)`, while `snapshot()` adds
+ * `segment_info.allocated_size += block_info.size`, `block->size` being `round_size(orig_size)` or
+ * more, which memory_stats' `allocated_bytes` counts too). The trace's peak is
+ * therefore below the allocator's, and so may be the dump's own allocated bytes (an OOM dump taken
+ * at its peak): the larger of the two is the figure, and says which it is.
+ */
+function allocatedPeak(d: DevicePlace['summary']): ReturnType<Peak> {
+  return d.allocated_bytes > d.trace_peak_allocated_bytes
+    ? { value: d.allocated_bytes, counts: 'dump_blocks', moment: 'at_dump' }
+    : { value: d.trace_peak_allocated_bytes, counts: 'trace_requested', moment: 'at_peak' };
+}
+
+/** Reserved bytes are whole segments in the trace and the dump alike: its peak is exact. */
+function reservedPeak(d: DevicePlace['summary']): ReturnType<Peak> {
+  return { value: d.trace_peak_reserved_bytes, moment: 'at_peak' };
+}
+
+function peakAmong(subject: CheckSubject, devices: DevicePlace[], peak: Peak, top: number): Measured {
+  const best = largest(devices, (d) => peak(d.summary).value);
+  if (best === null) return none();
+  const { value, counts, moment } = peak(best.summary);
+  return {
+    value,
+    ...(counts === undefined ? {} : { counts }),
+    place: best.place,
+    sites: peakSites(subject, best.place, moment, top),
+  };
 }
 
 /** One rank (and device) of a run: its own peaks over all its windows and dumps. */
@@ -116,14 +154,17 @@ export function rankPeaks(subject: CheckSubject, top = TOP_SITES): RankPeaks[] {
   return [...byRank.values()].map((list) => ({
     rank: list[0]!.place.rank,
     device: list[0]!.place.device,
-    peak_allocated: peakAmong(subject, list, 'trace_peak_allocated_bytes', top),
-    peak_reserved: peakAmong(subject, list, 'trace_peak_reserved_bytes', top),
+    peak_allocated: peakAmong(subject, list, allocatedPeak, top),
+    peak_reserved: peakAmong(subject, list, reservedPeak, top),
   }));
 }
 
 interface DevicePlace {
   place: Place;
-  summary: { trace_peak_allocated_bytes: number; trace_peak_reserved_bytes: number };
+  summary: Pick<
+    DeviceSummary,
+    'trace_peak_allocated_bytes' | 'trace_peak_reserved_bytes' | 'allocated_bytes'
+  >;
 }
 
 function devicesOf(subject: CheckSubject): DevicePlace[] {
@@ -143,10 +184,10 @@ function none(): Measured {
   return { value: 0, place: null, sites: [] };
 }
 
-/** The live allocations at that device's allocated peak, by site (the diff's half, diff-side.ts). */
-function peakSites(subject: CheckSubject, p: Place, top: number): BlamedSite[] {
+/** The live allocations at that device's allocated peak, or at its dump, by site (the diff's half, diff-side.ts). */
+function peakSites(subject: CheckSubject, p: Place, moment: Moment, top: number): BlamedSite[] {
   const side = subject.results.get(p.file)?.side.devices.find((d) => d.device === p.device);
-  return (side?.at_peak.sites ?? []).slice(0, top).map(blamed);
+  return (side?.[moment].sites ?? []).slice(0, top).map(blamed);
 }
 
 export function blamed(s: Pick<SiteSide, 'bytes' | 'frames'>): BlamedSite {

@@ -3,7 +3,7 @@
  * comment, JUnit XML for test-result panels (one testcase per rule), GitHub Actions annotations.
  */
 import { formatBytes, formatCount, plural } from '../../base/format.js';
-import type { CheckResult, RuleResult } from './check.js';
+import { type CheckResult, COUNTS_WORDS, type RuleResult } from './check.js';
 import type { BlamedSegment, BlamedSite } from './check-subject.js';
 
 export function siteText(s: BlamedSite): string {
@@ -55,6 +55,13 @@ function figureCell(rule: RuleResult, n: number | null): string {
   return rule.unit === 'bytes' ? formatBytes(n) : formatCount(n);
 }
 
+/** The figure, and what an allocated peak counts. */
+function valueCell(rule: RuleResult): string {
+  if (rule.passed === null) return '—';
+  const counts = rule.counts === null ? '' : ` (${COUNTS_WORDS[rule.counts].short})`;
+  return `${figureCell(rule, rule.value)}${counts}`;
+}
+
 /** Short enough for a pull-request comment: the verdict, one table row per rule, the sites of the failures. */
 export function checkMarkdown(r: CheckResult): string {
   const out = [
@@ -67,7 +74,7 @@ export function checkMarkdown(r: CheckResult): string {
     out.push('| rule | figure | limit | baseline | where | |', '|---|---:|---:|---:|---|---|');
     for (const rule of r.rules)
       out.push(
-        `| ${rule.rule} | ${figureCell(rule, rule.passed === null ? null : rule.value)} | ${figureCell(rule, rule.limit)} | ${figureCell(rule, rule.baseline)} | ${mdCell(placeCell(rule))} | ${rule.passed === null ? 'not judged' : rule.passed ? 'ok' : '**FAIL**'} |`,
+        `| ${rule.rule} | ${valueCell(rule)} | ${figureCell(rule, rule.limit)} | ${figureCell(rule, rule.baseline)} | ${mdCell(placeCell(rule))} | ${rule.passed === null ? 'not judged' : rule.passed ? 'ok' : '**FAIL**'} |`,
       );
   }
   for (const rule of r.rules.filter((x) => x.passed === false)) {

@@ -7,7 +7,6 @@
 import { formatCount, plural } from '../../base/format.js';
 import { type DeviceLeaks, MIN_ITERATIONS } from '../leaks/leaks.js';
 import { growthCanShow } from '../run/growth.js';
-import type { DeviceSummary } from '../summary/summary.js';
 import type { CheckSubject } from './check-subject.js';
 
 const NOT_RECORDED = 'allocation history not recorded, or the ring buffer kept no entry';
@@ -18,7 +17,9 @@ const NOT_RECORDED = 'allocation history not recorded, or the ring buffer kept n
  * may have passed.
  */
 export function historyUnseen(subject: CheckSubject): string | null {
-  const blind = subject.report.snapshots.filter((s) => !s.devices.some(hasHistory)).map((s) => s.file);
+  const blind = subject.report.snapshots
+    .filter((s) => !s.devices.some((d) => traced(subject, s.file, d.device)))
+    .map((s) => s.file);
   if (blind.length === 0) return null;
   if (subject.kind === 'file') return `the file has no trace history (${NOT_RECORDED})`;
   const n = subject.report.snapshots.length;
@@ -53,11 +54,11 @@ function runWindowsUnseen(subject: CheckSubject): string | null {
 
 /** A file's devices whose trace has history (the others cannot say anything). */
 function tracedLeaks(subject: CheckSubject, leaks: DeviceLeaks[]): DeviceLeaks[] {
-  const devices = subject.report.snapshots[0]?.devices ?? [];
-  return leaks.filter((l) => devices.some((d) => d.device === l.device && hasHistory(d)));
+  const file = subject.report.snapshots[0]?.file;
+  return file === undefined ? [] : leaks.filter((l) => traced(subject, file, l.device));
 }
 
-/** hasHistory (derived/state) from the summary figures a run's cell keeps: an entry not a `snapshot` marker. */
-function hasHistory(d: DeviceSummary): boolean {
-  return d.trace_entries > (d.trace_actions.snapshot ?? 0);
+/** Whether a file's device has history, by the engine's rule (hasHistory), which its cell carries. */
+function traced(subject: CheckSubject, file: string, device: number): boolean {
+  return subject.results.get(file)?.history.includes(device) ?? false;
 }

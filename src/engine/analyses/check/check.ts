@@ -17,6 +17,7 @@ import {
   type Figures,
   largest,
   type Measured,
+  type PeakCounts,
   type RankPeaks,
   rankPeaks,
   TOP_SITES,
@@ -37,6 +38,11 @@ export interface RuleResult {
   passed: boolean | null;
   unit: 'bytes' | 'count';
   value: number;
+  /**
+   * An allocated peak: `trace_requested` (the trace's peak, in requested bytes) or `dump_blocks`
+   * (the bytes of the blocks allocated at the dump, where those are more); null for other figures.
+   */
+  counts: PeakCounts | null;
   /** The most the rule allows (bytes or a count). */
   limit: number;
   /** Against a baseline: its figure (the limit adds the tolerance). */
@@ -72,6 +78,15 @@ const WORDS: Record<CheckFigure, string> = {
   ooms: 'OOMs',
   leaks: 'leaking sites',
   growth_per_step: 'growth per step',
+};
+
+/** What an allocated peak counts, in the message and (short) in a Markdown table's cell. */
+export const COUNTS_WORDS: Record<PeakCounts, { long: string; short: string }> = {
+  trace_requested: { long: 'in requested bytes', short: 'requested' },
+  dump_blocks: {
+    long: "in blocks allocated at the dump, above the trace's peak in requested bytes",
+    short: 'blocks at the dump',
+  },
 };
 
 const UNITS: Record<CheckFigure, RuleResult['unit']> = {
@@ -213,7 +228,11 @@ function cellRule(subject: CheckSubject, base: Baseline, figure: CellFigure, sla
           subject,
           name,
           figure,
-          grownSites(subject, { value: shown.value, place: shown.place, sites: [] }, shown.sites),
+          grownSites(
+            subject,
+            { value: shown.value, place: shown.place, sites: [], ...cellCounts(figure) },
+            shown.sites,
+          ),
           slack(figure, shown.was),
           shown.was,
         );
@@ -231,6 +250,11 @@ function cellRule(subject: CheckSubject, base: Baseline, figure: CellFigure, sla
     not_in_baseline: missing,
     not_in_run: absent,
   };
+}
+
+/** A step window's peaks are its trace's: an allocated one counts requested bytes. */
+function cellCounts(figure: CellFigure): Pick<Measured, 'counts'> {
+  return figure === 'peak_allocated' ? { counts: 'trace_requested' } : {};
 }
 
 /** The first few of a list, and how many more. */
@@ -277,6 +301,7 @@ function rule_(
     passed,
     unit: UNITS[figure],
     value: m.value,
+    counts: m.counts ?? null,
     limit,
     baseline,
     place: m.place,
@@ -306,7 +331,7 @@ function message(
   const counted = UNITS[figure] === 'count';
   const what = counted
     ? plural(m.value, figure === 'ooms' ? 'OOM' : 'leaking site')
-    : `${WORDS[figure]} ${amount(figure, m.value)}`;
+    : `${WORDS[figure]} ${amount(figure, m.value)}${m.counts ? ` ${COUNTS_WORDS[m.counts].long}` : ''}`;
   const against =
     baseline === null
       ? counted && limit === 0

@@ -1,8 +1,10 @@
 /**
  * What a run needs of one snapshot, computed once where the file is decoded (a worker thread)
  * and small and plain enough to cross threads by structured clone and to be cached as JSON:
- * the summary figures of each device, its live allocations by site (the diff's half), its OOMs.
+ * the summary figures of each device, its live allocations by site (the diff's half), its OOMs,
+ * and which devices have a history at all.
  */
+import { hasHistory } from '../../derived/state/has-history.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { type DiffSide, diffSide } from '../diff/diff-side.js';
 import { type OomReport, oomReports } from '../oom/oom.js';
@@ -12,6 +14,11 @@ export interface CellResult {
   devices: DeviceSummary[];
   side: DiffSide;
   ooms: { device: number; reports: OomReport[] }[];
+  /**
+   * The devices whose trace holds an entry that is not a marker (hasHistory). The summary's action
+   * counts cannot say it: they count torch_npu's workspace markers under the actions they recode.
+   */
+  history: number[];
 }
 
 /** Devices a run compares: those with a trace or memory at the dump (a rank's own GPU). */
@@ -32,5 +39,6 @@ export function cellResult(s: Snapshot): CellResult {
     ooms: devices
       .map((d) => ({ device: d.device, reports: oomReports(s, d) }))
       .filter((o) => o.reports.length > 0),
+    history: devices.filter(hasHistory).map((d) => d.device),
   };
 }
