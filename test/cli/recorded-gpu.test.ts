@@ -60,6 +60,17 @@ describe('runs recorded by memlens record on an H200', () => {
     ]);
   });
 
+  it("leak.py: the exit dump's empty window is no advice to turn recording on (its blocks carry stacks)", () => {
+    const text = memlens('diagnose', 'leak/exit_step20/torch_memory_rank0_pid499.pickle').replace(
+      /\s+/g,
+      ' ',
+    );
+    expect(text).toMatch(
+      /Dump only: no trace recorded, .* Its blocks carry allocation stacks, so memory was being recorded/,
+    );
+    expect(text).not.toMatch(/record with torch\.cuda\.memory\._record_memory_history\(\)/);
+  });
+
   it('two_ranks.py: rank 1 alone keeps a 1024×1024 fp32 buffer per step, from the window after step 3', () => {
     const r = run('two_ranks');
     expect(
