@@ -33,6 +33,10 @@ function isDeviceSide(v: unknown): boolean {
   );
 }
 
+function isHead(v: unknown): boolean {
+  return isObject(v) && typeof v.device === 'number' && arrayOf(v.keys, (k) => typeof k === 'string');
+}
+
 function isOoms(v: unknown): boolean {
   return isObject(v) && typeof v.device === 'number' && arrayOf(v.reports, isObject);
 }
@@ -50,6 +54,7 @@ export function isCellOutcome(v: unknown): v is CellOutcome {
     arrayOf(r.devices, isDeviceSummary) &&
     isObject(r.side) &&
     arrayOf(r.side.devices, isDeviceSide) &&
-    arrayOf(r.ooms, isOoms)
+    arrayOf(r.ooms, isOoms) &&
+    arrayOf(r.heads, isHead)
   );
 }

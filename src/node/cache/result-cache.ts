@@ -14,7 +14,7 @@ import path from 'node:path';
 import { isStaleTemp } from './stale-temp.js';
 
 /** Bump when a cached result's shape or meaning changes: older entries are then ignored. */
-const FORMAT = 'cell-v3';
+const FORMAT = 'cell-v4';
 const DEFAULT_MAX_BYTES = 512 * 1024 * 1024;
 
 export function cacheRoot(): string {

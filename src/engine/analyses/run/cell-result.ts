@@ -7,11 +7,14 @@ import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { type DiffSide, diffSide } from '../diff/diff-side.js';
 import { type OomReport, oomReports } from '../oom/oom.js';
 import { type DeviceSummary, summarize } from '../summary/summary.js';
+import { type TraceHead, traceHead } from './trace-head.js';
 
 export interface CellResult {
   devices: DeviceSummary[];
   side: DiffSide;
   ooms: { device: number; reports: OomReport[] }[];
+  /** Each device's first trace entries, where they carry times: what one process's dumps share (trace-head.ts). */
+  heads: TraceHead[];
 }
 
 /** Devices a run compares: those with a trace or memory at the dump (a rank's own GPU). */
@@ -32,5 +35,6 @@ export function cellResult(s: Snapshot): CellResult {
     ooms: devices
       .map((d) => ({ device: d.device, reports: oomReports(s, d) }))
       .filter((o) => o.reports.length > 0),
+    heads: devices.flatMap((d) => traceHead(d)),
   };
 }
