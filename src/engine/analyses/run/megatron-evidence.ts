@@ -5,7 +5,7 @@
  * hand-written loop `_dump_snapshot(f"snapshot_{i}.pickle")` writes the same names, one per step.
  * What the producer's code makes reliable:
  * - it dumps only with `record_memory_history` on (train_utils.py:748), which started the trace at
- *   setup on the same ranks (train_utils.py:115-125, called from training/setup.py:406): its end
+ *   setup on the same ranks (train_utils.py:115-125, called from training/setup.py:405): its end
  *   dumps always hold a trace, so files with none are not its;
  * - each rank is its own process, so no two of its files continue one trace ring (trace-head.ts);
  * - a rank's device is its local rank (training/initialize.py:716-720, `set_device(get_local_rank_preinit())`),
