@@ -19,31 +19,52 @@ import type { Reread } from './settle-layout.js';
 export function rereadVerl(snapshots: RunSnapshot[]): Reread {
   const out: Reread = { cells: new Map(), doubts: [] };
   const posts = snapshots.filter((s) => s.cell.layout === 'verl' && s.cell.kind === 'post-update');
+  const windows = snapshots.filter((s) => isOneStepWindow(s.cell));
+  const ends = new Map(windows.map((w) => [w.cell.path, lastStep(w, posts)]));
+  // One `_stop_profiling` call stops every worker group (ray_trainer.py:1065-1075) and each writes
+  // into the sub_dir of the same start (profile.py:249): the windows of one folder end together,
+  // so those whose process tells nothing (no times, no post-update dumps) end where the others do.
+  const folderEnd = new Map<string, number>();
+  for (const w of windows) {
+    const end = ends.get(w.cell.path);
+    const folder = dirOf(w.cell.path);
+    if (end != null) folderEnd.set(folder, Math.max(end, folderEnd.get(folder) ?? end));
+  }
   const unsure = new Set<string>();
-  for (const w of snapshots) {
+  for (const w of windows) {
     const c = w.cell;
-    if (!isOneStepWindow(c)) continue;
     const first = c.steps!.first;
-    const mine = posts.filter((p) => p.cell.pid === c.pid && p.cell.steps!.first > first);
-    const next = mine.find((p) => p.cell.steps!.first === first + 1);
-    // No post-update dump after it from its process: nothing it could be misplaced against.
-    if (next === undefined) continue;
-    const t = dumpTime(w);
-    if (t !== null && dumpTime(next) !== null) {
-      const before = mine.filter((p) => (dumpTime(p) ?? Number.POSITIVE_INFINITY) < t);
-      const last = Math.max(first, ...before.map((p) => p.cell.steps!.first));
-      if (last > first) out.cells.set(c.path, { ...c, steps: { first, last } });
-    } else if (
-      !snapshots.some(
-        (s) => isOneStepWindow(s.cell) && s.cell.rank === c.rank && s.cell.steps!.first === first + 1,
-      )
-    ) {
-      // A window of the next step is no continuous run's: only its first step's folder gets one.
-      unsure.add(folderOf(c.path));
-    }
+    const last = ends.get(c.path) ?? folderEnd.get(dirOf(c.path));
+    if (last !== undefined && last > first) out.cells.set(c.path, { ...c, steps: { first, last } });
+    else if (last === undefined && mayContinue(first, posts, windows)) unsure.add(folderOf(c.path));
   }
   if (unsure.size > 0) out.doubts.push(doubt([...unsure]));
   return out;
+}
+
+/**
+ * The window's last step by its process's times: the last N whose post N (same pid) was written
+ * strictly before it; undefined where the times cannot tell (none, or no post N+1 of its process).
+ */
+function lastStep(w: RunSnapshot, posts: RunSnapshot[]): number | undefined {
+  const first = w.cell.steps!.first;
+  const mine = posts.filter((p) => p.cell.pid === w.cell.pid && p.cell.steps!.first > first);
+  const next = mine.find((p) => p.cell.steps!.first === first + 1);
+  const t = dumpTime(w);
+  if (next === undefined || t === null || dumpTime(next) === null) return undefined;
+  const before = mine.filter((p) => (dumpTime(p) ?? Number.POSITIVE_INFINITY) < t);
+  return Math.max(first, ...before.map((p) => p.cell.steps!.first));
+}
+
+/**
+ * Whether a continuous run could have carried the window past its step: the run went on (a post
+ * N+1 was written) and step N+1 has no window of its own (a continuous run writes none there).
+ */
+function mayContinue(first: number, posts: RunSnapshot[], windows: RunSnapshot[]): boolean {
+  return (
+    posts.some((p) => p.cell.steps!.first === first + 1) &&
+    !windows.some((w) => w.cell.steps!.first === first + 1)
+  );
 }
 
 function isOneStepWindow(c: RunCell): boolean {
@@ -58,6 +79,12 @@ function dumpTime(s: RunSnapshot): number | null {
   return times.length === 0 ? null : Math.max(...times);
 }
 
+/** The folder holding the file, as given. */
+function dirOf(path: string): string {
+  return path.replace(/[\\/][^\\/]*$/, '');
+}
+
+/** The folder's own name: `step3`. */
 function folderOf(path: string): string {
   return path.split(/[\\/]/).at(-2) ?? path;
 }

@@ -137,6 +137,19 @@ describe("verl's profile_continuous_steps", () => {
     expect(r.layout_doubts).toEqual([]);
   });
 
+  it("ends the windows of one folder together: a process with no post-update dumps ends where the actor's does", () => {
+    // A critic worker's window: one _stop_profiling call stops every worker group.
+    const critic = {
+      path: 'step3/torch_memory_rank0_pid300.pickle',
+      times: [Number.NaN, Number.NaN],
+      device: 2,
+    };
+    const r = reportOf([...run(5), critic]);
+    expect(r.snapshots.find((s) => s.pid === 300)).toMatchObject({ step: 3, last_step: 5 });
+    expect(columnOrder(r.rows)).toEqual(['post 3', 'post 4', 'post 5', '3-5', 'post 6']);
+    expect(r.layout_doubts).toEqual([]);
+  });
+
   it('keeps step3/ written at the end of step 3 before post 4', () => {
     const r = reportOf(run(3));
     expect(columnOrder(r.rows)).toEqual(['post 3', '3', 'post 4', 'post 5', 'post 6']);
