@@ -54,7 +54,9 @@ function endGroups(snapshots: RunSnapshot[]): RunSnapshot[][] {
   for (const s of snapshots) {
     if (s.cell.layout !== 'megatron-bridge' || s.cell.kind !== 'end') continue;
     const key = s.cell.path.replace(END_NUMBER, '');
-    groups.set(key, [...(groups.get(key) ?? []), s]);
+    const group = groups.get(key) ?? [];
+    group.push(s);
+    groups.set(key, group);
   }
   return [...groups.values()].map((g) => g.sort((a, b) => a.cell.rank! - b.cell.rank!));
 }

@@ -20,7 +20,14 @@ export function rereadVerl(snapshots: RunSnapshot[]): Reread {
   const out: Reread = { cells: new Map(), doubts: [] };
   const posts = snapshots.filter((s) => s.cell.layout === 'verl' && s.cell.kind === 'post-update');
   const windows = snapshots.filter((s) => isOneStepWindow(s.cell));
-  const ends = new Map(windows.map((w) => [w.cell.path, lastStep(w, posts)]));
+  if (posts.length === 0) return out;
+  const postsOf = new Map<number | null, Timed[]>();
+  for (const p of posts) {
+    const own = postsOf.get(p.cell.pid) ?? [];
+    own.push({ step: p.cell.steps!.first, time: dumpTime(p) });
+    postsOf.set(p.cell.pid, own);
+  }
+  const ends = new Map(windows.map((w) => [w.cell.path, lastStep(w, postsOf.get(w.cell.pid) ?? [])]));
   // One `_stop_profiling` call stops every worker group (ray_trainer.py:1065-1075) and each writes
   // into the sub_dir of the same start (profile.py:249): the windows of one folder end together,
   // so those whose process tells nothing (no times, no post-update dumps) end where the others do.
@@ -30,41 +37,41 @@ export function rereadVerl(snapshots: RunSnapshot[]): Reread {
     const folder = dirOf(w.cell.path);
     if (end != null) folderEnd.set(folder, Math.max(end, folderEnd.get(folder) ?? end));
   }
+  const postSteps = new Set(posts.map((p) => p.cell.steps!.first));
+  const windowSteps = new Set(windows.map((w) => w.cell.steps!.first));
+  // A continuous run could have carried the window past its step where the run went on (a post
+  // N+1 was written) and step N+1 has no window of its own (a continuous run writes none there).
+  const mayContinue = (first: number) => postSteps.has(first + 1) && !windowSteps.has(first + 1);
   const unsure = new Set<string>();
   for (const w of windows) {
     const c = w.cell;
     const first = c.steps!.first;
     const last = ends.get(c.path) ?? folderEnd.get(dirOf(c.path));
     if (last !== undefined && last > first) out.cells.set(c.path, { ...c, steps: { first, last } });
-    else if (last === undefined && mayContinue(first, posts, windows)) unsure.add(folderOf(c.path));
+    else if (last === undefined && mayContinue(first)) unsure.add(folderOf(c.path));
   }
   if (unsure.size > 0) out.doubts.push(doubt([...unsure]));
   return out;
 }
 
-/**
- * The window's last step by its process's times: the last N whose post N (same pid) was written
- * strictly before it; undefined where the times cannot tell (none, or no post N+1 of its process).
- */
-function lastStep(w: RunSnapshot, posts: RunSnapshot[]): number | undefined {
-  const first = w.cell.steps!.first;
-  const mine = posts.filter((p) => p.cell.pid === w.cell.pid && p.cell.steps!.first > first);
-  const next = mine.find((p) => p.cell.steps!.first === first + 1);
-  const t = dumpTime(w);
-  if (next === undefined || t === null || dumpTime(next) === null) return undefined;
-  const before = mine.filter((p) => (dumpTime(p) ?? Number.POSITIVE_INFINITY) < t);
-  return Math.max(first, ...before.map((p) => p.cell.steps!.first));
+/** A post-update dump's step and when it was written (dumpTime). */
+interface Timed {
+  step: number;
+  time: number | null;
 }
 
 /**
- * Whether a continuous run could have carried the window past its step: the run went on (a post
- * N+1 was written) and step N+1 has no window of its own (a continuous run writes none there).
+ * The window's last step by its process's times: the last N whose post N (`own`: its pid's) was
+ * written strictly before it; undefined where the times cannot tell (none, or no post N+1 of it).
  */
-function mayContinue(first: number, posts: RunSnapshot[], windows: RunSnapshot[]): boolean {
-  return (
-    posts.some((p) => p.cell.steps!.first === first + 1) &&
-    !windows.some((w) => w.cell.steps!.first === first + 1)
-  );
+function lastStep(w: RunSnapshot, own: Timed[]): number | undefined {
+  const first = w.cell.steps!.first;
+  const t = dumpTime(w);
+  const next = own.find((p) => p.step === first + 1);
+  if (next === undefined || next.time === null || t === null) return undefined;
+  let last = first;
+  for (const p of own) if (p.step > last && p.time !== null && p.time < t) last = p.step;
+  return last;
 }
 
 function isOneStepWindow(c: RunCell): boolean {
