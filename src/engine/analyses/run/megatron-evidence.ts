@@ -4,10 +4,10 @@
  * src/megatron/bridge/training/utils/train_utils.py:754-755 writes `f"{filename}_{rank}{ext}"`, and a
  * hand-written loop `_dump_snapshot(f"snapshot_{i}.pickle")` writes the same names, one per step.
  * What the producer's code makes reliable:
- * - it dumps only with `record_memory_history` on (train_utils.py:748), which started the trace at
- *   setup on the same ranks (train_utils.py:115-125, called from training/setup.py:405): its end
- *   dumps always hold a trace, so files with none are not its;
  * - each rank is its own process, so no two of its files continue one trace ring (trace-head.ts);
+ *   since 9e9e58b (Apr 2026) it records the trace from setup (train_utils.py:115-125, called from
+ *   training/setup.py:405), but before it dumped with no history recorded: a file with no trace
+ *   may still be its;
  * - a rank's device is its local rank (training/initialize.py:716-720, `set_device(get_local_rank_preinit())`),
  *   so files on different devices are different processes; but with `external_gpu_device_mapping`
  *   every rank is on device 0 (initialize.py:717-718), as are ranks on different nodes: one device
@@ -25,10 +25,6 @@ export function rereadMegatron(snapshots: RunSnapshot[]): Reread {
   for (const group of endGroups(snapshots)) {
     const read = group.filter((s) => s.result !== null);
     if (read.length < 2) continue;
-    if (read.every((s) => s.result!.devices.every((d) => d.trace_entries === 0))) {
-      for (const s of group) out.cells.set(s.cell.path, notMegatron(s.cell));
-      continue;
-    }
     const continued = read.slice(1).map((s, i) => sameProcess(read[i]!.result!.heads, s.result!.heads));
     if (continued.every(Boolean)) {
       for (const s of group) out.cells.set(s.cell.path, inSequence(s.cell));
@@ -41,7 +37,7 @@ export function rereadMegatron(snapshots: RunSnapshot[]): Reread {
       out.doubts.push(
         doubt(
           read,
-          `all are on ${[...devices][0]} and their traces do not show whether they are one process (no time_us, or the trace wrapped)`,
+          `all are on ${[...devices][0]} and their traces do not show whether they are one process (no trace, no time_us, or the trace wrapped)`,
         ),
       );
   }
@@ -64,11 +60,6 @@ function endGroups(snapshots: RunSnapshot[]): RunSnapshot[][] {
 /** One process's dumps in sequence: the number orders them, as a step would. */
 function inSequence(c: RunCell): RunCell {
   return { ...c, layout: 'names', kind: 'step', rank: null, steps: { first: c.rank!, last: c.rank! } };
-}
-
-/** Not Megatron-Bridge's and nothing else in the names: placed as the names rule places it. */
-function notMegatron(c: RunCell): RunCell {
-  return { ...c, layout: 'names', kind: 'other', rank: null };
 }
 
 function deviceLabels(s: RunSnapshot): string[] {

@@ -99,14 +99,14 @@ describe('Megatron-Bridge <stem>_<rank> or a loop dumping snapshot_<i>', () => {
     }
   });
 
-  it("reads files with no trace as not Megatron-Bridge's: it records the history before every dump", () => {
+  it('keeps files with no trace as ranks, not certain: Megatron-Bridge dumped with no history before 9e9e58b', () => {
     const r = reportOf(range(0, 3, 1).map((i) => ({ path: `snapshot_${i}.pickle`, times: [] })));
     expect(r.snapshots.map((s) => [s.kind, s.rank, s.layout])).toEqual([
-      ['other', null, 'names'],
-      ['other', null, 'names'],
-      ['other', null, 'names'],
+      ['end', 0, 'megatron-bridge'],
+      ['end', 1, 'megatron-bridge'],
+      ['end', 2, 'megatron-bridge'],
     ]);
-    expect(r.unplaced).toEqual(['snapshot_0.pickle', 'snapshot_1.pickle', 'snapshot_2.pickle']);
+    expect(r.layout_doubts[0]).toMatch(/^not certain: .*\(no trace, no time_us, or the trace wrapped\)/);
   });
 });
 
