@@ -71,8 +71,8 @@ function doubt(read: RunSnapshot[], why: string): string {
   const last = read.at(-1)!.cell;
   return (
     `not certain: ${first.path} … ${last.path} are read as Megatron-Bridge's ranks ${first.rank}-${last.rank}, ` +
-    `but a loop dumping one file per step names them the same; ${why}. What would settle it: ranks on one ` +
-    "node are on different devices; one process's dumps start with the same timed trace entries (PyTorch 2.2+, " +
-    'history recorded before the first dump)'
+    `but a loop dumping one file per step names them the same; ${why}. What would settle it: ` +
+    "traces with times (PyTorch 2.2+) recorded before the first dump, whose first entries one process's " +
+    'dumps share and ranks do not, or the files in rank folders (rank0/, rank1/, …)'
   );
 }
