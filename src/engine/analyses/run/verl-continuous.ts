@@ -35,7 +35,7 @@ export function rereadVerl(snapshots: RunSnapshot[]): Reread {
   for (const w of windows) {
     const end = ends.get(w.cell.path);
     const folder = dirOf(w.cell.path);
-    if (end != null) folderEnd.set(folder, Math.max(end, folderEnd.get(folder) ?? end));
+    if (end !== undefined) folderEnd.set(folder, Math.max(end, folderEnd.get(folder) ?? end));
   }
   const postSteps = new Set(posts.map((p) => p.cell.steps!.first));
   const windowSteps = new Set(windows.map((w) => w.cell.steps!.first));
