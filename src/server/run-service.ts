@@ -238,18 +238,25 @@ export class RunService {
       { skipped: this.skipped, notRead: this.notRead, roots: this.dirs },
     );
     const snapshots = run.cells.map((cell) => ({ ...this.known.get(cell.path)!.snapshot, cell }));
-    for (const cell of run.cells) {
-      const f = this.files[this.known.get(cell.path)!.served]!;
-      f.label = cellLabel(cell);
-      f.size = fs.statSync(cell.path, { throwIfNoEntry: false })?.size ?? f.size;
-    }
     this.report = runReport(this.root, run, snapshots);
+    // Labelled as the report places them: the decoded files may settle what the names could not.
+    for (const s of this.report.snapshots) {
+      const f = this.files[this.known.get(s.file)!.served]!;
+      f.label = cellLabel(placedCell(s));
+      f.size = fs.statSync(s.file, { throwIfNoEntry: false })?.size ?? f.size;
+    }
     this.version++;
   }
 }
 
+type Placed = Pick<RunCell, 'kind' | 'steps' | 'tag' | 'replica' | 'rank'>;
+
+function placedCell(s: RunReport['snapshots'][number]): Placed {
+  return { ...s, steps: s.step === null ? null : { first: s.step, last: s.last_step ?? s.step } };
+}
+
 /** "step 3 · rank 1", "post 3 · rank 1", "OOM · replica 1 · rank 2": how the file list names a cell. */
-export function cellLabel(cell: RunCell): string {
+export function cellLabel(cell: Placed): string {
   // A file its names say nothing about keeps an empty label (as a file named on its own).
   const plain = cell.kind === 'step' || (cell.kind === 'other' && cell.tag === null);
   const where = plain

@@ -76,7 +76,7 @@ describe('memlens run', () => {
   });
 
   it('reopens from the cache with the same answer, and --no-cache leaves the cache alone', () => {
-    const entries = readdirSync(join(cacheHome, 'memlens', 'cell-v4'));
+    const entries = readdirSync(join(cacheHome, 'memlens', 'cell-v5'));
     expect(entries.filter((f) => f.endsWith('.json') && f !== 'index.json')).toHaveLength(21);
     expect(JSON.parse(memlens('run', root, '--json'))).toEqual(first);
     rmSync(cacheHome, { recursive: true });

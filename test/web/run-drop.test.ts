@@ -129,4 +129,29 @@ describe.skipIf(!ready && process.env.CI === undefined)('files dropped together 
     expect(shown.sort()).toEqual(expected.sort());
     await page.screenshot({ path: join(SHOTS, 'run-dropped-corpus.png') });
   }, 90_000);
+
+  /** A run PyTorch recorded (fixtures/layout/README.md), dropped by its files' names. */
+  const recorded = (folder: string, count: number) =>
+    Array.from({ length: count }, (_, i) => {
+      const name = `snapshot_${i}.pickle.gz`;
+      return { name, bytes: readFileSync(join(ROOT, 'fixtures', 'layout', folder, name)) };
+    });
+
+  it("says 'not certain' where Megatron-Bridge's snapshot_<rank> may be one process's steps; a loop's dumps are its steps", async () => {
+    await page.goto('about:blank');
+    await page.goto(pathToFileURL(APP).href);
+    await drop(recorded('ranks', 2));
+    await expect.poll(() => page.locator('.hm-cell').count(), { timeout: 60_000 }).toBe(2);
+    expect(await page.locator('.run-page .layout-doubt').textContent()).toMatch(
+      /^not certain: snapshot_0\.pickle\.gz … snapshot_1\.pickle\.gz are read as Megatron-Bridge's ranks 0-1/,
+    );
+    await page.screenshot({ path: join(SHOTS, 'run-dropped-not-certain.png') });
+
+    await page.goto('about:blank');
+    await page.goto(pathToFileURL(APP).href);
+    await drop(recorded('loop', 4));
+    await expect.poll(() => page.locator('.hm-cell').count(), { timeout: 60_000 }).toBe(4);
+    expect(await page.locator('.run-page h1').textContent()).toMatch(/1 rank × 4 step windows/);
+    expect(await page.locator('.run-page .layout-doubt').count()).toBe(0);
+  }, 90_000);
 });

@@ -255,6 +255,7 @@ describe.skipIf(!ready && process.env.CI === undefined)('Run page in headless Ch
         layout: 'verl',
         snapshots,
         unplaced: [],
+        layout_doubts: [],
         skipped: [],
         not_read: [],
         shared: [],

@@ -27,7 +27,12 @@ const LABEL = 10;
 export function renderRun(r: RunReport, width: number): string {
   const lanes = laneOrder(r.rows);
   const columns = columnOrder(r.rows);
-  const lines = [pc.bold(r.root), `  ${r.layout} layout: ${shape(r)}`, ...leadLines(runLead(r), width)];
+  const lines = [
+    pc.bold(r.root),
+    `  ${r.layout} layout: ${shape(r)}`,
+    ...r.layout_doubts.flatMap((d) => wrapIndented(d, width, '  ', '    ')),
+    ...leadLines(runLead(r), width),
+  ];
   for (const figure of TABLES) lines.push('', ...table(r, lanes, columns, figure, width));
   // "Nothing stands out" is a verdict only where something was compared; where nothing could
   // be, one line says why for both questions.

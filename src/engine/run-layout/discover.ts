@@ -231,13 +231,19 @@ export function discoverRun(inputs: (RunInput | string)[], options: DiscoverOpti
   return {
     layout: mainLayout(cells),
     cells: ordered,
-    unplaced: ordered.filter((c) => c.rank === null && c.steps === null).map((c) => c.path),
+    unplaced: unplacedOf(ordered),
     skipped: options.skipped ?? [],
     notRead: options.notRead ?? [],
   };
 }
 
-function mainLayout(cells: RunCell[]): LayoutName | 'mixed' {
+/** Files whose names carry neither a rank nor a step. */
+export function unplacedOf(cells: RunCell[]): string[] {
+  return cells.filter((c) => c.rank === null && c.steps === null).map((c) => c.path);
+}
+
+/** The layout of most cells ('mixed' when several layouts place equal numbers). */
+export function mainLayout(cells: RunCell[]): LayoutName | 'mixed' {
   const counts = new Map<LayoutName, number>();
   for (const c of cells) counts.set(c.layout, (counts.get(c.layout) ?? 0) + 1);
   const ranked = [...counts].sort((a, b) => b[1] - a[1]);

@@ -67,7 +67,9 @@ export function stepWindow(first: string | undefined, last?: string): StepWindow
  * - verl/trainer/ppo/ray_trainer.py fit() (b178a3c, lines 1700-1707): tag f"post_update_step{global_steps}",
  *   sub_dir f"step{global_steps}", written after `self.global_steps += 1` at the end of step N-1, so
  *   before step N runs; the profiler's dump in the same step<N>/ folder is written at step N's end
- *   (`_stop_profiling` -> TorchMemoryProfiler.stop), so the post-update dump comes first;
+ *   (`_stop_profiling` -> TorchMemoryProfiler.stop), so the post-update dump comes first. With
+ *   profile_continuous_steps the step<N>/ window may end at a later step, which the names cannot
+ *   tell: the decoded files can (analyses/run/verl-continuous.ts);
  * - verl/workers/fsdp_workers.py (and megatron_workers.py) dump_memory_snapshot: tag "manual", no
  *   sub_dir, so `<save_path or .>/<YYYYmmdd-HHMM>/manual_rank<R>_pid<P>.pickle`.
  * No other caller passes a tag (b178a3c, `git grep "dump_memory_snapshot("`): a file with another tag
@@ -199,7 +201,8 @@ export const lmmsEngine: Rule = (file) => {
  *
  * `<stem>_<N>.pickle` is also what a hand-written step dump looks like (`snapshot_10.pickle`): the
  * name alone cannot tell rank 10 from step 10, so the caller keeps this placement only where the
- * folder's files fit Megatron-Bridge (see megatronRanksFit). The OOM form is its own.
+ * folder's files fit Megatron-Bridge (see megatronRanksFit), and the decoded files may still show
+ * them to be one process's steps (analyses/run/megatron-evidence.ts). The OOM form is its own.
  */
 const MEGATRON_OOM = /^(.+)_oom_rank-(\d+)\.pickle$/;
 const MEGATRON_END = /^(?:.*[_-])?(?:snapshot|trace|profile)_(\d+)\.pickle$/;

@@ -33,6 +33,10 @@ function isDeviceSide(v: unknown): boolean {
   );
 }
 
+function isHead(v: unknown): boolean {
+  return isObject(v) && typeof v.device === 'number' && arrayOf(v.keys, (k) => typeof k === 'string');
+}
+
 function isOoms(v: unknown): boolean {
   return isObject(v) && typeof v.device === 'number' && arrayOf(v.reports, isObject);
 }
@@ -51,6 +55,7 @@ export function isCellOutcome(v: unknown): v is CellOutcome {
     isObject(r.side) &&
     arrayOf(r.side.devices, isDeviceSide) &&
     arrayOf(r.ooms, isOoms) &&
-    arrayOf(r.history, (d) => typeof d === 'number')
+    arrayOf(r.history, (d) => typeof d === 'number') &&
+    arrayOf(r.heads, isHead)
   );
 }

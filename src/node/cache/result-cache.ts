@@ -14,10 +14,11 @@ import path from 'node:path';
 import { isStaleTemp } from './stale-temp.js';
 
 /**
- * Bump when a cached result's shape or meaning changes: older entries are then ignored. v4: each
- * result names the devices with history (cell-result.ts), which a v3 entry's summary cannot tell.
+ * Bump when a cached result's shape or meaning changes: older entries are then ignored. v5: each
+ * result names the devices with history (cell-result.ts), which an older entry's summary cannot
+ * tell, and carries each device's first timed trace entries (trace-head.ts).
  */
-const FORMAT = 'cell-v4';
+const FORMAT = 'cell-v5';
 const DEFAULT_MAX_BYTES = 512 * 1024 * 1024;
 
 export function cacheRoot(): string {

@@ -9,6 +9,7 @@ import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { type DiffSide, diffSide } from '../diff/diff-side.js';
 import { type OomReport, oomReports } from '../oom/oom.js';
 import { type DeviceSummary, summarize } from '../summary/summary.js';
+import { type TraceHead, traceHead } from './trace-head.js';
 
 export interface CellResult {
   devices: DeviceSummary[];
@@ -19,6 +20,8 @@ export interface CellResult {
    * counts cannot say it: they count torch_npu's workspace markers under the actions they recode.
    */
   history: number[];
+  /** Each device's first trace entries, where they carry times: what one process's dumps share (trace-head.ts). */
+  heads: TraceHead[];
 }
 
 /** Devices a run compares: those with a trace or memory at the dump (a rank's own GPU). */
@@ -40,5 +43,6 @@ export function cellResult(s: Snapshot): CellResult {
       .map((d) => ({ device: d.device, reports: oomReports(s, d) }))
       .filter((o) => o.reports.length > 0),
     history: devices.filter(hasHistory).map((d) => d.device),
+    heads: devices.flatMap((d) => traceHead(d)),
   };
 }

@@ -2,13 +2,21 @@
  * The run at a glance: its snapshots with their figures, the cells that stand out, the sites that
  * grow, and each OOM dump placed after the window it follows.
  */
-import type { LayoutName, LeftOut, Run, RunCell } from '../../run-layout/discover.js';
+import {
+  type LayoutName,
+  type LeftOut,
+  mainLayout,
+  type Run,
+  type RunCell,
+  unplacedOf,
+} from '../../run-layout/discover.js';
 import type { OomReport } from '../oom/oom.js';
 import type { DeviceSummary } from '../summary/summary.js';
 import type { CellResult } from './cell-result.js';
 import { type GrowingSite, runGrowth } from './growth.js';
 import { type Outlier, runOutliers } from './outliers.js';
 import { type RunRow, type RunSnapshot, runRows, sharedCells } from './run-table.js';
+import { settleLayout } from './settle-layout.js';
 
 export interface RunSnapshotReport {
   file: string;
@@ -46,6 +54,11 @@ export interface RunReport {
   snapshots: RunSnapshotReport[];
   /** Files whose names carry neither a rank nor a step. */
   unplaced: string[];
+  /**
+   * Where the names and the decoded files cannot settle the layout (ranks or one process's steps,
+   * where a window ends), each a sentence starting "not certain:" that says what would settle it.
+   */
+  layout_doubts: string[];
   /** Files found in the run's directories that are not snapshots, and why. */
   skipped: LeftOut[];
   /** Directories and links of the run that could not be read, and why. */
@@ -64,15 +77,19 @@ export interface SharedCell {
   files: { file: string; lane: string }[];
 }
 
-export function runReport(root: string, run: Run, snapshots: RunSnapshot[]): RunReport {
+export function runReport(root: string, run: Run, given: RunSnapshot[]): RunReport {
+  const settled = settleLayout(given);
+  const snapshots = settled.snapshots;
+  const cells = run.cells.map((c) => settled.cells.get(c.path) ?? c);
   const results = new Map<string, CellResult>();
   for (const s of snapshots) if (s.result !== null) results.set(s.cell.path, s.result);
   const rows = runRows(snapshots);
   return {
     root,
-    layout: run.layout,
+    layout: settled.cells.size === 0 ? run.layout : mainLayout(cells),
     snapshots: snapshots.map(snapshotReport),
-    unplaced: run.unplaced,
+    unplaced: settled.cells.size === 0 ? run.unplaced : unplacedOf(cells),
+    layout_doubts: settled.doubts,
     skipped: run.skipped,
     not_read: run.notRead,
     shared: sharedCells(rows).map(({ column, rows: list }) => {

@@ -109,8 +109,10 @@ export async function droppedRun(
       snapshots.push({ cell, result: null, error: (e as Error).message });
     }
   }
-  const sources = run.cells.map((c) => ({ file: byPath.get(c.path)!, name: c.path }));
-  return { report: runReport('dropped files', run, snapshots), sources, watching: false };
+  const report = runReport('dropped files', run, snapshots);
+  // In the report's order: the files may tell a place the names could not (settle-layout.ts).
+  const sources = report.snapshots.map((s) => ({ file: byPath.get(s.file)!, name: s.file }));
+  return { report, sources, watching: false };
 }
 
 /** A plain .json file's head says whether it is a snapshot (gzipped ones are left to the decoder). */

@@ -89,6 +89,11 @@ export function RunPage({ client, data, progress, view, update, onOpen, onCompar
           </span>
         )}
       </h1>
+      {report.layout_doubts.map((d) => (
+        <p key={d} className="hint layout-doubt">
+          {d}
+        </p>
+      ))}
       <Findings
         report={report}
         rowsOf={report.rows}
