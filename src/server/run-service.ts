@@ -15,7 +15,7 @@ import {
 import { discoverRun, type LeftOut, type Run, type RunCell } from '../engine/run-layout/index.js';
 import { statKey } from '../node/cache/result-cache.js';
 import { leftOutLines } from '../node/files/expand-paths.js';
-import { type RunScan, scanRun } from '../node/files/scan-run.js';
+import { type RunScan, recordedRoots, scanRun } from '../node/files/scan-run.js';
 import { isJsonName, notSnapshotReason } from '../node/files/sniff-snapshot.js';
 import { decodeRun } from '../node/workers/decode-run.js';
 import type { RunState } from '../wire/run-state.js';
@@ -171,7 +171,7 @@ export class RunService {
     if (paths.length === 0) return this.refresh();
     const batch = discoverRun(
       paths.map((p) => ({ path: p, mtimeMs: mtime(p) })),
-      { roots: this.dirs },
+      { roots: this.dirs, recorded: recordedRoots(this.dirs) },
     );
     // Listed at once, in run order, so the page can open a file while the others decode.
     const served = new Map(batch.cells.map((c) => [c.path, this.serve(c)]));
@@ -235,7 +235,7 @@ export class RunService {
   private refresh(): void {
     const run: Run = discoverRun(
       [...this.known.keys()].map((p) => ({ path: p, mtimeMs: mtime(p) })),
-      { skipped: this.skipped, notRead: this.notRead, roots: this.dirs },
+      { skipped: this.skipped, notRead: this.notRead, roots: this.dirs, recorded: recordedRoots(this.dirs) },
     );
     const snapshots = run.cells.map((cell) => ({ ...this.known.get(cell.path)!.snapshot, cell }));
     this.report = runReport(this.root, run, snapshots);

@@ -32,7 +32,7 @@ export async function reportRecording(
   if (m.files.length > 0) {
     const run = discoverRun(
       m.files.map((f) => path.join(m.out, f.path)),
-      { roots: [m.out] },
+      { roots: [m.out], recorded: [m.out] },
     );
     const snapshots = await decodeRun(run, { cache: true, progress: false });
     process.stderr.write(`${renderRun(runReport(m.out, run, snapshots), process.stderr.columns || 100)}\n`);

@@ -207,6 +207,19 @@ function checkMegatron(cells: RunCell[], located: Located[]): RunCell[] {
   });
 }
 
+/** verl-named files inside a folder memlens record wrote are memlens record's. */
+function recordedBy(cells: RunCell[], recorded: string[]): RunCell[] {
+  if (recorded.length === 0) return cells;
+  const roots = recorded.map(components);
+  const inRecorded = (path: string) => {
+    const parts = components(path);
+    return roots.some((r) => r.length < parts.length && r.every((c, i) => c === parts[i]));
+  };
+  return cells.map((c) =>
+    c.layout === 'verl' && inRecorded(c.path) ? { ...c, layout: 'memlens-record' } : c,
+  );
+}
+
 function namesRankOrStep(dir: string): boolean {
   return RANK.test(dir) || STEP.test(dir);
 }
@@ -216,6 +229,11 @@ export interface DiscoverOptions {
   notRead?: LeftOut[];
   /** The run folders the user gave: only folders at or below them name a file's rank or step. */
   roots?: string[];
+  /**
+   * The folders memlens record wrote (they hold its `.memlens/` record). Its step windows carry
+   * verl's names by design (python/memlens/_record.py), so only this tells them from verl's.
+   */
+  recorded?: string[];
 }
 
 /** Places each snapshot file of a run and puts them in run order. */
@@ -226,7 +244,7 @@ export function discoverRun(inputs: (RunInput | string)[], options: DiscoverOpti
     entries.map((e) => e.path),
     options.roots ?? [],
   );
-  const cells = checkMegatron(located.map(place), located);
+  const cells = recordedBy(checkMegatron(located.map(place), located), options.recorded ?? []);
   const ordered = runOrder(cells, mtimes);
   return {
     layout: mainLayout(cells),

@@ -142,3 +142,18 @@ function errorText(e: unknown): string {
   }
   return String(e);
 }
+
+/**
+ * The folders among `roots` that memlens record wrote: it keeps its per-process records in
+ * `.memlens/` (python/memlens/_record.py) from the first window on, before run.json exists. Only
+ * a layout's name follows from it.
+ */
+export function recordedRoots(roots: string[]): string[] {
+  return roots.filter((root) => {
+    try {
+      return fs.statSync(path.join(root, '.memlens')).isDirectory();
+    } catch {
+      return false;
+    }
+  });
+}

@@ -158,6 +158,32 @@ describe('run discovery: which rank, which step, which kind each file is', () =>
   });
 });
 
+describe("memlens record's folders", () => {
+  const files = (root: string) =>
+    ['step1', 'step2', 'exit_step2'].map((d) => `${root}/${d}/torch_memory_rank0_pid7.pickle`);
+
+  it("carry verl's names, and are memlens record's where the folder holds its .memlens/ record", () => {
+    const recorded = discoverRun([...files('rec'), ...files('verl')], {
+      roots: ['rec', 'verl'],
+      recorded: ['rec'],
+    });
+    const byPath = (p: string) => recorded.cells.find((c) => c.path === p)!;
+    expect(files('rec').map((p) => [byPath(p).kind, byPath(p).layout])).toEqual([
+      ['step', 'memlens-record'],
+      ['step', 'memlens-record'],
+      ['exit', 'memlens-record'],
+    ]);
+    // The exit dump's folder name is memlens record's own either way (layouts.ts).
+    expect(files('verl').map((p) => [byPath(p).kind, byPath(p).layout])).toEqual([
+      ['step', 'verl'],
+      ['step', 'verl'],
+      ['exit', 'memlens-record'],
+    ]);
+    expect(discoverRun(files('rec'), { roots: ['rec'], recorded: ['rec'] }).layout).toBe('memlens-record');
+    expect(discoverRun(files('rec'), { roots: ['rec'] }).layout).toBe('verl');
+  });
+});
+
 describe('picking the cells of a run to compare', () => {
   const run = discoverRun([
     'r/step1/torch_memory_rank0_pid1.pickle',

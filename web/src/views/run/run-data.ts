@@ -97,7 +97,7 @@ export async function droppedRun(
   const roots = [...new Set(kept.flatMap((n) => (n.path.includes('/') ? [n.path.split('/')[0]!] : [])))];
   const run = discoverRun(
     kept.map((n) => ({ path: n.path, mtimeMs: n.file.lastModified })),
-    { skipped, roots },
+    { skipped, roots, recorded: roots.filter((r) => named.some((n) => n.path.startsWith(`${r}/.memlens/`))) },
   );
   const snapshots: RunSnapshot[] = [];
   for (const [i, cell] of run.cells.entries()) {
