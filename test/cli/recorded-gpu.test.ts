@@ -104,6 +104,39 @@ describe('runs recorded by memlens record on an H200', () => {
     expect(report.last_stack_before!.stack[0]).toMatchObject({ name: '<module>', line: 21 });
   });
 
+  it('leak.py with a ring buffer of 200 entries and windows of 5 steps: the same growth, read from the dumps', () => {
+    const r = run('leak_wrapped');
+    expect(
+      r.growth.map((g) => [site(g), g.bytes_per_step, g.ranks.map((x) => [x.rank, x.first_step])]),
+    ).toEqual([
+      ['leak.py:14', 2 * 64 * 2048 * 4 + 4, [[0, 5]]],
+      ['leak.py:13', 64 * 2048 * 4, [[0, 5]]],
+    ]);
+  });
+
+  it('leak.py with C++ stacks: each site named by user code, an autograd node or cuBLAS, never the allocator', () => {
+    interface Peak {
+      files: { devices: { groups: { frames: Frame[] }[] }[] }[];
+    }
+    const groups = json<Peak>('peak', 'leak_cpp/step3/torch_memory_rank0_pid523.pickle').files[0]!.devices[0]!
+      .groups;
+    const names = groups.map((g) => g.frames.map((f) => f.name).join(' ← '));
+    expect(names.some((n) => /AddmmBackward0::apply/.test(n))).toBe(true);
+    expect(names.some((n) => /^at::cuda::setWorkspaceForHandle/.test(n))).toBe(true);
+    expect(
+      groups.map((g) => g.frames[0]!.name).filter((n) => /CachingAllocator|c10::cuda::.*malloc/.test(n)),
+    ).toEqual([]);
+  });
+
+  it('streams.py: two streams; frees whose allocs an earlier window holds are said as such', () => {
+    interface Summary {
+      files: { devices: { streams: string[]; warnings: string[] }[] }[];
+    }
+    const [d] = json<Summary>('summary', 'streams/step5/torch_memory_rank0_pid493.pickle').files[0]!.devices;
+    expect(d!.streams).toHaveLength(2);
+    expect(d!.warnings.join('\n')).toMatch(/as memlens record clears it at each window/);
+  });
+
   it('expandable.py: expandable segments, whose pages the allocator maps and unmaps', () => {
     interface Summary {
       files: {

@@ -41,6 +41,7 @@ const EXPECTED: Record<string, RegExp> = {
   'oom.py': /^oom: no CUDA device, skipping the OOM \(ran 3 CPU steps\)\n$/,
   'expandable.py': /^expandable: 4 steps on cpu, expandable_segments:True\n$/,
   'two_ranks.py': /^(two_ranks: rank [01] done on cpu, [02] buffers kept\n){2}$/,
+  'streams.py': /^streams: 4 steps on cpu, one stream\n$/,
 };
 
 describe('fixtures/record on CPU under memlens record', () => {

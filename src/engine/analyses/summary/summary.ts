@@ -314,7 +314,7 @@ function deviceWarnings(s: Snapshot, d: DeviceModel): string[] {
     );
   if (f.orphanFrees > 0)
     out.push(
-      `${f.orphanFrees} frees in the trace have no alloc in it (${formatBytes(f.orphanFreeBytes)}): the ring buffer dropped them or recording started after they were made.`,
+      `${f.orphanFrees} frees in the trace have no alloc in it (${formatBytes(f.orphanFreeBytes)}): the ring buffer dropped them, or recording started (or its history was last cleared, as memlens record clears it at each window) after they were made.`,
     );
   if (f.blocksBeforeRecording > 0 && d.trace.length > 0 && !stateOnlyOom(s, d))
     out.push(
