@@ -49,6 +49,8 @@ export interface GcBurst {
   through_gc: boolean;
   /** Whether the free stacks carry C++ frames at all (without them the collector cannot show). */
   free_stacks_have_cpp: boolean;
+  /** What shows that code freed them, not the collector (codeFreed), or null. */
+  freed_by_code: string | null;
   /** The allocating sites of what was freed. */
   groups: SiteGroup[];
   other_groups: number;
@@ -212,6 +214,7 @@ class BurstFinder {
       free_frames: this.freeSites.frames(freeSite),
       through_gc: entries.some((i) => this.throughGc(t.stack[i]!)),
       free_stacks_have_cpp: this.s.stacks.frames(t.stack[first]!).some((f) => !f.filename.endsWith('.py')),
+      freed_by_code: this.codeFreed(entries),
       groups: groups.slice(0, this.top),
       other_groups: Math.max(0, groups.length - this.top),
     };
@@ -229,6 +232,42 @@ class BurstFinder {
     return freedAt - Math.max(start, 0) > span;
   }
 
+  /**
+   * Python's collector runs on a thread running Python code, so the frees it makes carry that
+   * thread's Python frames: frees with none, in a trace that records them, came from a thread
+   * running no Python (autograd's backward threads). Frees whose innermost Python frame is a
+   * library's that drops tensors on purpose (PURPOSEFUL_FREES) are that library's. A burst all of
+   * whose frees are one or the other was freed by code; any other free leaves it undecided.
+   */
+  private codeFreed(entries: number[]): string | null {
+    const reasons = new Set<string>();
+    for (const i of entries) {
+      const frames = this.s.stacks.frames(this.d.trace.stack[i]!);
+      const why =
+        frames.length === 0
+          ? this.recordsStacks()
+            ? 'frees on a thread running no Python code (autograd’s backward threads), where the garbage collector never runs'
+            : null
+          : purposefulFree(frames.find(isPythonFrame));
+      if (why === null) return null;
+      reasons.add(why);
+    }
+    return [...reasons].join('; ');
+  }
+
+  private stacksRecorded: boolean | undefined;
+
+  private recordsStacks(): boolean {
+    if (this.stacksRecorded === undefined) {
+      const stack = this.d.trace.stack;
+      let any = false;
+      for (let i = 0; i < this.d.trace.length && !any; i++)
+        any = stack[i]! >= 0 && this.s.stacks.frames(stack[i]!).length > 0;
+      this.stacksRecorded = any;
+    }
+    return this.stacksRecorded;
+  }
+
   private readonly gcStacks = new Map<number, boolean>();
 
   private throughGc(stack: number): boolean {
@@ -242,9 +281,39 @@ class BurstFinder {
   }
 }
 
-/** CPython's collector (gcmodule.c before 3.13, gc.c after) or an explicit gc.collect() frame. */
+function isPythonFrame(f: Frame): boolean {
+  return f.filename.endsWith('.py');
+}
+
+/**
+ * Library functions that drop tensors on purpose, by file and name: Optimizer.zero_grad and
+ * Module.zero_grad set each gradient to None (set_to_none, the default since PyTorch 2.0:
+ * torch/optim/optimizer.py, torch/nn/modules/module.py), and backward frees the graph's saved
+ * tensors when it ends unless retain_graph (torch/_tensor.py Tensor.backward,
+ * torch/autograd/__init__.py backward, torch/autograd/graph.py _engine_run_backward).
+ */
+const PURPOSEFUL_FREES: { file: string; names: string[]; why: string }[] = [
+  { file: '/torch/optim/optimizer.py', names: ['zero_grad'], why: 'zero_grad dropping the gradients' },
+  { file: '/torch/nn/modules/module.py', names: ['zero_grad'], why: 'zero_grad dropping the gradients' },
+  { file: '/torch/_tensor.py', names: ['backward'], why: 'backward freeing its graph' },
+  { file: '/torch/autograd/__init__.py', names: ['backward'], why: 'backward freeing its graph' },
+  { file: '/torch/autograd/graph.py', names: ['_engine_run_backward'], why: 'backward freeing its graph' },
+];
+
+function purposefulFree(f: Frame | undefined): string | null {
+  if (f === undefined) return null;
+  const p = f.filename.replaceAll('\\', '/');
+  return PURPOSEFUL_FREES.find((x) => x.names.includes(f.name) && p.endsWith(x.file))?.why ?? null;
+}
+
+/**
+ * CPython's collector (gcmodule.c before 3.13, gc.c after), an explicit gc.collect() frame, or
+ * memlens record's follow-up collection, which frees the garbage a collection saved for --cycles
+ * (python/memlens/cycles.py run_followup calls gc.collect).
+ */
 function isGcFrame(f: Frame): boolean {
   return (
+    (f.name === 'run_followup' && f.filename.replaceAll('\\', '/').endsWith('/python/memlens/cycles.py')) ||
     /(^|[^A-Za-z])(gc_collect\w*|collect_generations|collect_with_callback|delete_garbage|_PyGC_Collect|gc\.collect)/.test(
       f.name,
     ) ||
@@ -269,14 +338,17 @@ function verdict(r: DeviceGc, it: Iterations): string {
       ? `, every ~${plural(r.period_iterations, 'iteration')}`
       : '';
   const viaGc = r.bursts.filter((b) => b.through_gc).length;
+  const byCode = r.bursts.filter((b) => !b.through_gc && b.freed_by_code !== null);
   const why =
-    viaGc === r.bursts.length
-      ? 'the frees go through Python’s garbage collector: reference cycles held these tensors until a collection'
-      : viaGc > 0
-        ? `${viaGc} of them go through Python’s garbage collector (reference cycles)`
-        : r.bursts.some((b) => b.free_stacks_have_cpp)
-          ? 'the free stacks do not pass through Python’s garbage collector: code freed them'
-          : 'the free stacks have no C++ frames to show the garbage collector (record with stacks="all")';
+    byCode.length === r.bursts.length
+      ? `code freed them: ${[...new Set(byCode.map((b) => b.freed_by_code))].join('; ')}`
+      : viaGc === r.bursts.length
+        ? 'the frees go through Python’s garbage collector: reference cycles held these tensors until a collection'
+        : viaGc > 0
+          ? `${viaGc} of them go through Python’s garbage collector (reference cycles)`
+          : r.bursts.some((b) => b.free_stacks_have_cpp)
+            ? 'the free stacks do not pass through Python’s garbage collector: code freed them'
+            : 'the free stacks have no C++ frames to show the garbage collector (record with stacks="all")';
   return (
     `${r.bursts.length === 1 ? '1 burst frees' : `${formatCount(r.bursts.length)} bursts free`} long-lived allocations at once${every}` +
     ` (largest: ${plural(largest.count, 'allocation')}, ${formatBytes(largest.bytes)}, that had lived ${lived}); ${why}`
