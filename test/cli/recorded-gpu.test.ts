@@ -137,6 +137,29 @@ describe('runs recorded by memlens record on an H200', () => {
     expect(d!.warnings.join('\n')).toMatch(/as memlens record clears it at each window/);
   });
 
+  it('GC bursts: the collector named only where it freed (zero_grad and a tiny unconfirmed burst do not lead)', () => {
+    interface Diagnosis {
+      files: { devices: { findings: { kind: string; headline: string }[] }[] }[];
+    }
+    const lead = (file: string) => json<Diagnosis>('diagnose', file).files[0]!.devices[0]!.findings[0]!;
+    // memlens record's follow-up collection (--cycles) freed the cycles: the collector, confirmed.
+    expect(lead('cycle/step11/torch_memory_rank0_pid529.pickle')).toMatchObject({
+      kind: 'gc',
+      headline: expect.stringMatching(/^Python's garbage collector freed long-lived tensors/),
+    });
+    // Gradients dropped by zero_grad(set_to_none=True): code, not the collector; no gc finding.
+    const streams = json<Diagnosis>('diagnose', 'streams/step5/torch_memory_rank0_pid493.pickle');
+    expect(streams.files[0]!.devices[0]!.findings.map((f) => f.kind)).not.toContain('gc');
+    interface Gc {
+      files: { devices: { bursts: { freed_by_code: string | null }[] }[] }[];
+    }
+    const [burst] = json<Gc>('gc', 'streams/step5/torch_memory_rank0_pid493.pickle').files[0]!.devices[0]!
+      .bursts;
+    expect(burst!.freed_by_code).toMatch(/zero_grad dropping the gradients/);
+    // 256 KiB the stacks cannot tie to the collector: ranked by its bytes, after the peak.
+    expect(lead('cycle/step12/torch_memory_rank0_pid529.pickle').kind).toBe('peak');
+  });
+
   it('expandable.py: expandable segments, whose pages the allocator maps and unmaps', () => {
     interface Summary {
       files: {

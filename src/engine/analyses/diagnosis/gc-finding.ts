@@ -7,6 +7,9 @@ import { burstLivedText } from '../gc/gc-words.js';
 import { siteText } from '../leaks/leaks.js';
 import { type Finding, type Outcome, siteFrames } from './finding.js';
 
+/** An unconfirmed burst below this share of the reserved peak ranks as context, not as a cost. */
+const MATERIAL_SHARE = 0.01;
+
 /**
  * Bursts of frees of long-lived allocations, when their stacks go through Python's garbage
  * collector or cannot show it; bursts that code freed on purpose are no finding.
@@ -15,7 +18,9 @@ export function gcFinding(s: Snapshot, d: DeviceModel, file: string, cycles: Win
   if (!hasHistory(d)) return { findings: [], clear: null };
   const r = gcBurstsOf(s, d);
   const viaGc = r.bursts.filter((b) => b.through_gc);
-  const unknown = r.bursts.filter((b) => !b.through_gc && !b.free_stacks_have_cpp);
+  const unknown = r.bursts.filter(
+    (b) => !b.through_gc && !b.free_stacks_have_cpp && b.freed_by_code === null,
+  );
   const bursts = viaGc.length > 0 ? viaGc : unknown;
   if (bursts.length === 0)
     return {
@@ -53,7 +58,10 @@ export function gcFinding(s: Snapshot, d: DeviceModel, file: string, cycles: Win
     command: `memlens gc ${file}`,
     show: { view: 'events', first: largest.entry, last: largest.last_entry },
     // What the collector's lateness cost at once: the memory the largest burst held until then.
-    severity: 'cost',
+    // A burst the stacks cannot tie to the collector, and too small to matter, is no cost the
+    // file proves: it ranks by its bytes among what held memory, not above the peak.
+    severity:
+      viaGc.length > 0 || largest.bytes >= MATERIAL_SHARE * d.totals.peak.reserved ? 'cost' : 'context',
     stake_bytes: largest.bytes,
   };
   return { findings: [finding], clear: null };
