@@ -102,6 +102,10 @@ describe('runs recorded by memlens record on an H200', () => {
     const report = file.devices[0]!.ooms[0]!;
     expect(report.stack).toEqual([]);
     expect(report.last_stack_before!.stack[0]).toMatchObject({ name: '<module>', line: 21 });
+    // diagnose's OOM finding (the web app's card too) says it among its first lines.
+    expect(memlens('diagnose', 'oom/exit_step15/torch_memory_rank0_pid559.pickle')).toMatch(
+      /· the request has no stack \(the thread that asked ran no Python code, as autograd's\s+backward threads do\); the last one before it: <module> \(…\/record\/oom\.py:21\)/,
+    );
   });
 
   it('leak.py with a ring buffer of 200 entries and windows of 5 steps: the same growth, read from the dumps', () => {

@@ -41,7 +41,7 @@ function oomFinding(group: OomReport[], command: string): Finding {
   const held = r.held.sites.slice(0, HELD_SITES).map((g) => `held then: ${siteBytes(g)}`);
   const categories = r.held.categories.map((c) => `${c.category.replace(/_/g, ' ')} ${formatBytes(c.bytes)}`);
   if (categories.length > 0) held.push(`held then, by category: ${categories.join(', ')}`);
-  const evidence = [...repeatLines(group), lead, ...held, ...figures];
+  const evidence = [...repeatLines(group), lead, ...stackBefore(r), ...held, ...figures];
   for (const setting of r.settings) evidence.push(`would help: ${setting}`);
   const where =
     group.length === 1
@@ -73,6 +73,14 @@ function oomFinding(group: OomReport[], command: string): Finding {
     ...(r.readings.length > 0 ? { readings: r.readings } : {}),
     entries: group.map((x) => x.entry),
   };
+}
+
+/** A request with no stack (a thread running no Python): the program's last stack before it. */
+function stackBefore(r: OomReport): string[] {
+  if (r.stack.length > 0 || r.last_stack_before === null) return [];
+  return [
+    `the request has no stack (the thread that asked ran no Python code, as autograd's backward threads do); the last one before it: ${siteText(r.last_stack_before.stack)}`,
+  ];
 }
 
 function repeatLines(group: OomReport[]): string[] {
