@@ -12,8 +12,17 @@ const client = new EngineClient();
 const files = servedFiles();
 const early = earlyLoad(client, files);
 
-createRoot(document.getElementById('root')!).render(
-  <StrictMode>
-    <App client={client} files={files} early={early} />
-  </StrictMode>,
+/**
+ * React's first render holds the main thread for tens of milliseconds, and the file list's answer
+ * waited behind it (1 GB trace, served: the list's response at 205 ms, read at 250 ms, after the
+ * first render): the app is drawn once the first file is asked for, or after FIRST_DRAW_WAIT_MS
+ * from a server slow to list its files.
+ */
+const FIRST_DRAW_WAIT_MS = 100;
+Promise.race([early.catch(() => null), new Promise((r) => setTimeout(r, FIRST_DRAW_WAIT_MS))]).then(() =>
+  createRoot(document.getElementById('root')!).render(
+    <StrictMode>
+      <App client={client} files={files} early={early} />
+    </StrictMode>,
+  ),
 );
