@@ -1,7 +1,7 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { generateSnapshotBytes, type WriteOptions } from '../../../scripts/synth/generate.js';
+import { generateSnapshotBytes } from '../../../scripts/synth/generate.js';
 import { pickleDumps } from '../../../src/engine/encode/pickle-writer.js';
 import { loadSnapshotBytes } from '../../../src/engine/load/load.js';
 import { FREED_BEFORE_WINDOW } from '../../../src/engine/model/allocations.js';
@@ -9,22 +9,13 @@ import { BlockState } from '../../../src/engine/model/segments.js';
 import type { DeviceModel, Snapshot } from '../../../src/engine/model/snapshot.js';
 import { Action } from '../../../src/engine/model/trace-columns.js';
 import { impossibleCases } from '../../helpers/impossible.js';
+import { CORPUS, corpusPickles, PAIRING_CASES } from '../../helpers/pairing-cases.js';
 
 /**
  * The allocation table completes some columns on first read (addresses, streams, dump-time
  * blocks, each entry's allocation): they must be what pairing the trace entry by entry gives,
  * here by a plain Map-based pairing of the same rules, on files with every kind of odd pairing.
  */
-const CORPUS = join(import.meta.dirname, '..', '..', '..', '..', 'shared', 'corpus');
-const corpus = existsSync(CORPUS) ? readdirSync(CORPUS).filter((f) => f.endsWith('.pickle')) : [];
-
-const GENERATED: [string, WriteOptions][] = [
-  ['steady loop', { events: 3000, seed: 31 }],
-  ['ring buffer overflowed', { events: 3000, seed: 32, ringBufferOverflow: true }],
-  ['pending frees, private pool', { events: 3000, seed: 33, pendingFrees: true, privatePool: true }],
-  ['two devices, streams', { events: 3000, seed: 34, devices: 2, streams: 3 }],
-  ['PyTorch 2.0 layout', { events: 2000, seed: 35, legacy: 'v2.0' }],
-];
 
 interface Reference {
   start: number[];
@@ -161,14 +152,14 @@ function oddPairings(): Uint8Array {
 
 describe('the allocation table columns completed on first read', () => {
   it('a trace of odd pairings', () => expectReferenceColumns(loadSnapshotBytes(oddPairings())));
-  for (const [name, options] of GENERATED)
+  for (const [name, options] of PAIRING_CASES)
     it(name, () => expectReferenceColumns(loadSnapshotBytes(generateSnapshotBytes(options).bytes)));
   it('the impossible snapshots', () => {
     for (const c of impossibleCases().filter((c) => !c.refused))
       expectReferenceColumns(loadSnapshotBytes(pickleDumps(c.value)));
   });
-  it.skipIf(corpus.length === 0)('every corpus file', () => {
-    for (const f of corpus)
+  it.skipIf(corpusPickles.length === 0)('every corpus file', () => {
+    for (const f of corpusPickles)
       expectReferenceColumns(loadSnapshotBytes(new Uint8Array(readFileSync(join(CORPUS, f)))));
   });
 });
