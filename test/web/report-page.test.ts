@@ -188,6 +188,31 @@ describe.skipIf(!ready && process.env.CI === undefined)('a memlens report page, 
     180_000,
   );
 
+  it("the file is asked of the worker before the app is first drawn (React's first render came first)", async () => {
+    cli('report', 'oom.pickle', '-o', 'early.html'); // oom.pickle: written by the first test
+    const p = await context.newPage();
+    // When the load query is posted, and when the app's root first holds anything (plain
+    // JavaScript: it runs in the page, and this file is type-checked without the DOM).
+    await p.addInitScript({
+      content: `(() => {
+        const marks = (window.marks = {});
+        const post = Worker.prototype.postMessage;
+        Worker.prototype.postMessage = function (m, ...rest) {
+          if (m && m.query === 'load') marks.load ??= performance.now();
+          return post.call(this, m, ...rest);
+        };
+        new MutationObserver(() => {
+          if ((document.getElementById('root')?.childElementCount ?? 0) > 0) marks.drawn ??= performance.now();
+        }).observe(document, { subtree: true, childList: true });
+      })();`,
+    });
+    await p.goto(pathToFileURL(join(dir, 'early.html')).href);
+    await p.locator('article.finding').first().waitFor({ timeout: 60_000 });
+    const marks = (await p.evaluate('window.marks')) as { load: number; drawn: number };
+    await p.close();
+    expect(marks.load).toBeLessThan(marks.drawn);
+  }, 180_000);
+
   it('a snapshot split over many data elements reads back whole', async () => {
     const bytes = readFileSync(join(dir, 'oom.pickle')); // written by the first test
     const html = reportOfParts('split.pickle', bytes);

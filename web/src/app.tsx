@@ -2,11 +2,12 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { Producer } from '../../src/engine/model/index.js';
 import { omittedReason } from './embedded-data.js';
 import { EmbeddedNotice } from './embedded-notice.js';
+import { type EarlyLoad, fileToOpen, loadArgs } from './first-load.js';
 import { type ServedFile, sourceOf } from './served-files.js';
 import { readUrlState, type Tab, type ViewState, writeUrlState } from './url-state.js';
 import { AnalysesPage } from './views/analyses-page.js';
 import { CyclesPage, useServedCycles, windowCyclesOf } from './views/cycles/cycles-page.js';
-import { DiagnosisPage, diagnosisArgs } from './views/diagnosis/diagnosis-page.js';
+import { DiagnosisPage } from './views/diagnosis/diagnosis-page.js';
 import { deviceNames, landingDevice, useFileDiagnosis } from './views/diagnosis/use-file-diagnosis.js';
 import { FileBar } from './views/file-bar.js';
 import { FlamePage } from './views/flame-page.js';
@@ -24,7 +25,15 @@ import type { Source } from './worker/protocol.js';
  * The page: which file is open (served by `memlens view`, or dropped onto the page), its load
  * state, and the view state that lives in the URL. Every view reads the model through the worker.
  */
-export function App({ client, files: listed }: { client: EngineClient; files: Promise<ServedFile[]> }) {
+export function App({
+  client,
+  files: listed,
+  early,
+}: {
+  client: EngineClient;
+  files: Promise<ServedFile[]>;
+  early: Promise<EarlyLoad | null>;
+}) {
   const [view, setView] = useState<ViewState>(() => readUrlState());
   const [files, setFiles] = useState<ServedFile[]>([]);
   const [load, setLoad] = useState<LoadState>({ status: 'idle' });
@@ -36,6 +45,13 @@ export function App({ client, files: listed }: { client: EngineClient; files: Pr
   const [dropProgress, setDropProgress] = useState<{ done: number; total: number } | null>(null);
   const run = dropped ?? served.data;
   const initialHash = useRef(location.hash);
+  const earlyLoad = useRef(early);
+  /** The early load, once: a later open (another file, or this one again) asks the worker itself. */
+  const takeEarly = useCallback(() => {
+    const asked = earlyLoad.current;
+    earlyLoad.current = Promise.resolve(null);
+    return asked;
+  }, []);
   // What a file opened now lands on (open reads it without being made anew on each change).
   const landing = useRef({ tab: view.tab, cycles });
   landing.current = { tab: view.tab, cycles };
@@ -65,16 +81,22 @@ export function App({ client, files: listed }: { client: EngineClient; files: Pr
         window: null,
         ...keep,
       }));
-      // Landing on the Diagnosis: the worker starts it as soon as the file is in, with the
-      // arguments the page will ask it with (so the page's query joins it).
-      const tab = keep.tab ?? landing.current.tab;
-      const cyclesOfFile = windowCyclesOf(landing.current.cycles, source.name);
-      const diagnose = tab === 'diagnosis' ? { diagnose: diagnosisArgs(source.name, cyclesOfFile) } : {};
+      const onProgress = (bytes: number, total: number | null) => {
+        read = bytes;
+        if (seq === loadSeq.current) setLoad({ status: 'loading', name: source.name, bytes, total });
+      };
       try {
-        const loaded = await client.query('load', { source, ...diagnose }, (bytes, total) => {
-          read = bytes;
-          if (seq === loadSeq.current) setLoad({ status: 'loading', name: source.name, bytes, total });
-        });
+        // The page's first file was asked for before the app was drawn: taken over, not asked again.
+        const asked = await takeEarly();
+        // Landing on the Diagnosis: the worker starts it as soon as the file is in, with the
+        // arguments the page will ask it with (so the page's query joins it).
+        const loaded = await (asked?.name === source.name
+          ? asked.follow(onProgress)
+          : client.query(
+              'load',
+              loadArgs(source, keep.tab ?? landing.current.tab, landing.current.cycles),
+              onProgress,
+            ));
         if (seq !== loadSeq.current) return;
         const seconds = (performance.now() - started) / 1000;
         // A report's snapshot is held gzipped: its size is the file's, as when that file is dropped.
@@ -95,18 +117,15 @@ export function App({ client, files: listed }: { client: EngineClient; files: Pr
           setLoad({ status: 'error', name: source.name, message: (e as Error).message });
       }
     },
-    [client],
+    [client, takeEarly],
   );
 
   // Served files: open the one the URL names (restoring the rest of its state), or the only one.
   useEffect(() => {
     listed.then((list) => {
       setFiles(list);
-      const initial = readUrlState();
-      const named = list.find((f) => f.name === initial.file) ?? (list.length === 1 ? list[0] : undefined);
-      if (named === undefined) return;
-      const keep = named.name === initial.file ? initial : {};
-      open(sourceOf(named), keep);
+      const chosen = fileToOpen(list, readUrlState());
+      if (chosen !== null) open(sourceOf(chosen.file), chosen.keep);
     });
   }, [listed, open]);
 

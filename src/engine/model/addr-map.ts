@@ -81,11 +81,12 @@ export class AddrMap {
 
   private slot(key: number): number {
     // Not key % 2^32: a double's % is a call to fmod, the costliest step of pairing a trace.
-    // `| 0` is ToInt32, i.e. modulo 2^32: the low word in one truncation; the division by 2^32
-    // is exact, so truncating it gives the high word.
-    const lo = key | 0;
-    const hi = (key / 4294967296) | 0;
-    const h = Math.imul((lo >>> 9) ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1);
+    // Blocks are 512-byte aligned: address bits 9-40 in one exact division and one truncation
+    // (`| 0` is ToInt32, i.e. modulo 2^32). Hashing the low and the high word apart took a second
+    // truncation and a multiply: pairing a 7.5M-entry trace without a table (a summary's) took
+    // 85 ms of CPU against 70 now. Addresses alike in those bits lie 2 TiB apart: user-space
+    // addresses are below 2^47, so at most 64 share a hash (and probe on).
+    const h = Math.imul((key / 512) | 0, 0x9e3779b1);
     return (h ^ (h >>> 16)) & this.mask;
   }
 

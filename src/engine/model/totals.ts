@@ -44,6 +44,13 @@ export interface RunningTotals {
    * curves (24 bytes an entry).
    */
   curvesAfterEach(ks: ArrayLike<number>): Curves;
+  /**
+   * Hands `visit` the curves after entries `from` .. `to` - 1 in order, in parts (`at`: the entry
+   * of a part's first value; a part is valid only during its call). The curves' own arrays once
+   * walked; before that, a walk from the nearest mark into one small buffer: reading a window
+   * once (the timeline's first outline) never fills the whole curves, 24 bytes an entry.
+   */
+  scanCurves(from: number, to: number, visit: (part: Curves, at: number) => void): void;
 }
 
 export interface Figures {
@@ -136,11 +143,7 @@ class LazyTotals implements RunningTotals {
 
   curvesBetween(from: number, to: number): Curves {
     const c = this.curves ?? this.walkTo(to);
-    return {
-      allocated: c.allocated.subarray(from, to),
-      active: c.active.subarray(from, to),
-      reserved: c.reserved.subarray(from, to),
-    };
+    return slice(c, from, to);
   }
 
   get allocated(): Float64Array {
@@ -180,6 +183,32 @@ class LazyTotals implements RunningTotals {
     return out;
   }
 
+  scanCurves(from: number, to: number, visit: (part: Curves, at: number) => void): void {
+    const end = Math.min(to, this.trace.length);
+    if (from >= end) return;
+    const walked = this.curves ?? this.walk?.curves;
+    const known = this.curves ? this.trace.length : (this.walk?.at ?? 0);
+    if (from < known) visit(slice(walked!, from, Math.min(end, known)), from);
+    if (end <= known) return;
+    const start = Math.max(from, known);
+    let pos = this.marks.nearest(start, this.walk ?? { at: 0, ...this.start });
+    const buffer = scanBuffer();
+    while (pos.at < end) {
+      const base = pos.at;
+      pos = walkForward(
+        this.trace,
+        pos,
+        Math.min(end, base + SCAN_PART),
+        this.marks,
+        buffer,
+        undefined,
+        base,
+      );
+      const skip = Math.max(0, start - base);
+      if (skip < pos.at - base) visit(slice(buffer, skip, pos.at - base), base + skip);
+    }
+  }
+
   get active(): Float64Array {
     return this.curvesOf().active;
   }
@@ -209,6 +238,25 @@ class LazyTotals implements RunningTotals {
     }
     return w.curves;
   }
+}
+
+/** Entries a scan walks into its buffer at a time (24 bytes each: the buffer stays in cache). */
+const SCAN_PART = 1 << 14;
+
+function scanBuffer(): Curves {
+  return {
+    allocated: new Float64Array(SCAN_PART),
+    active: new Float64Array(SCAN_PART),
+    reserved: new Float64Array(SCAN_PART),
+  };
+}
+
+function slice(c: Curves, from: number, to: number): Curves {
+  return {
+    allocated: c.allocated.subarray(from, to),
+    active: c.active.subarray(from, to),
+    reserved: c.reserved.subarray(from, to),
+  };
 }
 
 /** Where a forward walk stands: the figures after entry `at` - 1. */
@@ -269,7 +317,7 @@ class Marks {
 
 /**
  * Walks entries `from.at` .. `to` - 1 forward, setting the marks it passes and writing the
- * figures after each entry into `out` at its entry, or (`only`) after the entries
+ * figures after each entry into `out` at its entry less `base`, or (`only`) after the entries
  * `only.ks[only.q..]` (ascending) at their index in ks, moving `only.q` past them.
  */
 function walkForward(
@@ -279,6 +327,7 @@ function walkForward(
   marks: Marks,
   out: Curves,
   only?: { ks: ArrayLike<number>; q: number },
+  base = 0,
 ): Position {
   const { action, size } = trace;
   let { allocated, active, reserved } = from;
@@ -303,9 +352,9 @@ function walkForward(
       reserved -= bytes;
     }
     if (ks === undefined) {
-      out.allocated[i] = allocated;
-      out.active[i] = active;
-      out.reserved[i] = reserved;
+      out.allocated[i - base] = allocated;
+      out.active[i - base] = active;
+      out.reserved[i - base] = reserved;
     } else
       for (; q < ks.length && ks[q] === i; q++) {
         out.allocated[q] = allocated;

@@ -111,3 +111,48 @@ describe('the curves at many entries', () => {
       }
     });
 });
+
+describe('the curves read in parts (scanCurves)', () => {
+  /** The parts' values, joined, with the entry of each value from the part's `at`. */
+  const scanned = (d: Snapshot['devices'][number], from: number, to: number) => {
+    const out: number[][] = [[], [], []];
+    let next = from;
+    d.totals.scanCurves(from, to, (part, at) => {
+      expect(at).toBe(next);
+      next += part.active.length;
+      KEYS.forEach((key, j) => {
+        out[j]!.push(...part[key]);
+      });
+    });
+    return out;
+  };
+  const walked = (d: Snapshot['devices'][number], from: number, to: number) =>
+    KEYS.map((key) => Array.from(d.totals[key].subarray(from, to)));
+
+  it('before any walk, after a partial one and after the whole curves: the walked values', () => {
+    // More entries than two parts of the scan's buffer (2^14 entries), so parts and marks are crossed.
+    const bytes = generateSnapshotBytes({ events: 40000, seed: 7 }).bytes;
+    const whole = loadSnapshotBytes(bytes).devices[0]!;
+    const n = whole.trace.length;
+    expect(n).toBeGreaterThan(2 << 14);
+    const ranges = [
+      [0, n],
+      [1, 2],
+      [1023, 1025],
+      [5000, 40000],
+      [n - 3, n + 10],
+      [n, n + 1],
+      [20, 10],
+    ] as const;
+    for (const [from, to] of ranges) {
+      const fresh = loadSnapshotBytes(bytes).devices[0]!;
+      expect(scanned(fresh, from, to)).toEqual(walked(whole, from, to));
+      // Again, from the marks the first scan left.
+      expect(scanned(fresh, from, to)).toEqual(walked(whole, from, to));
+      const partial = loadSnapshotBytes(bytes).devices[0]!;
+      partial.totals.curvesBetween(0, 3000);
+      expect(scanned(partial, from, to)).toEqual(walked(whole, from, to));
+      expect(scanned(whole, from, to)).toEqual(walked(whole, from, to));
+    }
+  });
+});

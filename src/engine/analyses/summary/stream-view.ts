@@ -1,3 +1,4 @@
+import { withSizes } from '../../model/allocations.js';
 import type { DeviceModel, Snapshot } from '../../model/snapshot.js';
 import { endFigures, runningTotals } from '../../model/totals.js';
 
@@ -21,7 +22,7 @@ export function streamView(s: Snapshot, d: DeviceModel, stream: number): DeviceM
     trace: d.trace,
     facts: d.facts,
     totals,
-    allocations: { ...a, size: sizes },
+    allocations: withSizes(a, sizes),
     live: d.live,
     allocationFacts: a.facts,
     segmentIds: d.segmentIds,

@@ -90,30 +90,109 @@ function outlineColumns(d: DeviceModel, req: TimelineRequest) {
   return { columns, yMax, sample, active, reserved };
 }
 
+/**
+ * Each column's sample (the first entry of its highest active bytes, or the state carried into
+ * it), that sample's active bytes and the column's highest reserved bytes (the carried state's
+ * included), read in one pass over the curves' parts: before the curves are walked, the pass
+ * fills none of them (the first outline of a 1 GB trace waited ~140 ms on walking 180 MB).
+ */
 function sampleColumns(d: DeviceModel, req: TimelineRequest, columns: number) {
-  const t = d.totals;
-  const activeAt = (k: number): number => (k < 0 ? t.start.active : t.active[k]!);
-  const reservedAt = (k: number): number => (k < 0 ? t.start.reserved : t.reserved[k]!);
-  const sample = new Int32Array(columns);
-  const active = new Float64Array(columns);
-  const reserved = new Float64Array(columns);
+  const bounds = columnBounds(d, req, columns);
+  const sampler = new ColumnSampler(bounds, d.totals.start);
+  // From the entry before the first column: its state is carried into the first column.
+  d.totals.scanCurves(Math.max(0, bounds[0]! - 1), bounds[columns]!, (part, at) =>
+    sampler.read(part.active, part.reserved, at),
+  );
+  return sampler.finish();
+}
+
+/** Column c covers entries [bounds[c], bounds[c + 1]) (empty where the axis goes back). */
+function columnBounds(d: DeviceModel, req: TimelineRequest, columns: number): Int32Array {
+  const bounds = new Int32Array(columns + 1);
   const step = (req.x1 - req.x0) / columns;
-  let lo = firstAtOrAfter(d, req.axis, req.x0);
-  for (let c = 0; c < columns; c++) {
-    const hi = firstAtOrAfter(d, req.axis, req.x0 + (c + 1) * step);
-    // The state carried in from before the column is visible in it too.
-    let best = lo - 1;
-    let maxReserved = reservedAt(best);
-    for (let k = lo; k < hi; k++) {
-      if (t.active[k]! > activeAt(best)) best = k;
-      if (t.reserved[k]! > maxReserved) maxReserved = t.reserved[k]!;
-    }
-    sample[c] = best;
-    active[c] = activeAt(best);
-    reserved[c] = maxReserved;
-    lo = Math.max(lo, hi);
+  bounds[0] = firstAtOrAfter(d, req.axis, req.x0);
+  for (let c = 0; c < columns; c++)
+    bounds[c + 1] = Math.max(bounds[c]!, firstAtOrAfter(d, req.axis, req.x0 + (c + 1) * step));
+  return bounds;
+}
+
+/**
+ * Reads the curves' values entry after entry and closes each column as the next one begins: the
+ * first entry of its highest active bytes (or the state carried into it), and its highest reserved.
+ */
+class ColumnSampler {
+  readonly sample: Int32Array;
+  readonly active: Float64Array;
+  readonly reserved: Float64Array;
+  /** Column c - 1 is open (c = 0: none yet, entries before the window are only carried in). */
+  private c = 0;
+  private best = -1;
+  private bestActive: number;
+  private maxReserved: number;
+  /** The state after the last entry read. */
+  private lastActive: number;
+  private lastReserved: number;
+
+  constructor(
+    private readonly bounds: Int32Array,
+    start: { active: number; reserved: number },
+  ) {
+    const columns = bounds.length - 1;
+    this.sample = new Int32Array(columns);
+    this.active = new Float64Array(columns);
+    this.reserved = new Float64Array(columns);
+    this.bestActive = this.lastActive = start.active;
+    this.maxReserved = this.lastReserved = start.reserved;
   }
-  return { sample, active, reserved };
+
+  /** The values after entries at, at + 1, ...: the next after those read before. */
+  read(active: Float64Array, reserved: Float64Array, at: number): void {
+    const n = active.length;
+    for (let j = 0; j < n; ) {
+      if (at + j >= this.bounds[this.c]!) this.openAt(at + j);
+      // The open column's entries in this part, in locals.
+      const stop = Math.min(n, this.bounds[this.c]! - at);
+      let { best, bestActive, maxReserved } = this;
+      for (; j < stop; j++) {
+        const a = active[j]!;
+        const r = reserved[j]!;
+        if (a > bestActive) {
+          best = at + j;
+          bestActive = a;
+        }
+        if (r > maxReserved) maxReserved = r;
+      }
+      this.best = best;
+      this.bestActive = bestActive;
+      this.maxReserved = maxReserved;
+      this.lastActive = active[j - 1]!;
+      this.lastReserved = reserved[j - 1]!;
+    }
+  }
+
+  /** Closes the columns left: past the last entry read, they hold its state. */
+  finish(): { sample: Int32Array; active: Float64Array; reserved: Float64Array } {
+    this.openAt(Number.POSITIVE_INFINITY);
+    return { sample: this.sample, active: this.active, reserved: this.reserved };
+  }
+
+  /**
+   * Closes the columns that end at entry k and opens the next: entries are read one after another,
+   * so a column opens at its first entry (or at the end), with the state before it carried in.
+   */
+  private openAt(k: number): void {
+    const { bounds } = this;
+    for (; this.c < bounds.length && bounds[this.c]! <= k; this.c++) {
+      if (this.c > 0) {
+        this.sample[this.c - 1] = this.best;
+        this.active[this.c - 1] = this.bestActive;
+        this.reserved[this.c - 1] = this.maxReserved;
+      }
+      this.best = bounds[this.c]! - 1;
+      this.bestActive = this.lastActive;
+      this.maxReserved = this.lastReserved;
+    }
+  }
 }
 
 /**
