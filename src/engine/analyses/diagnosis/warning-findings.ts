@@ -21,10 +21,11 @@ function noHistoryText(s: Snapshot, d: DeviceModel): string {
     d.trace.length > 0 ? ` (the trace holds only ${plural(d.trace.length, 'snapshot marker')})` : '';
   const dumpOnly = `Dump only: no trace recorded${markers}, so the file shows the memory held at the dump, not how it got there, nor any OOM`;
   // Blocks carry stacks only while memory is being recorded: then the advice to turn recording on
-  // would be wrong. Either only state was recorded, or the trace's window saw nothing (memlens
-  // record clears it at each step window, python/memlens/_record.py _cut).
+  // would be wrong. Only state was recorded, or the trace's window saw nothing (memlens record
+  // clears it at each step: python/memlens/_record.py _cut), or recording was turned off before
+  // the dump (CUDACachingAllocator recordHistory clears the trace when disabled).
   if (blocksCarryStacks(s, d))
-    return `${dumpOnly}. Its blocks carry allocation stacks, so memory was being recorded: as state only (enabled="state"; record "all" for a trace), or with a trace that nothing entered since it was last cleared, as memlens record clears it at each step window.`;
+    return `${dumpOnly}. Its blocks carry allocation stacks, so memory was being recorded: as state only (enabled="state"; record "all" for a trace), with a trace that nothing entered since it was last cleared (memlens record clears it at each step), or with recording turned off before the dump, which clears the trace (dump before _record_memory_history(enabled=None)).`;
   return `${dumpOnly} (record with torch.cuda.memory._record_memory_history()).`;
 }
 

@@ -1,4 +1,5 @@
 import { formatBytes, formatCount, formatDuration, plural } from '../../base/format.js';
+import { isMemlensHelper } from '../../derived/frames/frame-kinds.js';
 import { groupBySite, NO_SITE, type SiteGroup, Sites } from '../../derived/frames/sites.js';
 import {
   findIterations,
@@ -240,14 +241,15 @@ class BurstFinder {
    * whose frees are one or the other was freed by code; any other free leaves it undecided.
    */
   private codeFreed(entries: number[]): string | null {
+    // Recorded with context="alloc", a free carries its allocation's stack (PyTorch's free():
+    // `context ? context : block->context_when_allocated`): its frames then say nothing of who freed.
+    if (!this.freesHaveOwnStacks()) return null;
     const reasons = new Set<string>();
     for (const i of entries) {
       const frames = this.s.stacks.frames(this.d.trace.stack[i]!);
       const why =
         frames.length === 0
-          ? this.recordsStacks()
-            ? 'frees on a thread running no Python code (autograd’s backward threads), where the garbage collector never runs'
-            : null
+          ? 'frees on a thread running no Python code (autograd’s backward threads), where the garbage collector never runs'
           : purposefulFree(frames.find(isPythonFrame));
       if (why === null) return null;
       reasons.add(why);
@@ -255,17 +257,22 @@ class BurstFinder {
     return [...reasons].join('; ');
   }
 
-  private stacksRecorded: boolean | undefined;
+  private ownFreeStacks: boolean | undefined;
 
-  private recordsStacks(): boolean {
-    if (this.stacksRecorded === undefined) {
-      const stack = this.d.trace.stack;
-      let any = false;
-      for (let i = 0; i < this.d.trace.length && !any; i++)
-        any = stack[i]! >= 0 && this.s.stacks.frames(stack[i]!).length > 0;
-      this.stacksRecorded = any;
+  /** Whether some free in the trace carries a stack other than its allocation's: frees record their own. */
+  private freesHaveOwnStacks(): boolean {
+    if (this.ownFreeStacks === undefined) {
+      const t = this.d.trace;
+      const a = this.d.allocations;
+      let own = false;
+      for (let i = 0; i < t.length && !own; i++) {
+        if (t.action[i] !== Action.free_requested || t.stack[i]! < 0) continue;
+        const id = a.ofEntry[i]!;
+        own = id >= 0 && a.start[id]! >= 0 && a.stack[id] !== t.stack[i];
+      }
+      this.ownFreeStacks = own;
     }
-    return this.stacksRecorded;
+    return this.ownFreeStacks;
   }
 
   private readonly gcStacks = new Map<number, boolean>();
@@ -313,7 +320,7 @@ function purposefulFree(f: Frame | undefined): string | null {
  */
 function isGcFrame(f: Frame): boolean {
   return (
-    (f.name === 'run_followup' && f.filename.replaceAll('\\', '/').endsWith('/python/memlens/cycles.py')) ||
+    (f.name === 'run_followup' && isMemlensHelper(f)) ||
     /(^|[^A-Za-z])(gc_collect\w*|collect_generations|collect_with_callback|delete_garbage|_PyGC_Collect|gc\.collect)/.test(
       f.name,
     ) ||

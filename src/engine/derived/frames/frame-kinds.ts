@@ -155,16 +155,21 @@ function isPython(f: FrameLike): boolean {
 const MEMLENS_HELPER =
   /\/python\/memlens\/(cycles|_record|_graph|_history|_steps|_after_import|__init__)\.py$/;
 
+/** A frame of memlens record's own Python helper. */
+export function isMemlensHelper(f: FrameLike): boolean {
+  return MEMLENS_HELPER.test(`/${slashPath(f.filename)}`);
+}
+
 /** A frame of the user's own Python files (not a library's, not the interpreter's, not memlens's helper). */
 export function isUserCode(f: FrameLike): boolean {
   if (!isPython(f)) return false;
   const p = `/${slashPath(f.filename)}`;
-  return !MEMLENS_HELPER.test(p) && !LIBRARY_PATHS.some((r) => r.test(p));
+  return !isMemlensHelper(f) && !LIBRARY_PATHS.some((r) => r.test(p));
 }
 
 export function frameKind(f: FrameLike): FrameKind {
   if (isPython(f)) {
-    if (MEMLENS_HELPER.test(`/${slashPath(f.filename)}`)) return 'recorder';
+    if (isMemlensHelper(f)) return 'recorder';
     return isUserCode(f) ? 'user' : 'library';
   }
   const { name, filename } = f;

@@ -7,6 +7,7 @@ import { generateSnapshotBytes, type WriteOptions } from '../../../../scripts/sy
 import { groupBursts, type PatternInput } from '../../../../src/engine/analyses/gc/burst-patterns.js';
 import { gcBurstsOf } from '../../../../src/engine/analyses/gc/gc-bursts.js';
 import { loadSnapshotBytes } from '../../../../src/engine/load/load.js';
+import { Action } from '../../../../src/engine/model/trace-columns.js';
 import { NODE_FLAGS } from '../../../../src/node/node-flags.js';
 
 const CORPUS = join(import.meta.dirname, '..', '..', '..', '..', '..', 'shared', 'corpus');
@@ -202,5 +203,35 @@ describe('memlens gc (CLI)', () => {
     expect(r.status).toBe(2);
     expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(new RegExp(`^memlens: ${file}: has no device 3`));
+  });
+});
+
+describe('bursts that code freed, told by the frees’ own stacks (real H200 recordings)', () => {
+  const RECORDED = join(import.meta.dirname, '..', '..', '..', '..', 'fixtures', 'recorded');
+  const load = (file: string) => loadSnapshotBytes(readFileSync(join(RECORDED, file)), file);
+  const streams = 'streams/step5/torch_memory_rank0_pid493.pickle';
+
+  it('zero_grad dropping the gradients is code, when frees record their own stacks', () => {
+    const s = load(streams);
+    const [burst] = gcBurstsOf(s, s.devices[0]!).bursts;
+    expect(burst!.freed_by_code).toBe('zero_grad dropping the gradients');
+  });
+
+  it('recorded with context="alloc" (each free carries its allocation’s stack), the frames tell nothing', () => {
+    // The collector's frees of seed 001's cycles, as context="alloc" would have recorded them: each
+    // free with its block's allocation context (PyTorch's free(): `context ? context :
+    // block->context_when_allocated`), none for tensors made before the window or on autograd's thread.
+    const s = load('cycle/step11/torch_memory_rank0_pid529.pickle');
+    const d = s.devices[0]!;
+    const t = d.trace;
+    const a = d.allocations;
+    for (let i = 0; i < t.length; i++) {
+      const id = a.ofEntry[i]!;
+      if (id >= 0 && (t.action[i] === Action.free_requested || t.action[i] === Action.free_completed))
+        t.stack[i] = a.start[id]! >= 0 ? a.stack[id]! : -1;
+    }
+    const [burst] = gcBurstsOf(s, d).bursts;
+    expect(burst!.bytes).toBe(9 * 4 * MiB);
+    expect(burst!.freed_by_code).toBeNull();
   });
 });
