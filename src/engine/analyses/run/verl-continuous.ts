@@ -10,7 +10,7 @@
  * The folders are the same whether steps 4 and 5 were profiled this way or not profiled at all, so
  * the names cannot tell where the window ends. One process's trace times can: post N is written
  * when step N-1 ends, so the window ends at the last step N whose post dump of the same process
- * (pid) was written before it, by the last trace entry's time.
+ * (rank and pid) was written before it, by the last trace entry's time.
  */
 import type { RunCell } from '../../run-layout/discover.js';
 import type { RunSnapshot } from './run-table.js';
@@ -21,13 +21,13 @@ export function rereadVerl(snapshots: RunSnapshot[]): Reread {
   const posts = snapshots.filter((s) => s.cell.layout === 'verl' && s.cell.kind === 'post-update');
   const windows = snapshots.filter((s) => isOneStepWindow(s.cell));
   if (posts.length === 0) return out;
-  const postsOf = new Map<number | null, Timed[]>();
+  const postsOf = new Map<string, Timed[]>();
   for (const p of posts) {
-    const own = postsOf.get(p.cell.pid) ?? [];
+    const own = postsOf.get(processOf(p.cell)) ?? [];
     own.push({ step: p.cell.steps!.first, time: dumpTime(p) });
-    postsOf.set(p.cell.pid, own);
+    postsOf.set(processOf(p.cell), own);
   }
-  const ends = new Map(windows.map((w) => [w.cell.path, lastStep(w, postsOf.get(w.cell.pid) ?? [])]));
+  const ends = new Map(windows.map((w) => [w.cell.path, lastStep(w, postsOf.get(processOf(w.cell)) ?? [])]));
   // One `_stop_profiling` call stops every worker group (ray_trainer.py:1065-1075) and each writes
   // into the sub_dir of the same start (profile.py:249): the windows of one folder end together,
   // so those whose process tells nothing (no times, no post-update dumps) end where the others do.
@@ -61,7 +61,7 @@ interface Timed {
 }
 
 /**
- * The window's last step by its process's times: the last N whose post N (`own`: its pid's) was
+ * The window's last step by its process's times: the last N whose post N (`own`: its process's) was
  * written strictly before it; undefined where the times cannot tell (none, or no post N+1 of it).
  */
 function lastStep(w: RunSnapshot, own: Timed[]): number | undefined {
@@ -72,6 +72,14 @@ function lastStep(w: RunSnapshot, own: Timed[]): number | undefined {
   let last = first;
   for (const p of own) if (p.step > last && p.time !== null && p.time < t) last = p.step;
   return last;
+}
+
+/**
+ * A process of the run: its pid with its rank (verl names both: `<tag>_rank<R>_pid<P>.pickle`), since
+ * pids are per host and ranks on other nodes or containers often share one.
+ */
+function processOf(c: RunCell): string {
+  return `${c.replica}|${c.rank}|${c.pid}`;
 }
 
 function isOneStepWindow(c: RunCell): boolean {

@@ -208,7 +208,7 @@ describe('memlens gc (CLI)', () => {
 
 describe('bursts that code freed, told by the frees’ own stacks (real H200 recordings)', () => {
   const RECORDED = join(import.meta.dirname, '..', '..', '..', '..', 'fixtures', 'recorded');
-  const load = (file: string) => loadSnapshotBytes(readFileSync(join(RECORDED, file)), file);
+  const load = (file: string) => loadSnapshotBytes(readFileSync(join(RECORDED, file)));
   const streams = 'streams/step5/torch_memory_rank0_pid493.pickle';
 
   it('zero_grad dropping the gradients is code, when frees record their own stacks', () => {

@@ -150,6 +150,20 @@ describe("verl's profile_continuous_steps", () => {
     expect(r.layout_doubts).toEqual([]);
   });
 
+  it('pairs a window with its own process: ranks on other hosts may share a pid', () => {
+    // Rank 1 on another node has pid 100 too, and its every dump is 1 ms earlier than rank 0's.
+    const shared = run(3).map((d) =>
+      d.device === 1
+        ? { ...d, path: d.path.replace('pid101', 'pid100'), times: d.times.map((t) => t - 1) }
+        : d,
+    );
+    const r = reportOf(shared);
+    expect(r.snapshots.filter((s) => s.kind === 'step').map((s) => [s.rank, s.step, s.last_step])).toEqual([
+      [0, 3, 3],
+      [1, 3, 3],
+    ]);
+  });
+
   it('keeps step3/ written at the end of step 3 before post 4', () => {
     const r = reportOf(run(3));
     expect(columnOrder(r.rows)).toEqual(['post 3', '3', 'post 4', 'post 5', 'post 6']);
