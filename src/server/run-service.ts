@@ -15,7 +15,7 @@ import {
 import { discoverRun, type LeftOut, type Run, type RunCell } from '../engine/run-layout/index.js';
 import { statKey } from '../node/cache/result-cache.js';
 import { leftOutLines } from '../node/files/expand-paths.js';
-import { type RunScan, recordedRoots, scanRun } from '../node/files/scan-run.js';
+import { type RunScan, scanRun } from '../node/files/scan-run.js';
 import { isJsonName, notSnapshotReason } from '../node/files/sniff-snapshot.js';
 import { decodeRun } from '../node/workers/decode-run.js';
 import type { RunState } from '../wire/run-state.js';
@@ -52,6 +52,8 @@ export class RunService {
   /** What the last read of the directories left out (not snapshots) or could not read. */
   private skipped: LeftOut[] = [];
   private notRead: LeftOut[] = [];
+  /** Folders of the run that memlens record wrote (scanRun), for the layout's name. */
+  private recorded: string[] = [];
   /** The scans made before start (firstScan), which start takes instead of reading the directories again. */
   private firstScans: RunScan[] | undefined;
   /** Why a JSON file is not a snapshot, by its content: kept per file while its stat is unchanged. */
@@ -103,6 +105,7 @@ export class RunService {
   private scan(scans = this.scanDirs()): string[] {
     this.skipped = scans.flatMap((s) => s.skipped);
     this.notRead = scans.flatMap((s) => s.notRead);
+    this.recorded = scans.flatMap((s) => s.recorded);
     return scans.flatMap((s) => s.files);
   }
 
@@ -171,7 +174,7 @@ export class RunService {
     if (paths.length === 0) return this.refresh();
     const batch = discoverRun(
       paths.map((p) => ({ path: p, mtimeMs: mtime(p) })),
-      { roots: this.dirs, recorded: recordedRoots(this.dirs) },
+      { roots: this.dirs, recorded: this.recorded },
     );
     // Listed at once, in run order, so the page can open a file while the others decode.
     const served = new Map(batch.cells.map((c) => [c.path, this.serve(c)]));
@@ -235,7 +238,7 @@ export class RunService {
   private refresh(): void {
     const run: Run = discoverRun(
       [...this.known.keys()].map((p) => ({ path: p, mtimeMs: mtime(p) })),
-      { skipped: this.skipped, notRead: this.notRead, roots: this.dirs, recorded: recordedRoots(this.dirs) },
+      { skipped: this.skipped, notRead: this.notRead, roots: this.dirs, recorded: this.recorded },
     );
     const snapshots = run.cells.map((cell) => ({ ...this.known.get(cell.path)!.snapshot, cell }));
     this.report = runReport(this.root, run, snapshots);

@@ -52,8 +52,10 @@ const site = (g: Growth) => `${g.frames[0]!.filename.split('/').at(-1)}:${g.fram
 describe('runs recorded by memlens record on an H200', () => {
   it('leak.py: the kept losses grow by their graph each step (2 × 64×2048 fp32 saved, the input, the loss)', () => {
     const r = run('leak');
-    // Its .memlens/ record tells memlens record's step windows from verl's, whose names they share.
+    // Its .memlens/ record tells memlens record's step windows from verl's, whose names they share,
+    // also where the folder given holds several recorded runs.
     expect(r.layout).toBe('memlens-record');
+    expect(run('.').layout).toBe('memlens-record');
     expect(
       r.growth.map((g) => [site(g), g.bytes_per_step, g.ranks.map((x) => [x.rank, x.first_step])]),
     ).toEqual([

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { discoverRun, type Run } from '../../engine/run-layout/index.js';
-import { type RunScan, recordedRoots, scanRun } from './scan-run.js';
+import { type RunScan, scanRun } from './scan-run.js';
 
 export interface ExpandedPaths {
   /** Files in the order given; a directory's snapshots in run order in its place. */
@@ -64,7 +64,7 @@ export function runOfScan(root: string, scan: RunScan): Run {
   }
   return discoverRun(
     scan.files.map((f) => ({ path: f, mtimeMs: mtime(f) })),
-    { skipped: scan.skipped, notRead: scan.notRead, roots: [root], recorded: recordedRoots([root]) },
+    { skipped: scan.skipped, notRead: scan.notRead, roots: [root], recorded: scan.recorded },
   );
 }
 

@@ -8,6 +8,8 @@ export interface RunScan {
   files: string[];
   skipped: LeftOut[];
   notRead: LeftOut[];
+  /** Folders holding memlens record's `.memlens/` record: the runs it wrote (discoverRun's `recorded`). */
+  recorded: string[];
 }
 
 /** Why a file (by its real path) is not a snapshot, or null: notSnapshotReason, or a watcher's memo of it. */
@@ -35,7 +37,7 @@ const nodeFs: ScanFs = {
  * in notRead with the system's reason.
  */
 export function scanRun(root: string, io: ScanFs = nodeFs, sniff: Sniff = notSnapshotReason): RunScan {
-  const out: RunScan = { files: [], skipped: [], notRead: [] };
+  const out: RunScan = { files: [], skipped: [], notRead: [], recorded: [] };
   /** Each folder read, by its real path, with the name it was read under. */
   const seenDirs = new Map<string, string>();
   const seenFiles = new Map<string, Found[]>();
@@ -61,7 +63,12 @@ export function scanRun(root: string, io: ScanFs = nodeFs, sniff: Sniff = notSna
     }
     const below: string[] = [];
     for (const e of entries) {
-      if (e.name.startsWith('.')) continue;
+      if (e.name.startsWith('.')) {
+        // memlens record keeps its per-process records there (python/memlens/_record.py) from the
+        // first window on, before run.json exists; only a layout's name follows from it.
+        if (e.name === '.memlens' && e.isDirectory()) out.recorded.push(dir);
+        continue;
+      }
       // memlens record's own manifest (record-manifest.ts) describes the run: part of it, not a file left out.
       if (dir === root && e.name === 'run.json') continue;
       const p = path.join(dir, e.name);
@@ -141,19 +148,4 @@ function errorText(e: unknown): string {
     return `${err.code}: ${words}`;
   }
   return String(e);
-}
-
-/**
- * The folders among `roots` that memlens record wrote: it keeps its per-process records in
- * `.memlens/` (python/memlens/_record.py) from the first window on, before run.json exists. Only
- * a layout's name follows from it.
- */
-export function recordedRoots(roots: string[]): string[] {
-  return roots.filter((root) => {
-    try {
-      return fs.statSync(path.join(root, '.memlens')).isDirectory();
-    } catch {
-      return false;
-    }
-  });
 }

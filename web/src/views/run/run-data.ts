@@ -97,7 +97,7 @@ export async function droppedRun(
   const roots = [...new Set(kept.flatMap((n) => (n.path.includes('/') ? [n.path.split('/')[0]!] : [])))];
   const run = discoverRun(
     kept.map((n) => ({ path: n.path, mtimeMs: n.file.lastModified })),
-    { skipped, roots, recorded: roots.filter((r) => named.some((n) => n.path.startsWith(`${r}/.memlens/`))) },
+    { skipped, roots, recorded: recordedFolders(named.map((n) => n.path)) },
   );
   const snapshots: RunSnapshot[] = [];
   for (const [i, cell] of run.cells.entries()) {
@@ -119,4 +119,13 @@ export async function droppedRun(
 async function notSnapshotDropped(file: File, path: string): Promise<string | null> {
   if (!/\.json$/i.test(path)) return null;
   return notSnapshotJson(path, await file.slice(0, 64 * 1024).text());
+}
+
+/** The dropped folders memlens record wrote: those holding its `.memlens/` record, at any depth. */
+function recordedFolders(paths: string[]): string[] {
+  const folders = paths.flatMap((p) => {
+    const at = p.indexOf('/.memlens/');
+    return at > 0 ? [p.slice(0, at)] : [];
+  });
+  return [...new Set(folders)];
 }
