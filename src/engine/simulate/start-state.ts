@@ -270,6 +270,8 @@ function loadExpandable(
       a.blocks.prev[b] = tail;
       if (tail !== NONE) a.blocks.next[tail] = b;
       else a.segments.head[seg] = b;
+      if (tail !== NONE && a.blocks.state[tail] === FREE && a.blocks.state[b] === FREE)
+        mergeFree(a, seg, tail, b);
       tail = b;
     };
     for (const r of group) {
@@ -290,4 +292,20 @@ function loadExpandable(
     }
     hole(first.address + vaSize);
   }
+}
+
+/**
+ * Two ranges that touch are one mapped run of the same segment (pages unmapped after this moment
+ * next to pages still mapped at the dump), and free blocks either side of the seam are one block:
+ * PyTorch merges a freed block with its free neighbours (CUDACachingAllocator.cpp `free_block`:
+ * `try_merge_blocks(block, prev, pool)` for `block->prev` and `block->next`), and `unmap_block`
+ * keeps the part of a free block before its first whole page free and mapped, beside the pages
+ * it unmaps.
+ */
+function mergeFree(a: SimAllocator, seg: number, low: number, high: number): void {
+  a.removeFree(low);
+  a.removeFree(high);
+  a.blocks.absorb(high, low);
+  if (a.segments.head[seg] === low) a.segments.head[seg] = high;
+  a.insertFree(high);
 }

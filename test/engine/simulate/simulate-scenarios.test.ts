@@ -212,3 +212,72 @@ describe.skipIf(!existsSync(CLI))('memlens simulate (CLI)', () => {
     expect(readdirSync(dir).filter((f) => f.includes('.tmp'))).toEqual([]);
   });
 });
+
+/**
+ * The dump maps 2 MiB of a small-pool expandable segment, its last 512 KiB free; the trace
+ * unmaps the 4 MiB after it, so they were mapped and free when the window opened. Free blocks
+ * never sit side by side in PyTorch: the 512 KiB and the 4 MiB were one free block, and a 768 KiB
+ * request (too big for 512 KiB) splits it at its start, as recorded, not at the seam.
+ */
+describe('simulate: the start state of an expandable segment', () => {
+  const base = 0x2a56000000;
+  const KiB = 1024;
+  const json = {
+    segments: [
+      {
+        device: 0,
+        address: base,
+        total_size: 2 * MiB,
+        allocated_size: 1536 * KiB,
+        active_size: 1536 * KiB,
+        requested_size: 1536 * KiB,
+        stream: 0,
+        segment_type: 'small',
+        segment_pool_id: [0, 0],
+        is_expandable: true,
+        frames: [],
+        blocks: [
+          { address: base, size: MiB, requested_size: MiB, state: 'active_allocated', frames: [] },
+          {
+            address: base + MiB,
+            size: 512 * KiB,
+            requested_size: 512 * KiB,
+            state: 'active_allocated',
+            frames: [],
+          },
+          { address: base + 1536 * KiB, size: 512 * KiB, requested_size: 0, state: 'inactive', frames: [] },
+        ],
+      },
+    ],
+    device_traces: [
+      [
+        ['alloc', base + 1536 * KiB, 768 * KiB],
+        ['free_requested', base + 1536 * KiB, 768 * KiB],
+        ['free_completed', base + 1536 * KiB, 768 * KiB],
+        ['segment_unmap', base + 2 * MiB, 4 * MiB],
+      ].map(([action, addr, size], i) => ({ action, addr, size, stream: 0, time_us: i, frames: [] })),
+    ],
+    allocator_settings: { PYTORCH_CUDA_ALLOC_CONF: 'expandable_segments:True', expandable_segments: true },
+  };
+
+  it('merges the free blocks either side of pages unmapped later', () => {
+    const s = loadSnapshotBytes(new TextEncoder().encode(JSON.stringify(json)));
+    const r = replayDevice(s, s.devices[0]!, {
+      settings: applyConf(defaultSettings('2.11'), 'expandable_segments:True'),
+      capacity: Number.POSITIVE_INFINITY,
+      recorded: true,
+      allEvents: true,
+    });
+    const log = r.allocator.log;
+    const events: [string, number, number][] = [];
+    for (let i = 0; i < log.length; i++) {
+      events.push([s.traceColumns.actionNames[log.action[i]!]!, log.addr[i]! - base, log.size[i]! / KiB]);
+    }
+    expect(events).toEqual([
+      ['alloc', 1536 * KiB, 768],
+      ['free_requested', 1536 * KiB, 768],
+      ['free_completed', 1536 * KiB, 768],
+      ['segment_unmap', 2 * MiB, 4096],
+    ]);
+  });
+});
