@@ -98,13 +98,15 @@ function releasedByUnmap(d: DeviceModel, event: number): boolean {
 /**
  * Pages unmapped in the window belong to an expandable segment that may still be mapped
  * elsewhere at the dump, where it has its pool. PyTorch reserves each segment's own address
- * range of 1.125 × the device's memory and maps pages from its low end (CUDACachingAllocator.cpp
- * `ExpandableSegment`: `max_handles_ = numSegments(prop.totalGlobalMem + prop.totalGlobalMem / 8)`,
- * `cuMemAddressReserve_(&ptr_, segment_size_ * max_handles_, ...)`), and traces the unmap on the
- * segment's stream (`unmap_block`: `record_trace(TraceEntry::SEGMENT_UNMAP, ..., block->stream, ...)`),
- * so the owner is the nearest dump-time expandable range of the same stream. Without one, the
- * page sizes decide: a range that is no whole number of large pages (20 MiB or
- * large_segment_size) is small-pool pages (2 MiB).
+ * range of 1.125 × the device's memory and maps pages from its low end, and traces the unmap on
+ * the segment's stream, so the owner is the nearest dump-time expandable range of the same
+ * stream. Without one, the page sizes decide: a range that is no whole number of large pages
+ * (20 MiB or large_segment_size) is small-pool pages (2 MiB). Source: c10/cuda/
+ * CUDACachingAllocator.cpp (pytorch/pytorch @ eb42ad6eca0ce61e7c581212b4bf32f991425571, same
+ * code in 2026 main): `ExpandableSegment`'s constructor (`max_handles_ =
+ * numSegments(prop.totalGlobalMem + prop.totalGlobalMem / 8)`, `cuMemAddressReserve_(&ptr_,
+ * segment_size_ * max_handles_, ...)`), `unmap_block` (`record_trace(TraceEntry::SEGMENT_UNMAP,
+ * ..., block->stream, ...)`).
  */
 function unmappedPool(
   s: Snapshot,
@@ -295,12 +297,13 @@ function loadExpandable(
 }
 
 /**
- * Two ranges that touch are one mapped run of the same segment (pages unmapped after this moment
- * next to pages still mapped at the dump), and free blocks either side of the seam are one block:
- * PyTorch merges a freed block with its free neighbours (CUDACachingAllocator.cpp `free_block`:
- * `try_merge_blocks(block, prev, pool)` for `block->prev` and `block->next`), and `unmap_block`
- * keeps the part of a free block before its first whole page free and mapped, beside the pages
- * it unmaps.
+ * Ranges that touch are one mapped run of one segment (pages unmapped after this moment beside
+ * pages still mapped at the dump: `snapshot()` reports "one segment for each contiguous mapped
+ * range"), and free blocks either side of the seam are one block: `free_block` merges a freed
+ * block with its free neighbours (`merge_candidates = {block->prev, block->next}`, each through
+ * `try_merge_blocks`), and `unmap_block` keeps the part of a free block before its first whole page
+ * free and mapped, beside the pages it unmaps (c10/cuda/CUDACachingAllocator.cpp,
+ * pytorch/pytorch @ eb42ad6eca0ce61e7c581212b4bf32f991425571, same code in 2026 main).
  */
 function mergeFree(a: SimAllocator, seg: number, low: number, high: number): void {
   a.removeFree(low);
