@@ -7,8 +7,10 @@
  */
 import { FREED_BEFORE_WINDOW } from '../model/allocations.js';
 import { mainStream } from '../model/main-stream.js';
+import type { Segment } from '../model/segments.js';
 import type { DeviceModel, Snapshot } from '../model/snapshot.js';
-import { reservedRangesAfter } from '../model/state-at.js';
+import { type ReservedRange, reservedRangesAfter } from '../model/state-at.js';
+import { Action } from '../model/trace-columns.js';
 import { isWorkspaceSegment } from '../model/workspace.js';
 import type { SimAllocator } from './allocator.js';
 import { ALLOCATED, FREE, NONE, PENDING, UNMAPPED } from './block-store.js';
@@ -33,7 +35,7 @@ interface Range {
 /** Builds the start state into `a`; returns each allocation's block (NONE if not alive at start). */
 export function loadStartState(a: SimAllocator, s: Snapshot, d: DeviceModel, ctx: SimContext): Int32Array {
   const blockOf = new Int32Array(d.allocations.count).fill(NONE);
-  const ranges = startRanges(s, d, ctx, a.settings.expandable);
+  const ranges = startRanges(s, d, ctx, pageSize(a, 0));
   placeLive(d, ranges);
   // A range that held nothing alive and is gone at the dump: its stream is unknown, and the
   // device's main stream is the one that would have reused it (never "stream 0": torch_npu's
@@ -56,20 +58,77 @@ export function loadStartState(a: SimAllocator, s: Snapshot, d: DeviceModel, ctx
   return blockOf;
 }
 
-function startRanges(s: Snapshot, d: DeviceModel, ctx: SimContext, expandable: boolean): Range[] {
-  return reservedRangesAfter(s, d, -1).map((r) => {
+function startRanges(s: Snapshot, d: DeviceModel, ctx: SimContext, largePage: number): Range[] {
+  const reserved = reservedRangesAfter(s, d, -1);
+  const owners = reserved.filter((r) => r.segment >= 0 && s.tables.segments[r.segment]!.expandable);
+  return reserved.map((r) => {
     const seg = r.segment >= 0 ? s.tables.segments[r.segment] : undefined;
-    const small = seg !== undefined ? seg.pool === 'small' : r.size === SMALL_BUFFER;
-    return {
-      address: r.address,
-      size: r.size,
-      pool: (seg !== undefined ? ctx.privatePoolOf(seg.poolId) : 0) * 2 + (small ? 1 : 0),
-      stream: seg !== undefined ? ctx.streamId(seg.stream) : UNKNOWN_STREAM,
-      expandable: seg !== undefined ? seg.expandable : expandable,
-      workspace: seg !== undefined && isWorkspaceSegment(s.tables, seg),
-      live: [],
-    };
+    if (seg !== undefined) {
+      return range(r, {
+        pool: poolOf(ctx, seg),
+        stream: ctx.streamId(seg.stream),
+        expandable: seg.expandable,
+        workspace: isWorkspaceSegment(s.tables, seg),
+      });
+    }
+    if (!releasedByUnmap(d, r.event)) {
+      // A cudaMalloc'd segment freed in the window: small-pool segments are exactly kSmallBuffer.
+      const pool = r.size === SMALL_BUFFER ? 1 : 0;
+      return range(r, { pool, stream: UNKNOWN_STREAM, expandable: false, workspace: false });
+    }
+    return range(r, { ...unmappedPool(s, ctx, r, owners, largePage), expandable: true, workspace: false });
   });
+}
+
+/** The simulator's pool index: two per private pool (0: default), large then small. */
+function poolOf(ctx: SimContext, seg: Segment): number {
+  return ctx.privatePoolOf(seg.poolId) * 2 + (seg.pool === 'small' ? 1 : 0);
+}
+
+function range(r: ReservedRange, rest: Omit<Range, 'address' | 'size' | 'live'>): Range {
+  return { address: r.address, size: r.size, ...rest, live: [] };
+}
+
+/** The event that gave a range back was a segment_unmap (pages of an expandable segment), not a cudaFree. */
+function releasedByUnmap(d: DeviceModel, event: number): boolean {
+  const action = d.trace.action[event];
+  return action === Action.segment_unmap || action === Action.segment_map;
+}
+
+/**
+ * Pages unmapped in the window belong to an expandable segment that may still be mapped
+ * elsewhere at the dump, where it has its pool. PyTorch reserves each segment's own address
+ * range of 1.125 × the device's memory and maps pages from its low end, and traces the unmap on
+ * the segment's stream, so the owner is the nearest dump-time expandable range of the same
+ * stream. Without one, the page sizes decide: a range that is no whole number of large pages
+ * (20 MiB or large_segment_size) is small-pool pages (2 MiB). Source: c10/cuda/
+ * CUDACachingAllocator.cpp (pytorch/pytorch @ eb42ad6eca0ce61e7c581212b4bf32f991425571, same
+ * code in 2026 main): `ExpandableSegment`'s constructor (`max_handles_ =
+ * numSegments(prop.totalGlobalMem + prop.totalGlobalMem / 8)`, `cuMemAddressReserve_(&ptr_,
+ * segment_size_ * max_handles_, ...)`), `unmap_block` (`record_trace(TraceEntry::SEGMENT_UNMAP,
+ * ..., block->stream, ...)`).
+ */
+function unmappedPool(
+  s: Snapshot,
+  ctx: SimContext,
+  r: ReservedRange,
+  owners: readonly ReservedRange[],
+  largePage: number,
+): { pool: number; stream: number } {
+  let best: ReservedRange | undefined;
+  let bestGap = Number.POSITIVE_INFINITY;
+  for (const o of owners) {
+    if (s.tables.segments[o.segment]!.stream !== r.stream) continue;
+    const gap = Math.max(o.address - (r.address + r.size), r.address - (o.address + o.size), 0);
+    if (gap < bestGap) {
+      best = o;
+      bestGap = gap;
+    }
+  }
+  const stream = ctx.streamId(r.stream);
+  if (best === undefined) return { pool: r.size % largePage === 0 ? 0 : 1, stream };
+  const seg = s.tables.segments[best.segment]!;
+  return { pool: poolOf(ctx, seg), stream };
 }
 
 /** Allocation ids alive before the first entry, each put in the range that holds its address. */
@@ -213,6 +272,8 @@ function loadExpandable(
       a.blocks.prev[b] = tail;
       if (tail !== NONE) a.blocks.next[tail] = b;
       else a.segments.head[seg] = b;
+      if (tail !== NONE && a.blocks.state[tail] === FREE && a.blocks.state[b] === FREE)
+        mergeFree(a, seg, tail, b);
       tail = b;
     };
     for (const r of group) {
@@ -233,4 +294,21 @@ function loadExpandable(
     }
     hole(first.address + vaSize);
   }
+}
+
+/**
+ * Ranges that touch are one mapped run of one segment (pages unmapped after this moment beside
+ * pages still mapped at the dump: `snapshot()` reports "one segment for each contiguous mapped
+ * range"), and free blocks either side of the seam are one block: `free_block` merges a freed
+ * block with its free neighbours (`merge_candidates = {block->prev, block->next}`, each through
+ * `try_merge_blocks`), and `unmap_block` keeps the part of a free block before its first whole page
+ * free and mapped, beside the pages it unmaps (c10/cuda/CUDACachingAllocator.cpp,
+ * pytorch/pytorch @ eb42ad6eca0ce61e7c581212b4bf32f991425571, same code in 2026 main).
+ */
+function mergeFree(a: SimAllocator, seg: number, low: number, high: number): void {
+  a.removeFree(low);
+  a.removeFree(high);
+  a.blocks.absorb(high, low);
+  if (a.segments.head[seg] === low) a.segments.head[seg] = high;
+  a.insertFree(high);
 }

@@ -212,3 +212,108 @@ describe.skipIf(!existsSync(CLI))('memlens simulate (CLI)', () => {
     expect(readdirSync(dir).filter((f) => f.includes('.tmp'))).toEqual([]);
   });
 });
+
+/**
+ * The dump maps 2 MiB of a small-pool expandable segment, its last 512 KiB free; the trace
+ * unmaps the 4 MiB after it, so they were mapped and free when the window opened. Free blocks
+ * never sit side by side in PyTorch: the 512 KiB and the 4 MiB were one free block, and a 768 KiB
+ * request (too big for 512 KiB) splits it at its start, as recorded, not at the seam.
+ */
+describe('simulate: the start state of an expandable segment', () => {
+  const base = 0x2a56000000;
+  const KiB = 1024;
+  type Entry = [string, number, number];
+
+  /** A small-pool expandable recording: the dump's segments and a trace on stream 0 (addresses from `base`). */
+  function recording(segments: object[], trace: Entry[]) {
+    const json = {
+      segments,
+      device_traces: [
+        trace.map(([action, addr, size], i) => ({
+          action,
+          addr: base + addr,
+          size,
+          stream: 0,
+          time_us: i,
+          frames: [],
+        })),
+      ],
+      allocator_settings: { PYTORCH_CUDA_ALLOC_CONF: 'expandable_segments:True', expandable_segments: true },
+    };
+    return loadSnapshotBytes(new TextEncoder().encode(JSON.stringify(json)));
+  }
+
+  /** The recorded settings' replay, every event, addresses from `base`, sizes in KiB. */
+  function replayed(trace: Entry[], segments: object[] = []): Entry[] {
+    const s = recording(segments, trace);
+    const log = replayDevice(s, s.devices[0]!, {
+      settings: applyConf(defaultSettings('2.11'), 'expandable_segments:True'),
+      capacity: Number.POSITIVE_INFINITY,
+      recorded: true,
+      allEvents: true,
+    }).allocator.log;
+    const events: Entry[] = [];
+    for (let i = 0; i < log.length; i++) {
+      events.push([s.traceColumns.actionNames[log.action[i]!]!, log.addr[i]! - base, log.size[i]! / KiB]);
+    }
+    return events;
+  }
+
+  const block = (offset: number, size: number, state: string) => ({
+    address: base + offset,
+    size,
+    requested_size: state === 'inactive' ? 0 : size,
+    state,
+    frames: [],
+  });
+
+  it('merges the free blocks either side of pages unmapped later', () => {
+    const dump = {
+      device: 0,
+      address: base,
+      total_size: 2 * MiB,
+      allocated_size: 1536 * KiB,
+      active_size: 1536 * KiB,
+      requested_size: 1536 * KiB,
+      stream: 0,
+      segment_type: 'small',
+      segment_pool_id: [0, 0],
+      is_expandable: true,
+      frames: [],
+      blocks: [
+        block(0, MiB, 'active_allocated'),
+        block(MiB, 512 * KiB, 'active_allocated'),
+        block(1536 * KiB, 512 * KiB, 'inactive'),
+      ],
+    };
+    const x = 1536 * KiB;
+    const trace: Entry[] = [
+      ['alloc', x, 768 * KiB],
+      ['free_requested', x, 768 * KiB],
+      ['free_completed', x, 768 * KiB],
+      ['segment_unmap', 2 * MiB, 4 * MiB],
+    ];
+    expect(replayed(trace, [dump])).toEqual([
+      ['alloc', 1536 * KiB, 768],
+      ['free_requested', 1536 * KiB, 768],
+      ['free_completed', 1536 * KiB, 768],
+      ['segment_unmap', 2 * MiB, 4096],
+    ]);
+  });
+
+  // The whole segment is unmapped in the window and gone at the dump, so no dump-time range names
+  // its pool: 4 MiB is no whole number of 20 MiB large pages, so these were small-pool pages
+  // (2 MiB), and empty_cache unmaps all of them.
+  it('gives pages of a segment gone at the dump the pool their size allows', () => {
+    const trace: Entry[] = [
+      ['free_requested', 0, 512 * KiB],
+      ['free_completed', 0, 512 * KiB],
+      ['segment_unmap', 0, 4 * MiB],
+    ];
+    expect(replayed(trace)).toEqual([
+      ['free_requested', 0, 512],
+      ['free_completed', 0, 512],
+      ['segment_unmap', 0, 4096],
+    ]);
+  });
+});
