@@ -69,7 +69,8 @@ describe('memlens record with the CUDA stand-in', () => {
         .every((c) => String(c.path).endsWith('.pickle.tmp')),
     ).toBe(true);
     const run = runOf(r.out);
-    expect(run.layout).toBe('verl');
+    // verl's names, told apart as memlens record's by the run's .memlens/ record.
+    expect(run.layout).toBe('memlens-record');
     expect(run.snapshots.map((s) => [rel(r.out, s.file), s.kind, s.step, s.rank, s.pid])).toEqual([
       [`step2/torch_memory_rank0_pid${pid}.pickle`, 'step', 2, 0, pid],
       [`step4/torch_memory_rank0_pid${pid}.pickle`, 'step', 4, 0, pid],
@@ -78,7 +79,7 @@ describe('memlens record with the CUDA stand-in', () => {
     ]);
     // The run at a glance, then how to open it.
     expect(r.result.stderr).toContain(
-      'verl layout: 1 rank × 2 step windows, 1 dump outside step windows, 3 files',
+      'memlens-record layout: 1 rank × 2 step windows, 1 dump outside step windows, 3 files',
     );
     expect(r.memlensLines.at(-1)).toBe(`memlens record: open it: memlens view ${r.out}`);
   });
