@@ -48,6 +48,9 @@ interface Run {
 }
 const run = (folder: string) => json<{ runs: Run[] }>('run', '--no-cache', folder).runs[0]!;
 const site = (g: Growth) => `${g.frames[0]!.filename.split('/').at(-1)}:${g.frames[0]!.line}`;
+/** Each growing site: file:line, bytes per step, and [rank, first step] of each lane. */
+const growthRows = (r: Run) =>
+  r.growth.map((g) => [site(g), g.bytes_per_step, g.ranks.map((x) => [x.rank, x.first_step])]);
 
 describe('runs recorded by memlens record on an H200', () => {
   it('leak.py: the kept losses grow by their graph each step (2 × 64×2048 fp32 saved, the input, the loss)', () => {
@@ -56,9 +59,7 @@ describe('runs recorded by memlens record on an H200', () => {
     // also where the folder given holds several recorded runs.
     expect(r.layout).toBe('memlens-record');
     expect(run('.').layout).toBe('memlens-record');
-    expect(
-      r.growth.map((g) => [site(g), g.bytes_per_step, g.ranks.map((x) => [x.rank, x.first_step])]),
-    ).toEqual([
+    expect(growthRows(r)).toEqual([
       ['leak.py:14', 2 * 64 * 2048 * 4 + 4, [[0, 1]]],
       ['leak.py:13', 64 * 2048 * 4, [[0, 1]]],
     ]);
@@ -77,9 +78,7 @@ describe('runs recorded by memlens record on an H200', () => {
 
   it('two_ranks.py: rank 1 alone keeps a 1024×1024 fp32 buffer per step, from the window after step 3', () => {
     const r = run('two_ranks');
-    expect(
-      r.growth.map((g) => [site(g), g.bytes_per_step, g.ranks.map((x) => [x.rank, x.first_step])]),
-    ).toEqual([['two_ranks.py:36', 1024 * 1024 * 4, [[1, 4]]]]);
+    expect(growthRows(r)).toEqual([['two_ranks.py:36', 1024 * 1024 * 4, [[1, 4]]]]);
   });
 
   it('oom.py: one OOM, named by its OOM dump, after step 15; the exit dump that holds it too is noted', () => {
@@ -112,9 +111,7 @@ describe('runs recorded by memlens record on an H200', () => {
 
   it('leak.py with a ring buffer of 200 entries and windows of 5 steps: the same growth, read from the dumps', () => {
     const r = run('leak_wrapped');
-    expect(
-      r.growth.map((g) => [site(g), g.bytes_per_step, g.ranks.map((x) => [x.rank, x.first_step])]),
-    ).toEqual([
+    expect(growthRows(r)).toEqual([
       ['leak.py:14', 2 * 64 * 2048 * 4 + 4, [[0, 5]]],
       ['leak.py:13', 64 * 2048 * 4, [[0, 5]]],
     ]);
