@@ -1,25 +1,15 @@
 import { spawnSync } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { generateSnapshotBytes } from '../../scripts/synth/index.js';
 import { TABLE_NAMES, TABLES } from '../../src/engine/export/schema.js';
 import { loadSnapshotBytes } from '../../src/engine/load/load.js';
 import { NODE_FLAGS } from '../../src/node/node-flags.js';
+import { CLI, scratchDir } from '../helpers/cli-scratch.js';
 
 /** memlens export's CSV and JSON-lines tables, and how it treats an output directory and bad input. */
-const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js');
-const work = mkdtempSync(join(tmpdir(), 'memlens-export-cli-'));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+const work = scratchDir('memlens-export-cli');
 
 const { bytes } = generateSnapshotBytes({ events: 3000, seed: 23, oomCause: 'fragmentation' });
 const file = join(work, 'gen.pickle');

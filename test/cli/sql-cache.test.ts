@@ -2,30 +2,26 @@ import { type SpawnSyncReturns, spawnSync } from 'node:child_process';
 import {
   closeSync,
   mkdirSync,
-  mkdtempSync,
   openSync,
   readdirSync,
   readFileSync,
-  rmSync,
   utimesSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { generateSnapshotBytes } from '../../scripts/synth/index.js';
 import { ALWAYS_HASHED_BYTES, hashIndexFile } from '../../src/node/cache/result-cache.js';
 import { NODE_FLAGS } from '../../src/node/node-flags.js';
+import { CLI, scratchDir } from '../helpers/cli-scratch.js';
 
 /**
  * `memlens sql`'s export cache does each thing once: an unchanged large file is not read again to
  * find its export, a run folder is scanned once, and a disk that fills up while the export is
  * written into the cache still gets the query answered.
  */
-const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli', 'main.js');
-const work = mkdtempSync(join(tmpdir(), 'memlens-sql-cache-'));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+const work = scratchDir('memlens-sql-cache');
 
 function sql(cacheHome: string, query: string, ...paths: string[]): SpawnSyncReturns<string> {
   return spawnSync('node', [...NODE_FLAGS, CLI, 'sql', query, ...paths, '--format', 'csv'], {
