@@ -72,8 +72,11 @@ export interface OomReport {
   stack_frames: number;
   /**
    * A request recorded with no frames while other entries have some came from a thread running no
-   * Python code (autograd's backward threads): the nearest earlier entry with a stack, which shows
-   * what the program was in. Null when the request has frames or none is found.
+   * Python code (autograd's backward threads): the OOM entry carries the context malloc gathers at
+   * the "state" level, recorded under every context setting (c10/cuda/CUDACachingAllocator.cpp
+   * malloc: `maybeGatherContext(RecordContext::STATE)`, then `record_trace(TraceEntry::OOM, …,
+   * std::move(context))`). Here, the nearest earlier entry with a stack, which shows what the
+   * program was in; null when the request has frames or none is found.
    */
   last_stack_before: LastStack | null;
   /** What held memory then: the largest allocating sites and the categories. */
